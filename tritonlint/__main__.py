@@ -1,0 +1,3 @@
+from tritonlint.cli import main
+
+main()

@@ -1,0 +1,132 @@
+"""TL001: `tl.static_range` loops whose statically known trip count is too long to unroll."""
+
+from __future__ import annotations
+
+import ast
+
+from tritonlint import evidence
+from tritonlint.checks.common import TL, LocalScope, mentions, scenarios, touches_memory
+from tritonlint.consteval import Value
+from tritonlint.engine import MatchContext
+from tritonlint.registry import ParamSpec, Verdict, condition, fixer
+
+STATIC_RANGE = f"{TL}.static_range"
+# Calls whose arguments Triton needs as compile-time constants.
+CONSTANT_ARGUMENT_CALLS = frozenset(f"{TL}.{n}" for n in (
+    "arange", "full", "zeros", "zeros_like", "reshape", "view", "broadcast_to", "expand_dims", "permute", "trans",
+    "split", "static_assert", "static_print", "static_range", "sum", "max", "min", "argmax", "argmin", "reduce",
+    "cumsum", "cumprod", "xor_sum", "associative_scan", "histogram", "range", "multiple_of", "max_contiguous",
+    "make_tensor_descriptor", "constexpr",
+))
+CONSTANT_KEYWORDS = frozenset({"axis", "dim", "dims", "shape", "num_stages", "loop_unroll_factor", "keep_dims"})
+
+
+def trip_count(ctx: MatchContext, loop: ast.For) -> tuple[Value, str] | None:
+    """The largest statically known trip count of a static_range loop over all scenarios, with its source."""
+    call = loop.iter
+    if not isinstance(call, ast.Call) or call.keywords or not 1 <= len(call.args) <= 3:
+        return None
+    function = ctx.function
+    best: tuple[Value, str] | None = None
+    for env in scenarios(ctx.model, function):
+        evaluator = LocalScope(ctx.model, env, function.node).evaluator()
+        bounds = [evaluator.evaluate(arg) for arg in call.args]
+        if any(b is None for b in bounds):
+            continue
+        values = [b.value for b in bounds]  # type: ignore[union-attr]
+        if len(values) == 3 and values[2] == 0:
+            continue
+        count = len(range(*values))
+        sources = tuple(s for b in bounds for s in b.sources)  # type: ignore[union-attr]
+        if best is None or count > best[0].value:
+            best = (Value(count, sources), Value(count, sources).describe())
+    return best
+
+
+@condition("static-range-trip-count", params={"above": ParamSpec("int")}, provides=("trip", "trip_source", "impact"))
+def static_range_trip_count(ctx: MatchContext, above: int) -> Verdict | None:
+    """The `for` loop over tl.static_range has a statically known trip count greater than `above`.
+    Severity stays as the rule says when the body loads memory or runs tl.dot; it drops to info when the
+    body is register-only (the cost is compile time)."""
+    loop = ctx.ast_node(types=(ast.For,))
+    if not isinstance(loop, ast.For) or ctx.function is None:
+        return None
+    found = trip_count(ctx, loop)
+    if found is None or found[0].value <= above:
+        return None
+    value, source = found
+    header = (ctx.file.span_of(loop)[0], ctx.file.span_of(loop.iter)[1])  # `for ... in tl.static_range(...)`
+    variables = {"trip": str(value.value), "trip_source": source}
+    if touches_memory(ctx.model, loop.body):
+        impact = ("the body loads memory or runs tl.dot, and a fully unrolled loop cannot be software-pipelined "
+                  f"({evidence.measured_phrase('TL001', 'slower')})")
+        return Verdict(vars={**variables, "impact": impact}, span=header)
+    impact = ("the body is register-only, so the cost is compile time rather than run time "
+              f"({evidence.measured_phrase('TL001', 'same')})")
+    return Verdict(vars={**variables, "impact": impact}, severity="info", span=header)
+
+
+def constant_use(model, loop: ast.For) -> str | None:
+    """Where the loop variable (or a value derived from it) is used as a compile-time constant, if anywhere."""
+    tainted = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    changed = True
+    while changed:
+        changed = False
+        for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+            if isinstance(node, ast.Assign) and mentions(node.value, tainted):
+                for target in node.targets:
+                    for name in ast.walk(target):
+                        if isinstance(name, ast.Name) and name.id not in tainted:
+                            tainted.add(name.id)
+                            changed = True
+    for stmt in loop.body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Subscript) and mentions(node.slice, tainted):
+                return f"it indexes `{ast.unparse(node)}` at line {node.lineno}"
+            if isinstance(node, (ast.If, ast.IfExp, ast.While, ast.Assert)) and mentions(node.test, tainted):
+                return f"it decides a branch at line {node.lineno}"
+            if not isinstance(node, ast.Call):
+                continue
+            name = model.qualify(node.func)
+            if any(kw.arg in CONSTANT_KEYWORDS and mentions(kw.value, tainted) for kw in node.keywords):
+                return f"it is a constant argument of `{ast.unparse(node.func)}` at line {node.lineno}"
+            if not any(mentions(arg, tainted) for arg in [*node.args, *(kw.value for kw in node.keywords)]):
+                continue
+            if name in CONSTANT_ARGUMENT_CALLS:
+                return f"it is an argument of `{ast.unparse(node.func)}` at line {node.lineno}, which needs a constant"
+            if isinstance(node.func, ast.Name) and model.local_function(node.func.id) is not None:
+                helper = model.local_function(node.func.id)
+                if any(p.is_constexpr for p in helper.params):
+                    return f"it is passed to jit helper `{node.func.id}` at line {node.lineno}, which takes constexprs"
+    return None
+
+
+def _range_callee(ctx: MatchContext, callee: ast.expr) -> str | None:
+    """How this module spells triton.language.range, keeping the spelling of the static_range call."""
+    if isinstance(callee, ast.Attribute):
+        return f"{ast.unparse(callee.value)}.range"
+    for alias, target in ctx.model.imports.items():
+        if target == TL:
+            return f"{alias}.range"
+    if ctx.model.imports.get("triton") == "triton":
+        return "triton.language.range"
+    return None
+
+
+@fixer("static-range-to-range")
+def static_range_to_range(ctx: MatchContext, verdict: Verdict):
+    """`tl.static_range(a, b[, s])` -> `tl.range(a, b[, s], loop_unroll_factor=1)`; no fix when the loop
+    variable is used where a compile-time constant is required."""
+    loop = ctx.ast_node(types=(ast.For,))
+    if not isinstance(loop, ast.For) or not isinstance(loop.iter, ast.Call) or not loop.iter.args:
+        return None
+    reason = constant_use(ctx.model, loop)
+    if reason is not None:
+        verdict.notes.append(f"No fix offered: the loop variable must stay a compile-time constant ({reason}).")
+        return None
+    callee = _range_callee(ctx, loop.iter.func)
+    if callee is None:
+        return None
+    func_start, func_end = ctx.file.span_of(loop.iter.func)
+    last_end = ctx.file.span_of(loop.iter.args[-1])[1]
+    return [(func_start, func_end, callee), (last_end, last_end, ", loop_unroll_factor=1")]

@@ -1,0 +1,278 @@
+"""The command line: `tritonlint [PATHS]`, `tritonlint check`, `tritonlint rule ID`, `tritonlint rules`."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from tritonlint import __version__
+from tritonlint.config import ConfigError, Settings, build_settings, check_selectors, extend_rule_dirs, find_config, read_config, validate_target
+from tritonlint.engine import Project
+from tritonlint.explain import explain, rule_summary, rules_table
+from tritonlint.linter import FileResult, FixMode
+from tritonlint.model import module_name
+from tritonlint.reporting import FORMATS, RENDERERS, Style, statistics, summary
+from tritonlint.ruleset import Rule, RuleFileError, load_rules
+from tritonlint.runner import display_path, lint_paths, make_linter
+from tritonlint.source import SourceError, decode_source
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class UsageFailure(Exception):
+    """A problem with the user's invocation, configuration or rule files: message, then exit code 2."""
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    return [item.strip() for value in values for item in value.split(",") if item.strip()]
+
+
+def load_project(config: str | None, anchor: Path) -> tuple[Settings, list[Rule]]:
+    path = Path(config) if config else find_config(anchor)
+    try:
+        data = read_config(path) if path else {}
+        rules = load_rules(extend_rule_dirs(path, data))
+        return build_settings(path, data, rules), rules
+    except (ConfigError, RuleFileError) as exc:
+        raise UsageFailure(str(exc)) from None
+
+
+def _anchor(paths: list[str], stdin_filename: str | None) -> Path:
+    if stdin_filename:
+        return Path(stdin_filename).absolute().parent
+    real = [Path(p).absolute() for p in paths if p != "-"]
+    if not real:
+        return Path.cwd()
+    common = Path(os.path.commonpath([str(p) for p in real]))
+    return common if common.is_dir() else common.parent
+
+
+class DefaultToCheck(click.Group):
+    """`tritonlint PATHS` means `tritonlint check PATHS`; subcommands win when the first word names one."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+            args = ["check", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=DefaultToCheck, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="tritonlint", message="%(prog)s %(version)s")
+def cli() -> None:
+    """A static linter for Triton GPU kernels. `tritonlint PATHS` lints; see `tritonlint check --help`."""
+
+
+@cli.command()
+@click.argument("paths", nargs=-1)
+@click.option("--fix", is_flag=True, help="Apply safe fixes.")
+@click.option("--unsafe-fixes", is_flag=True, help="Also offer and apply unsafe fixes.")
+@click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
+@click.option("--show-fixes", is_flag=True, help="List the fixes applied.")
+@click.option("--output-format", type=click.Choice(FORMATS), default="full", show_default=True)
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False, writable=True), help="Write the report here.")
+@click.option("--statistics", is_flag=True, help="Print a count per rule instead of the findings.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
+@click.option("--select", multiple=True, help="Rule codes, prefixes or names to enable (comma-separated).")
+@click.option("--extend-select", multiple=True, help="Rules to enable on top of the configured selection.")
+@click.option("--ignore", multiple=True, help="Rule codes, prefixes or names to disable.")
+@click.option("--target", help='The GPU target, e.g. "sm_90" (rules such as TL003 depend on it).')
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Use this config file.")
+@click.option("--stdin-filename", help="The name of the file read from standard input.")
+@click.option("--jobs", "-j", type=click.IntRange(1), help="Worker processes (default: one per CPU).")
+@click.option("--quiet", "-q", is_flag=True, help="Print findings only, no summary.")
+def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool, show_fixes: bool, output_format: str,
+          output_file: str | None, statistics: bool, exit_zero: bool, select: tuple[str, ...],
+          extend_select: tuple[str, ...], ignore: tuple[str, ...], target: str | None, config_path: str | None,
+          stdin_filename: str | None, jobs: int | None, quiet: bool) -> None:
+    """Lint PATHS (default: the current folder); `-` reads one file from standard input."""
+    path_list = list(paths) or ["."]
+    settings, rules = load_project(config_path, _anchor(path_list, stdin_filename))
+    _apply_flags(settings, rules, select, extend_select, ignore, target)
+    mode = FixMode.DIFF if diff else FixMode.FIX if fix else FixMode.NONE
+    linter = make_linter(rules, settings, mode, unsafe_fixes)
+    if path_list == ["-"]:
+        results, problems = [_lint_stdin(linter, stdin_filename)], []
+    else:
+        if "-" in path_list:
+            raise UsageFailure("`-` (standard input) cannot be combined with other paths")
+        run = lint_paths([Path(p) for p in path_list], settings, linter, jobs)
+        results, problems = run.files, run.problems
+    exit_code = _report(results, problems, rules, settings, mode, output_format, output_file, statistics,
+                        show_fixes, unsafe_fixes, quiet, stdin=path_list == ["-"])
+    sys.exit(EXIT_CLEAN if exit_zero and exit_code == EXIT_FINDINGS else exit_code)
+
+
+def _apply_flags(settings: Settings, rules: list[Rule], select, extend_select, ignore, target) -> None:
+    if select:
+        settings.select = _split(select)
+    settings.extend_select += _split(extend_select)
+    settings.ignore += _split(ignore)
+    if target:
+        try:
+            settings.target = validate_target(target, "--target")
+        except ConfigError as exc:
+            raise UsageFailure(str(exc).replace("--target: `target`", "--target")) from None
+    try:
+        check_selectors(settings, rules, "command line")
+    except ConfigError as exc:
+        raise UsageFailure(str(exc)) from None
+
+
+def _lint_stdin(linter, stdin_filename: str | None) -> FileResult:
+    display = stdin_filename or "-"
+    try:
+        source = decode_source(sys.stdin.buffer.read())
+    except SourceError as exc:
+        return FileResult(display, skipped=str(exc))
+    module = module_name(Path(stdin_filename).absolute()) if stdin_filename else "stdin"
+    if linter.mode is FixMode.FIX:
+        linter.mode = FixMode.DIFF  # never write the named file: the fixed text goes to standard output
+        result = linter.lint_source(source, None, display, module, Project())
+        sys.stdout.write(result.fixed if result.fixed is not None else source.text)
+        linter.mode = FixMode.FIX
+        result.original = result.fixed = None
+        return result
+    return linter.lint_source(source, None, display, module, Project())
+
+
+def _report(results: list[FileResult], problems: list[tuple[str, str]], rules: list[Rule], settings: Settings,
+            mode: FixMode, output_format: str, output_file: str | None, show_statistics: bool, show_fixes: bool,
+            unsafe: bool, quiet: bool, stdin: bool) -> int:
+    diagnostics = sorted((d for r in results for d in r.diagnostics), key=lambda d: d.sort_key)
+    for path, reason in problems:
+        click.echo(f"warning: {path}: {reason}", err=True)
+    for result in results:
+        if result.skipped:
+            click.echo(f"warning: {result.path}: {result.skipped}", err=True)
+        for refused in result.refused:
+            click.echo(f"warning: {refused}", err=True)
+    internal = [r.internal_error for r in results if r.internal_error]
+    for message in internal:
+        click.echo(f"error: {message}", err=True)
+
+    stream = open(output_file, "w", encoding="utf-8") if output_file else None  # noqa: SIM115
+    to_terminal = stream is None and sys.stdout.isatty() and not stdin
+    style = Style(to_terminal and not os.environ.get("NO_COLOR"))
+    out: Callable[[str], None] = (lambda text: stream.write(text + "\n")) if stream else (  # type: ignore[union-attr]
+        lambda text: click.echo(text, err=stdin and mode is FixMode.FIX))
+    try:
+        changed = [r for r in results if r.fixed is not None and r.original is not None]
+        if mode is FixMode.DIFF:
+            for result in changed:
+                out("".join(difflib.unified_diff(
+                    result.original.splitlines(keepends=True), result.fixed.splitlines(keepends=True),  # type: ignore[union-attr]
+                    fromfile=f"a/{result.path}", tofile=f"b/{result.path}")).rstrip("\n"))
+            fixable = sum(r.fixes_applied for r in changed)
+            click.echo(f"Would fix {fixable} finding{'s' if fixable != 1 else ''}." if fixable else "No fixes available.", err=True)
+            return EXIT_ERROR if internal else (EXIT_FINDINGS if changed else EXIT_CLEAN)
+        fixed = sum(r.fixes_applied for r in results)
+        if show_fixes and fixed:
+            _print_fixes(results, out)
+        if show_statistics:
+            if diagnostics:
+                out(statistics(diagnostics))
+        elif output_format in ("full", "concise"):
+            sources = _source_lines(results)
+            rendered = RENDERERS[output_format](diagnostics, style=style, sources=sources)
+            if rendered:
+                out(rendered + ("\n" if output_format == "full" else ""))
+            if not quiet:
+                out(summary(diagnostics, fixed, unsafe))
+        else:
+            out(RENDERERS[output_format](diagnostics, rules=settings.enabled(rules), style=style, sources=None))
+    finally:
+        if stream:
+            stream.close()
+    if internal:
+        return EXIT_ERROR
+    return EXIT_FINDINGS if diagnostics else EXIT_CLEAN
+
+
+def _print_fixes(results: list[FileResult], out: Callable[[str], None]) -> None:
+    out("Fixed findings:")
+    for result in results:
+        if result.fixed_codes:
+            out(f"{result.path}:")
+            for code, count in sorted(result.fixed_codes.items()):
+                out(f"    {count} x {code}")
+
+
+def _source_lines(results: list[FileResult]) -> Callable[[str], list[str] | None]:
+    cache: dict[str, list[str] | None] = {}
+
+    def lines(filename: str) -> list[str] | None:
+        if filename not in cache:
+            try:
+                source = Path(filename).read_bytes()
+                cache[filename] = decode_source(source).text.splitlines()
+            except (OSError, SourceError):
+                cache[filename] = None
+        return cache[filename]
+
+    return lines
+
+
+@cli.command("rule")
+@click.argument("code")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--config", "config_path", type=click.Path(dir_okay=False))
+def rule_command(code: str, output_format: str, config_path: str | None) -> None:
+    """Explain a rule: what it flags, why, an example, the fix and the measured evidence."""
+    _, rules = load_project(config_path, Path.cwd())
+    found = next((r for r in rules if r.id == code.upper() or r.name == code), None)
+    if found is None:
+        raise UsageFailure(f"unknown rule {code!r} (see `tritonlint rules`)")
+    if output_format == "json":
+        import json
+
+        click.echo(json.dumps(rule_summary(found), indent=2))
+    else:
+        click.echo(explain(found), nl=False)
+
+
+@cli.command("rules")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--config", "config_path", type=click.Path(dir_okay=False))
+def rules_command(output_format: str, config_path: str | None) -> None:
+    """List every rule."""
+    _, rules = load_project(config_path, Path.cwd())
+    if output_format == "json":
+        import json
+
+        click.echo(json.dumps([rule_summary(r) for r in rules], indent=2))
+    else:
+        click.echo(rules_table(rules))
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        cli.main(args=argv, prog_name="tritonlint", standalone_mode=False)
+    except UsageFailure as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(EXIT_ERROR)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(EXIT_ERROR)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except SystemExit:
+        raise
+    except BrokenPipeError:
+        sys.exit(EXIT_CLEAN)
+    except BaseException as exc:  # noqa: BLE001 - never a traceback for the user
+        if os.environ.get("TRITONLINT_DEBUG"):
+            traceback.print_exc()
+        click.echo(f"error: internal error: {type(exc).__name__}: {exc} (set TRITONLINT_DEBUG=1 for details)", err=True)
+        sys.exit(EXIT_ERROR)

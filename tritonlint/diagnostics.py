@@ -1,0 +1,76 @@
+"""The plain data a lint run produces: findings, their fixes and text edits.
+
+Everything here is picklable and free of parser objects, so worker processes can return it and the cache
+can store it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+SEVERITIES = ("error", "warning", "info")
+APPLICABILITIES = ("safe", "unsafe", "display-only")
+
+
+@dataclass(frozen=True)
+class Position:
+    """A 1-based row and a 1-based column counted in characters, as ruff's JSON has them."""
+
+    row: int
+    column: int
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace text[start:end] (character offsets) with content."""
+
+    start: int
+    end: int
+    content: str
+    location: Position
+    end_location: Position
+
+
+@dataclass(frozen=True)
+class Fix:
+    applicability: str
+    message: str
+    edits: tuple[Edit, ...]
+
+
+@dataclass
+class Diagnostic:
+    code: str
+    name: str
+    severity: str
+    category: str
+    message: str
+    filename: str
+    location: Position
+    end_location: Position
+    start: int  # character offsets of the flagged span, for suppression and fix bookkeeping
+    end: int
+    fix: Fix | None = None
+    url: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def sort_key(self) -> tuple:
+        return (self.filename, self.location.row, self.location.column, self.code)
+
+
+def syntax_error(filename: str, message: str, row: int, column: int) -> Diagnostic:
+    """TL000: the file does not parse, so no rule ran on it."""
+    position = Position(row, column)
+    return Diagnostic(
+        code="TL000",
+        name="syntax-error",
+        severity="error",
+        category="correctness",
+        message=f"SyntaxError: {message}",
+        filename=filename,
+        location=position,
+        end_location=position,
+        start=0,
+        end=0,
+    )

@@ -1,0 +1,198 @@
+"""Find the Python files to lint: recursive, honouring .gitignore files and the configured excludes,
+safe against symlink loops. Paths named explicitly on the command line are always linted."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    regex: re.Pattern[str]
+    negated: bool
+    dir_only: bool
+
+
+class GitIgnore:
+    """The patterns of one .gitignore file, matched against paths relative to its folder."""
+
+    def __init__(self, base: Path, lines: list[str]) -> None:
+        self.base = base
+        self.patterns = [p for p in map(_compile, lines) if p is not None]
+
+    @classmethod
+    def load(cls, folder: Path) -> GitIgnore | None:
+        path = folder / ".gitignore"
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+        ignore = cls(folder, text.splitlines())
+        return ignore if ignore.patterns else None
+
+    def verdict(self, relative: str, is_dir: bool) -> bool | None:
+        """True: ignored, False: re-included by a `!` pattern, None: no pattern matches."""
+        result = None
+        for pattern in self.patterns:
+            if pattern.dir_only and not is_dir:
+                continue
+            if pattern.regex.match(relative):
+                result = not pattern.negated
+        return result
+
+
+def _compile(line: str) -> _Pattern | None:
+    line = line.rstrip("\n\r")
+    if not line.strip() or line.startswith("#"):
+        return None
+    line = re.sub(r"(?<!\\)\s+$", "", line)
+    negated = line.startswith("!")
+    if negated:
+        line = line[1:]
+    line = line.replace("\\#", "#").replace("\\!", "!").replace("\\ ", " ")
+    dir_only = line.endswith("/")
+    line = line.rstrip("/")
+    if not line:
+        return None
+    anchored = "/" in line
+    line = line.lstrip("/")
+    body = _glob_to_regex(line)
+    prefix = "" if anchored else r"(?:.*/)?"
+    return _Pattern(re.compile(f"^{prefix}{body}$"), negated, dir_only)
+
+
+def _glob_to_regex(glob: str) -> str:
+    out, i = [], 0
+    while i < len(glob):
+        if glob.startswith("**/", i):
+            out.append(r"(?:.*/)?")
+            i += 3
+        elif glob.startswith("/**", i) and i + 3 == len(glob):
+            out.append(r"/.*")
+            i += 3
+        elif glob.startswith("**", i):
+            out.append(r".*")
+            i += 2
+        elif glob[i] == "*":
+            out.append(r"[^/]*")
+            i += 1
+        elif glob[i] == "?":
+            out.append(r"[^/]")
+            i += 1
+        elif glob[i] == "[":
+            end = glob.find("]", i + 1)
+            if end == -1:
+                out.append(re.escape(glob[i]))
+                i += 1
+            else:
+                content = glob[i + 1:end].replace("\\", "\\\\")
+                if content.startswith("!"):
+                    content = "^" + content[1:]
+                out.append(f"[{content}]")
+                i = end + 1
+        else:
+            out.append(re.escape(glob[i]))
+            i += 1
+    return "".join(out)
+
+
+def _excluded(name: str, relative: str, excludes: list[str]) -> bool:
+    return any(fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(relative, pattern) for pattern in excludes)
+
+
+@dataclass
+class Discovery:
+    files: list[Path]
+    problems: list[tuple[Path, str]]  # paths that could not be walked, with a one-line reason
+
+
+def discover(paths: list[Path], root: Path, excludes: list[str], respect_gitignore: bool = True) -> Discovery:
+    files: list[Path] = []
+    problems: list[tuple[Path, str]] = []
+    seen_dirs: set[tuple[int, int]] = set()
+    for path in paths:
+        if not os.path.lexists(path):
+            problems.append((path, "no such file or directory"))
+        elif path.is_file():
+            files.append(path)
+        elif path.is_dir():
+            ignores = _ancestor_ignores(path, root) if respect_gitignore else []
+            _walk(path, _relative(path, root), excludes, respect_gitignore, ignores, seen_dirs, files, problems)
+        else:
+            problems.append((path, "not a file or folder (a broken link?)"))
+    unique = list(dict.fromkeys(files))
+    return Discovery(unique, problems)
+
+
+def _ancestor_ignores(path: Path, root: Path) -> list[GitIgnore]:
+    """.gitignore files above a starting folder, up to the repository root (or the project root)."""
+    ignores = []
+    start = path.resolve()
+    for folder in [*reversed(start.parents), start][:-1]:
+        if (folder / ".git").exists() or folder == root.resolve() or root.resolve() in folder.parents:
+            ignore = GitIgnore.load(folder)
+            if ignore:
+                ignores.append(ignore)
+    return ignores
+
+
+def _walk(folder: Path, relative_folder: str, excludes: list[str], respect_gitignore: bool, ignores: list[GitIgnore],
+          seen: set[tuple[int, int]], files: list[Path], problems: list[tuple[Path, str]]) -> None:
+    try:
+        stat = folder.stat()
+    except OSError as exc:
+        problems.append((folder, f"cannot read folder: {exc.strerror or exc}"))
+        return
+    identity = (stat.st_dev, stat.st_ino)
+    if identity in seen:
+        return  # a symlink loop or a folder reached twice
+    seen.add(identity)
+    if respect_gitignore:
+        own = GitIgnore.load(folder)
+        if own is not None:
+            ignores = [*ignores, own]
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError as exc:
+        problems.append((folder, f"cannot read folder: {exc.strerror or exc}"))
+        return
+    for entry in entries:
+        path = Path(entry.path)
+        try:
+            is_dir = entry.is_dir()
+            is_file = not is_dir and entry.is_file()
+        except OSError:
+            continue
+        relative = f"{relative_folder}/{entry.name}" if relative_folder not in ("", ".") else entry.name
+        if _excluded(entry.name, relative, excludes) or _ignored(path, is_dir, ignores):
+            continue
+        if is_dir:
+            _walk(path, relative, excludes, respect_gitignore, ignores, seen, files, problems)
+        elif is_file and entry.name.endswith(PYTHON_SUFFIXES):
+            files.append(path)
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _ignored(path: Path, is_dir: bool, ignores: list[GitIgnore]) -> bool:
+    result = False
+    for ignore in ignores:  # deeper files come later and win
+        try:
+            relative = path.relative_to(ignore.base).as_posix()
+        except ValueError:
+            continue
+        verdict = ignore.verdict(relative, is_dir)
+        if verdict is not None:
+            result = verdict
+    return result

@@ -1,0 +1,177 @@
+"""Run rules over one parsed file: ast-grep matches, then the rule's conditions against the kernel model,
+then messages and fixes rendered from the rule's templates."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from ast_grep_py import SgNode
+
+from tritonlint import evidence
+from tritonlint.diagnostics import Diagnostic, Edit, Fix
+from tritonlint.model import JitFunction, LaunchSite, ModuleModel
+from tritonlint.registry import CONDITIONS, FIXERS, Verdict
+from tritonlint.sgutil import find_all
+from tritonlint.source import ParsedFile
+from tritonlint.templates import render
+
+if TYPE_CHECKING:
+    from tritonlint.ruleset import Rule
+
+
+class Deferred(Exception):
+    """A rule needs a kernel from another linted module whose summary this process does not have yet."""
+
+    def __init__(self, module: str) -> None:
+        super().__init__(module)
+        self.module = module
+
+
+class RuleCrash(Exception):
+    def __init__(self, rule: Rule, path: str, exc: BaseException) -> None:
+        super().__init__(f"internal error in rule {rule.id} on file {path}: {type(exc).__name__}: {exc}")
+
+
+class Project:
+    """Kernels of other modules, for rules that follow a launch into the module that defines the kernel."""
+
+    def __init__(self, linted_modules: frozenset[str] = frozenset(), summaries: dict[str, JitFunction] | None = None):
+        self.linted_modules = linted_modules
+        self.summaries = summaries  # None in the first pass: nothing is known about other modules yet
+
+    def kernel(self, qualname: str | None) -> JitFunction | None:
+        if not qualname:
+            return None
+        if self.summaries is not None:
+            return self.summaries.get(qualname)
+        module = qualname.rpartition(".")[0]
+        while module:
+            if module in self.linted_modules:
+                raise Deferred(module)
+            module = module.rpartition(".")[0]
+        return None
+
+
+class MatchContext:
+    """What a condition or fixer sees: the match, the file, its kernel model and the rule's options."""
+
+    def __init__(self, file: ParsedFile, model: ModuleModel, project: Project, rule: Rule, node: SgNode,
+                 options: dict[str, Any]) -> None:
+        self.file = file
+        self.model = model
+        self.project = project
+        self.rule = rule
+        self.node = node
+        self.options = options
+
+    def metavar(self, name: str) -> SgNode | None:
+        return self.node.get_match(name)
+
+    def arg(self, value: Any) -> Any:
+        """A condition argument, with {option: NAME} replaced by the option's configured value."""
+        if isinstance(value, dict) and set(value) == {"option"}:
+            return self.options[value["option"]]
+        return value
+
+    def span(self, node: SgNode | None = None) -> tuple[int, int]:
+        rng = (node or self.node).range()
+        return rng.start.index, rng.end.index
+
+    def ast_node(self, node: SgNode | None = None, types: tuple[type, ...] = (ast.AST,)) -> ast.AST | None:
+        """The Python ast node with exactly the span of an ast-grep node."""
+        return self.file.ast_at(*self.span(node), types)
+
+    @cached_property
+    def function(self) -> JitFunction | None:
+        """The @triton.jit function the match sits in, if any."""
+        return self.model.function_at(self.file.lines.row_of(self.node.range().start.index) + 1)
+
+    def kernel_for(self, launch: LaunchSite) -> JitFunction | None:
+        return self.model.kernel_for(launch) or self.project.kernel(launch.target)
+
+
+class Engine:
+    """Applies a fixed set of rules to files; one per process."""
+
+    def __init__(self, rules: list[Rule], options: dict[str, Any]) -> None:
+        self.rules = rules
+        self.options = options
+
+    def run(self, file: ParsedFile, model: ModuleModel, project: Project, rules: Iterable[Rule]) -> list[Diagnostic]:
+        diagnostics = []
+        for rule in rules:
+            if _needs_jit(rule) and not model.functions:
+                continue
+            options = {name: self.options.get(name, spec.default) for name, spec in rule.options.items()}
+            for node in find_all(file.sg_root, rule.matcher):
+                ctx = MatchContext(file, model, project, rule, node, options)
+                try:
+                    verdict = self._evaluate(rule, ctx)
+                    if verdict is not None:
+                        diagnostics.append(self._diagnostic(rule, ctx, verdict))
+                except Deferred:
+                    raise
+                except Exception as exc:  # a rule must never take the run down without saying which
+                    raise RuleCrash(rule, file.path, exc) from exc
+        return diagnostics
+
+    @staticmethod
+    def _evaluate(rule: Rule, ctx: MatchContext) -> Verdict | None:
+        verdict = Verdict()
+        for condition in rule.where:
+            spec = CONDITIONS[condition.name]
+            result = spec.function(ctx, **{k.replace("-", "_"): ctx.arg(v) for k, v in condition.args.items()})
+            if not result:
+                return None
+            if isinstance(result, Verdict):
+                verdict.vars.update(result.vars)
+                verdict.data.update(result.data)
+                verdict.notes.extend(result.notes)
+                verdict.severity = result.severity or verdict.severity
+                verdict.span = result.span or verdict.span
+        return verdict
+
+    def _diagnostic(self, rule: Rule, ctx: MatchContext, verdict: Verdict) -> Diagnostic:
+        variables = {"measured": evidence.measured_phrase(rule.id), **verdict.vars}
+        start, end = verdict.span or ctx.span()
+        lines = ctx.file.lines
+        return Diagnostic(
+            code=rule.id,
+            name=rule.name,
+            severity=verdict.severity or rule.severity,
+            category=rule.category,
+            message=render(rule.message, ctx.node, ctx.file.text, variables),
+            filename=ctx.file.path,
+            location=lines.position(start),
+            end_location=lines.position(end),
+            start=start,
+            end=end,
+            fix=self._fix(rule, ctx, verdict, variables),
+            url=rule.url,
+            notes=verdict.notes,
+        )
+
+    @staticmethod
+    def _fix(rule: Rule, ctx: MatchContext, verdict: Verdict, variables: dict[str, str]) -> Fix | None:
+        spec = rule.fix
+        if spec is None:
+            return None
+        if spec.template is not None:
+            start, end = ctx.span()
+            raw_edits = [(start, end, render(spec.template, ctx.node, ctx.file.text, variables, single_line=False))]
+        else:
+            raw_edits = FIXERS[spec.fixer].function(ctx, verdict)  # type: ignore[index]
+            if not raw_edits:
+                return None
+        lines = ctx.file.lines
+        edits = tuple(
+            Edit(s, e, content, lines.position(s), lines.position(e)) for s, e, content in sorted(raw_edits)
+        )
+        return Fix(spec.applicability, render(spec.message, ctx.node, ctx.file.text, variables), edits)
+
+
+def _needs_jit(rule: Rule) -> bool:
+    return any(c.name == "in-jit-function" for c in rule.where)

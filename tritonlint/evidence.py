@@ -1,0 +1,93 @@
+"""The measured GPU evidence: fixture results committed as data, quoted by rule docs and messages.
+
+Numbers in messages and docs come from this file and nowhere else.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+
+def results_path() -> Path:
+    packaged = Path(__file__).with_name("_evidence") / "h200.json"
+    if packaged.is_file():
+        return packaged
+    return Path(__file__).resolve().parent.parent / "fixtures" / "results" / "h200.json"
+
+
+@lru_cache(maxsize=1)
+def load() -> dict[str, Any] | None:
+    try:
+        data = json.loads(results_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("results"), list) else None
+
+
+def results_for(rule_id: str) -> list[dict[str, Any]]:
+    data = load()
+    if data is None:
+        return []
+    return [r for r in data["results"] if isinstance(r, dict) and r.get("rule") == rule_id]
+
+
+def _device(data: dict[str, Any]) -> str:
+    return str(data.get("device", "GPU")).removeprefix("NVIDIA ")
+
+
+def measured_phrase(rule_id: str, expectation: str | None = None) -> str:
+    """One clause for a message, from the rule's flagged fixtures: the largest measured slowdown
+    (expectation "slower"), how the slow side fails ("fails"), or the measured ratio where no gap is
+    expected ("same"). Without `expectation`, the first of those that has data."""
+    data = load()
+    if data is None:
+        return "not measured on a GPU yet"
+    device = _device(data)
+    rows = [r for r in results_for(rule_id) if r.get("flagged", True)]
+    for kind in [expectation] if expectation else ["slower", "fails", "same"]:
+        chosen = [r for r in rows if r.get("expectation") == kind]
+        if kind == "fails":
+            failing = [r for r in chosen if r.get("slow_failure") or r.get("slow_rel_err")]
+            if failing:
+                row = failing[0]
+                how = row.get("slow_failure") or f"relative error {row['slow_rel_err']:.3g}"
+                return f"the slow fixture fails on {device}: {how}"
+            continue
+        timed = [r for r in chosen if isinstance(r.get("speedup"), (int, float))]
+        if not timed:
+            continue
+        row = max(timed, key=lambda r: r["speedup"])
+        if kind == "slower":
+            return f"measured {row['speedup']:.2f}x slower on {device} in fixture {row['fixture']}"
+        phrase = f"measured {row['speedup']:.2f}x run time on {device} in fixture {row['fixture']}"
+        if isinstance(row.get("slow_compile_s"), (int, float)) and isinstance(row.get("fast_compile_s"), (int, float)):
+            phrase += f", first call {row['slow_compile_s']:.1f} s vs {row['fast_compile_s']:.1f} s"
+        return phrase
+    return "not measured on a GPU yet"
+
+
+def evidence_section(rule_id: str) -> str:
+    """The Evidence lines of `tritonlint rule ID`: every fixture of the rule, with device and versions."""
+    data = load()
+    rows = results_for(rule_id)
+    if data is None or not rows:
+        return "No GPU measurement is recorded for this rule's fixtures yet."
+    header = (f"Measured on {data.get('device')} (torch {data.get('torch')}, triton {data.get('triton')}, "
+              f"{data.get('date')}), medians of triton.testing.do_bench:")
+    lines = [header]
+    for row in rows:
+        shape = ", ".join(f"{k}={v}" for k, v in (row.get("shape") or {}).items())
+        if row.get("slow_failure"):
+            outcome = f"slow side fails: {row['slow_failure']}"
+        elif isinstance(row.get("speedup"), (int, float)):
+            outcome = f"slow {row['slow_ms']:.3f} ms, fast {row['fast_ms']:.3f} ms: {row['speedup']:.2f}x"
+        else:
+            outcome = "no timing recorded"
+        compile_note = ""
+        if isinstance(row.get("slow_compile_s"), (int, float)) and isinstance(row.get("fast_compile_s"), (int, float)):
+            compile_note = f"; first call (compile) {row['slow_compile_s']:.1f} s vs {row['fast_compile_s']:.1f} s"
+        lines.append(f"- {row.get('fixture')} ({shape}, {row.get('dtype')}): {outcome}{compile_note}")
+    return "\n".join(lines)

@@ -1,0 +1,149 @@
+"""Lint one file end to end: read, parse once, build the kernel model, run the rules, drop suppressed
+findings, and in fix mode apply fixes, re-parse and re-lint until nothing changes."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+from tritonlint.config import Settings
+from tritonlint.diagnostics import Diagnostic, syntax_error
+from tritonlint.engine import Deferred, Engine, Project, RuleCrash
+from tritonlint.fixes import applicable, apply_fixes, write_atomic
+from tritonlint.model import JitFunction, ModuleModel
+from tritonlint.ruleset import Rule
+from tritonlint.source import ParsedFile, SourceError, SourceText, check_syntax, read_source
+from tritonlint.suppression import Suppressions
+
+MAX_FIX_ROUNDS = 10
+
+
+class FixMode(Enum):
+    NONE = "none"  # report only
+    FIX = "fix"  # apply and write
+    DIFF = "diff"  # apply in memory, report the difference, write nothing
+
+
+@dataclass
+class FileResult:
+    path: str
+    module: str = ""
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    summaries: dict[str, JitFunction] = field(default_factory=dict)
+    deferred: str | None = None  # a linted module whose kernels this file's rules need
+    skipped: str | None = None  # why the file could not be linted (one line)
+    internal_error: str | None = None
+    fixes_applied: int = 0
+    fixed_codes: Counter = field(default_factory=Counter)
+    refused: list[str] = field(default_factory=list)  # fixes that would have broken the file
+    original: str | None = None  # texts for --diff and stdin
+    fixed: str | None = None
+
+
+class FileLinter:
+    def __init__(self, engine: Engine, settings: Settings, report_syntax_errors: bool, mode: FixMode, unsafe: bool) -> None:
+        self.engine = engine
+        self.settings = settings
+        self.report_syntax_errors = report_syntax_errors
+        self.mode = mode
+        self.unsafe = unsafe
+
+    def lint_path(self, path: Path, display: str, module: str, project: Project) -> FileResult:
+        result = FileResult(display, module)
+        try:
+            source = read_source(path)
+        except SourceError as exc:
+            result.skipped = str(exc)
+            return result
+        return self.lint_source(source, path, display, module, project, result)
+
+    def lint_source(self, source: SourceText, path: Path | None, display: str, module: str, project: Project,
+                    result: FileResult | None = None) -> FileResult:
+        result = result or FileResult(display, module)
+        if "triton" not in source.text:
+            return result  # a file that never mentions triton holds no kernel and launches none
+        rules = self.settings.rules_for(self.engine.rules, display)
+        try:
+            lint = self._lint_text(source.text, display, module, project, rules, result)
+            if lint is None:
+                return result
+            if self.mode is not FixMode.NONE:
+                self._fix(source, path, display, module, project, rules, result, lint)
+            else:
+                result.diagnostics = lint
+        except Deferred as deferred:
+            result.deferred = deferred.module
+            result.diagnostics = []
+        except RuleCrash as crash:
+            result.internal_error = str(crash)
+        except RecursionError:
+            result.skipped = "nested too deeply to analyse, skipped"
+        return result
+
+    def _lint_text(self, text: str, display: str, module: str, project: Project, rules: list[Rule],
+                   result: FileResult) -> list[Diagnostic] | None:
+        """Findings for one text, or None when it does not parse (a TL000 finding is recorded instead)."""
+        tree, problem = check_syntax(text, display)
+        if problem is not None:
+            if self.report_syntax_errors:
+                result.diagnostics = [syntax_error(display, problem.message, problem.row, problem.column)]
+            return None
+        parsed = ParsedFile(display, SourceText(text, "utf-8", False, "\n"), tree, module)
+        model = ModuleModel(tree, module, display, is_package=display.endswith("__init__.py"))
+        result.summaries = model.summaries()
+        diagnostics = self.engine.run(parsed, model, project, rules)
+        suppressions = Suppressions.scan(text)
+        return sorted((d for d in diagnostics if not suppressions.suppresses(d)), key=lambda d: d.sort_key)
+
+    def _fix(self, source: SourceText, path: Path | None, display: str, module: str, project: Project,
+             rules: list[Rule], result: FileResult, diagnostics: list[Diagnostic]) -> None:
+        text = source.text
+        refused_keys: set[tuple[str, int, int]] = set()
+        for _ in range(MAX_FIX_ROUNDS):
+            candidates = [d for d in applicable(diagnostics, self.unsafe) if _key(d) not in refused_keys]
+            if not candidates:
+                break
+            new_text, taken = apply_fixes(text, [d.fix for d in candidates], source.newline)  # type: ignore[misc]
+            if check_syntax(new_text, display)[1] is not None:
+                taken_ids = {id(f) for f in taken}
+                good = []
+                for diagnostic in candidates:
+                    if id(diagnostic.fix) not in taken_ids:
+                        continue
+                    alone, _ = apply_fixes(text, [diagnostic.fix], source.newline)  # type: ignore[list-item]
+                    if check_syntax(alone, display)[1] is None:
+                        good.append(diagnostic)
+                    else:
+                        refused_keys.add(_key(diagnostic))
+                        result.refused.append(f"{display}:{diagnostic.location.row}:{diagnostic.location.column}: "
+                                              f"{diagnostic.code} fix refused: it would leave the file unparsable")
+                if not good:
+                    continue
+                new_text, taken = apply_fixes(text, [d.fix for d in good], source.newline)  # type: ignore[misc]
+                if check_syntax(new_text, display)[1] is not None:
+                    break
+            if new_text == text:
+                break
+            result.fixes_applied += len(taken)
+            fix_codes = {id(d.fix): d.code for d in candidates}
+            result.fixed_codes.update(fix_codes[id(f)] for f in taken)
+            text = new_text
+            relinted = self._lint_text(text, display, module, project, rules, result)
+            if relinted is None:  # cannot happen after the syntax check above; stay safe regardless
+                break
+            diagnostics = relinted
+        result.diagnostics = diagnostics
+        if text == source.text:
+            return
+        result.original, result.fixed = source.text, text
+        if self.mode is FixMode.FIX and path is not None:
+            try:
+                write_atomic(path, source, text)
+            except (OSError, UnicodeEncodeError) as exc:
+                result.skipped = f"fixes not written: {exc}"
+
+
+def _key(diagnostic: Diagnostic) -> tuple[str, int, int]:
+    return diagnostic.code, diagnostic.location.row, diagnostic.location.column

@@ -1,0 +1,615 @@
+"""The kernel model: what a module says about its Triton kernels, built once from Python's ast.
+
+Rules query this model instead of re-parsing: import aliases, @triton.jit functions with their parameters
+and constexprs, autotune configs and keys, heuristics, module constants and the launch sites
+`kernel[grid](...)`, each resolved through the module's own names and imports (never by bare name across a
+tree). Kernel summaries are plain data so worker processes can hand them to each other.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tritonlint.consteval import Binding, Evaluator, literal_value
+
+# Re-exports and old homes of the names rules care about, mapped to one spelling.
+_CANONICAL_PREFIXES = (
+    ("triton.runtime.autotuner.", "triton."),
+    ("triton.runtime.jit.", "triton."),
+    ("triton.runtime.", "triton."),
+    ("triton.language.core.", "triton.language."),
+    ("triton.language.standard.", "triton.language."),
+)
+# Files that use these names without binding them (star imports, shared preambles) mean Triton by them.
+_CONVENTIONAL = {"tl": "triton.language", "triton": "triton"}
+
+JIT = "triton.jit"
+AUTOTUNE = "triton.autotune"
+HEURISTICS = "triton.heuristics"
+CONFIG = "triton.Config"
+CONSTEXPR = "triton.language.constexpr"
+_MAX_EXPANDED_CONFIGS = 1024
+
+
+def canonical(name: str | None) -> str | None:
+    if name is None:
+        return None
+    for old, new in _CANONICAL_PREFIXES:
+        if name.startswith(old):
+            return new + name[len(old):]
+    return name
+
+
+def module_name(path: Path) -> str:
+    """Dotted module name: the file's stem plus every enclosing folder that holds an __init__.py."""
+    path = path.resolve() if not path.is_absolute() else path
+    parts = [] if path.stem == "__init__" else [path.stem]
+    folder = path.parent
+    while (folder / "__init__.py").is_file() and folder.parent != folder:
+        parts.append(folder.name)
+        folder = folder.parent
+    return ".".join(reversed(parts)) or path.stem
+
+
+@dataclass
+class Param:
+    name: str
+    is_constexpr: bool
+    annotation: str | None = None
+    default: str | None = None  # source text
+    default_value: object | None = None  # a literal or folded constant, else None
+
+
+@dataclass
+class TuneConfig:
+    index: int  # position in the configs list, 0-based
+    meta: dict[str, object | None]  # meta-parameters; None where the value is not a constant
+    num_warps: object | None = None
+    num_stages: object | None = None
+    has_pre_hook: bool = False
+    line: int = 0
+
+
+@dataclass
+class Autotune:
+    line: int
+    configs: list[TuneConfig] | None  # None: not statically known
+    key: list[str] | None  # None: not a literal list
+    reset_to_zero: list[str] = field(default_factory=list)
+    restore_value: list[str] = field(default_factory=list)
+    has_prune: bool = False
+    keywords: tuple[str, ...] = ()
+    node: ast.Call | None = field(default=None, repr=False, compare=False)
+    key_node: ast.expr | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def tuned_meta(self) -> set[str]:
+        """Meta-parameters that some config sets."""
+        return {name for cfg in self.configs or () for name in cfg.meta}
+
+    def varies(self, name: str) -> bool:
+        """Whether the configs give `name` more than one value (or a non-constant one)."""
+        values = {repr(cfg.meta.get(name)) for cfg in self.configs or ()}
+        return len(values) > 1 or "None" in values
+
+
+@dataclass
+class JitFunction:
+    name: str
+    qualname: str  # module.name for module-level functions; module.<locals>.name otherwise
+    path: str
+    line: int  # the `def` line
+    params: list[Param]
+    autotune: Autotune | None = None
+    heuristics: dict[str, str] = field(default_factory=dict)  # name -> source of the lambda
+    decorators: list[str] = field(default_factory=list)
+    node: ast.FunctionDef | None = field(default=None, repr=False, compare=False)
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
+
+    @property
+    def constexprs(self) -> list[str]:
+        return [p.name for p in self.params if p.is_constexpr]
+
+    def summary(self) -> JitFunction:
+        """A copy without syntax-tree references, for other processes."""
+        autotune = self.autotune and dataclasses.replace(self.autotune, node=None, key_node=None)
+        return dataclasses.replace(self, node=None, autotune=autotune)
+
+
+@dataclass
+class LaunchArg:
+    name: str | None  # keyword name, None for positional
+    text: str
+    value: object | None  # literal value, else None
+    node: ast.expr | None = field(default=None, repr=False, compare=False)
+    keyword: ast.keyword | None = field(default=None, repr=False, compare=False)
+
+
+@dataclass
+class LaunchSite:
+    target: str | None  # qualified name of the launched object
+    callee_text: str
+    line: int
+    args: list[LaunchArg]
+    grid: ast.expr = field(repr=False, compare=False)
+    node: ast.Call = field(repr=False, compare=False)
+    scope: ast.AST | None = field(default=None, repr=False, compare=False)  # enclosing function, if any
+
+    def keyword(self, name: str) -> LaunchArg | None:
+        return next((a for a in self.args if a.name == name), None)
+
+
+class ModuleModel:
+    """Everything a module says about Triton, plus name resolution through its imports."""
+
+    def __init__(self, tree: ast.Module, module: str, path: str, is_package: bool = False) -> None:
+        self.tree = tree
+        self.module = module
+        self.path = path
+        self.package = module if is_package else module.rpartition(".")[0]
+        self.imports: dict[str, str] = {}
+        self.local_names: set[str] = set()
+        self.assignments: dict[str, ast.expr] = {}  # module-level single assignments
+        self.constants: dict[str, Binding] = {}
+        self.functions: list[JitFunction] = []
+        self.launches: list[LaunchSite] = []
+        self._collect_module_names()
+        self._collect_imports()
+        self._collect_constants()
+        self._collect_functions()
+        self._collect_launches()
+
+    # ---- names -------------------------------------------------------------------------------------
+    def _collect_module_names(self) -> None:
+        counts: dict[str, int] = {}
+        for stmt in self.tree.body:
+            for name, value in _bound_names(stmt):
+                self.local_names.add(name)
+                counts[name] = counts.get(name, 0) + 1
+                if value is not None:
+                    self.assignments[name] = value
+        for name, count in counts.items():
+            if count > 1:
+                self.assignments.pop(name, None)  # rebound: not a constant
+
+    def _collect_imports(self) -> None:
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        self.imports.setdefault(alias.asname, alias.name)
+                    else:
+                        head = alias.name.split(".")[0]
+                        self.imports.setdefault(head, head)
+            elif isinstance(node, ast.ImportFrom):
+                base = self._absolute_module(node)
+                if base is None:
+                    continue
+                for alias in node.names:
+                    if alias.name != "*":
+                        self.imports.setdefault(alias.asname or alias.name, f"{base}.{alias.name}")
+
+    def _absolute_module(self, node: ast.ImportFrom) -> str | None:
+        if not node.level:
+            return node.module
+        parts = self.package.split(".") if self.package else []
+        if node.level - 1 > len(parts):
+            return None
+        parts = parts[: len(parts) - (node.level - 1)]
+        if node.module:
+            parts.append(node.module)
+        return ".".join(parts) or None
+
+    def qualify(self, node: ast.expr | None) -> str | None:
+        """Dotted, canonical name of a Name/Attribute chain: `tl.static_range` -> triton.language.static_range."""
+        if isinstance(node, ast.Name):
+            if node.id in self.imports:
+                return canonical(self.imports[node.id])
+            if node.id in self.local_names:
+                return f"{self.module}.{node.id}"
+            return _CONVENTIONAL.get(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.qualify(node.value)
+            return canonical(f"{base}.{node.attr}") if base else None
+        return None
+
+    def evaluator(self, env: dict[str, Binding] | None = None) -> Evaluator:
+        scope = dict(self.constants)
+        scope.update(env or {})
+        return Evaluator(scope, self.qualify)
+
+    # ---- module constants ----------------------------------------------------------------------------
+    def _collect_constants(self) -> None:
+        for name, value in self.assignments.items():
+            evaluated = Evaluator(self.constants, self.qualify).evaluate(value)
+            if evaluated is not None:
+                self.constants[name] = Binding(evaluated.value, f"module constant at line {value.lineno}")
+            else:
+                literal = literal_value(value)
+                if literal is not None:
+                    self.constants[name] = Binding(literal, f"module constant at line {value.lineno}")
+
+    # ---- jit functions -------------------------------------------------------------------------------
+    def _collect_functions(self) -> None:
+        for node, nested in _function_defs(self.tree):
+            function = self._jit_function(node, nested)
+            if function is not None:
+                self.functions.append(function)
+        self._collect_wrapped_assignments()
+
+    def _decorator_name(self, decorator: ast.expr) -> str | None:
+        callee = decorator.func if isinstance(decorator, ast.Call) else decorator
+        return self.qualify(callee)
+
+    def _jit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, nested: bool) -> JitFunction | None:
+        names = [self._decorator_name(d) for d in node.decorator_list]
+        if JIT not in names:
+            return None
+        function = JitFunction(
+            name=node.name,
+            qualname=f"{self.module}.<locals>.{node.name}" if nested else f"{self.module}.{node.name}",
+            path=self.path,
+            line=node.lineno,
+            params=self._params(node.args),
+            decorators=[n or "?" for n in names],
+            node=node,  # type: ignore[arg-type]
+        )
+        for decorator, name in zip(node.decorator_list, names):
+            if name == AUTOTUNE and isinstance(decorator, ast.Call):
+                function.autotune = self._autotune(decorator)
+            elif name == HEURISTICS and isinstance(decorator, ast.Call):
+                function.heuristics.update(self._heuristics(decorator))
+        return function
+
+    def _collect_wrapped_assignments(self) -> None:
+        """`kernel = triton.autotune(...)(triton.jit(_kernel))` and `kernel = triton.jit(f)`."""
+        by_name = {f.name: f for f in self.functions if ".<locals>." not in f.qualname}
+        defs = {n.name: n for n in self.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        for name, value in self.assignments.items():
+            wrappers: list[ast.Call] = []
+            while isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
+                callee = value.func
+                wrappers.append(callee if isinstance(callee, ast.Call) else value)
+                value = value.args[0]
+            if not wrappers or not isinstance(value, ast.Name):
+                continue
+            names = [self._decorator_name(w) for w in wrappers]
+            base = by_name.get(value.id)
+            if base is None and JIT in names and value.id in defs:
+                base = JitFunction(value.id, f"{self.module}.{value.id}", self.path, defs[value.id].lineno,
+                                   self._params(defs[value.id].args), node=defs[value.id])  # type: ignore[arg-type]
+            if base is None:
+                continue
+            function = dataclasses.replace(base, name=name, qualname=f"{self.module}.{name}")
+            for wrapper, wrapper_name in zip(wrappers, names):
+                if wrapper_name == AUTOTUNE and isinstance(wrapper, ast.Call):
+                    function.autotune = self._autotune(wrapper)
+                elif wrapper_name == HEURISTICS and isinstance(wrapper, ast.Call):
+                    function.heuristics = {**function.heuristics, **self._heuristics(wrapper)}
+            self.functions.append(function)
+
+    def _params(self, args: ast.arguments) -> list[Param]:
+        positional = args.posonlyargs + args.args
+        defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+        pairs = list(zip(positional, defaults)) + list(zip(args.kwonlyargs, args.kw_defaults))
+        params = []
+        for arg, default in pairs:
+            value = None
+            if default is not None:
+                evaluated = self.evaluator().evaluate(default)
+                value = evaluated.value if evaluated else literal_value(default)
+            params.append(Param(
+                name=arg.arg,
+                is_constexpr=self._is_constexpr(arg.annotation),
+                annotation=ast.unparse(arg.annotation) if arg.annotation else None,
+                default=ast.unparse(default) if default is not None else None,
+                default_value=value,
+            ))
+        return params
+
+    def _is_constexpr(self, annotation: ast.expr | None) -> bool:
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            try:
+                annotation = ast.parse(annotation.value, mode="eval").body
+            except SyntaxError:
+                return False
+        return self.qualify(annotation) == CONSTEXPR
+
+    # ---- autotune and heuristics ---------------------------------------------------------------------
+    def _autotune(self, call: ast.Call) -> Autotune:
+        kwargs = {kw.arg: kw.value for kw in call.keywords if kw.arg}
+        for name, arg in zip(("configs", "key"), call.args):
+            kwargs.setdefault(name, arg)
+        key_node = kwargs.get("key")
+        return Autotune(
+            line=call.lineno,
+            configs=self._configs(kwargs.get("configs")),
+            key=self._string_list(key_node),
+            reset_to_zero=self._string_list(kwargs.get("reset_to_zero")) or [],
+            restore_value=self._string_list(kwargs.get("restore_value")) or [],
+            has_prune="prune_configs_by" in kwargs,
+            keywords=tuple(kwargs),
+            node=call,
+            key_node=key_node,
+        )
+
+    def _resolve_local(self, node: ast.expr | None) -> ast.expr | None:
+        """Follow a bare name to its single module-level assignment."""
+        seen = 0
+        while isinstance(node, ast.Name) and node.id in self.assignments and seen < 8:
+            node = self.assignments[node.id]
+            seen += 1
+        return node
+
+    def _string_list(self, node: ast.expr | None) -> list[str] | None:
+        node = self._resolve_local(node)
+        if not isinstance(node, (ast.List, ast.Tuple)):
+            return None
+        items = [literal_value(e) for e in node.elts]
+        if not all(isinstance(i, str) for i in items):
+            return None
+        return items  # type: ignore[return-value]
+
+    def _configs(self, node: ast.expr | None) -> list[TuneConfig] | None:
+        calls = self._config_calls(node, {})
+        if calls is None:
+            return None
+        configs = []
+        for index, (call, env) in enumerate(calls):
+            config = self._config(call, env, index)
+            if config is None:
+                return None
+            configs.append(config)
+        return configs
+
+    def _config_calls(self, node: ast.expr | None, env: dict[str, Binding]) -> list[tuple[ast.Call, dict]] | None:
+        """The triton.Config(...) calls a configs expression stands for, each with its loop bindings."""
+        node = self._resolve_local(node)
+        if isinstance(node, (ast.List, ast.Tuple)):
+            calls: list[tuple[ast.Call, dict]] = []
+            for element in node.elts:
+                if isinstance(element, ast.Starred):
+                    part = self._config_calls(element.value, env)
+                elif isinstance(element, ast.Call) and self.qualify(element.func) == CONFIG:
+                    part = [(element, env)]
+                else:
+                    return None
+                if part is None:
+                    return None
+                calls.extend(part)
+            return calls
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = self._config_calls(node.left, env), self._config_calls(node.right, env)
+            return None if left is None or right is None else left + right
+        if isinstance(node, ast.ListComp) and isinstance(node.elt, ast.Call) and self.qualify(node.elt.func) == CONFIG:
+            expanded = self._expand_comprehension(node.generators, env)
+            return None if expanded is None else [(node.elt, e) for e in expanded]
+        return None
+
+    def _expand_comprehension(self, generators: list[ast.comprehension], env: dict) -> list[dict] | None:
+        """Bindings of each iteration of `for a in [..] for b in (..)`; None when not all constant."""
+        if not generators:
+            return [env]
+        first, rest = generators[0], generators[1:]
+        if first.ifs or first.is_async:
+            return None
+        values = self._iterable_values(first.iter, env)
+        if values is None:
+            return None
+        results: list[dict] = []
+        for value in values:
+            bound = _bind_target(first.target, value)
+            if bound is None:
+                return None
+            inner = self._expand_comprehension(rest, {**env, **{k: Binding(v, "config loop") for k, v in bound.items()}})
+            if inner is None:
+                return None
+            results.extend(inner)
+            if len(results) > _MAX_EXPANDED_CONFIGS:
+                return None
+        return results
+
+    def _iterable_values(self, node: ast.expr, env: dict) -> list | None:
+        node = self._resolve_local(node)
+        evaluator = self.evaluator(env)
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            values = []
+            for element in node.elts:
+                if isinstance(element, (ast.Tuple, ast.List)):
+                    parts = [self._constant(e, evaluator) for e in element.elts]
+                    if any(p is None for p in parts):
+                        return None
+                    values.append(tuple(parts))
+                else:
+                    value = self._constant(element, evaluator)
+                    if value is None:
+                        return None
+                    values.append(value)
+            return values
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range" and not node.keywords:
+            bounds = [evaluator.evaluate(a) for a in node.args]
+            if any(b is None for b in bounds) or not 1 <= len(bounds) <= 3:
+                return None
+            values = list(range(*(b.value for b in bounds)))  # type: ignore[union-attr]
+            return values if len(values) <= _MAX_EXPANDED_CONFIGS else None
+        if isinstance(node, ast.Call) and self.qualify(node.func) in ("itertools.product",) and not node.keywords:
+            pools = [self._iterable_values(a, env) for a in node.args]
+            if any(p is None for p in pools):
+                return None
+            return list(itertools.product(*pools))  # type: ignore[arg-type]
+        return None
+
+    @staticmethod
+    def _constant(node: ast.expr, evaluator: Evaluator) -> object | None:
+        evaluated = evaluator.evaluate(node)
+        return evaluated.value if evaluated is not None else literal_value(node)
+
+    def _config(self, call: ast.Call, env: dict, index: int) -> TuneConfig | None:
+        evaluator = self.evaluator(env)
+        kwargs = {kw.arg: kw.value for kw in call.keywords if kw.arg}
+        for name, arg in zip(("kwargs", "num_warps", "num_stages"), call.args):
+            kwargs.setdefault(name, arg)
+        meta_node = self._resolve_local(kwargs.get("kwargs"))
+        meta: dict[str, object | None] = {}
+        if isinstance(meta_node, ast.Dict):
+            for key, value in zip(meta_node.keys, meta_node.values):
+                name = literal_value(key) if key is not None else None
+                if not isinstance(name, str):
+                    return None
+                meta[name] = self._constant(value, evaluator)
+        elif isinstance(meta_node, ast.Call) and isinstance(meta_node.func, ast.Name) and meta_node.func.id == "dict":
+            for kw in meta_node.keywords:
+                if kw.arg is None:
+                    return None
+                meta[kw.arg] = self._constant(kw.value, evaluator)
+        elif meta_node is not None:
+            return None
+        return TuneConfig(
+            index=index,
+            meta=meta,
+            num_warps=self._constant(kwargs["num_warps"], evaluator) if "num_warps" in kwargs else None,
+            num_stages=self._constant(kwargs["num_stages"], evaluator) if "num_stages" in kwargs else None,
+            has_pre_hook="pre_hook" in kwargs,
+            line=call.lineno,
+        )
+
+    def _heuristics(self, call: ast.Call) -> dict[str, str]:
+        node = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "values"), None)
+        node = self._resolve_local(node)
+        if not isinstance(node, ast.Dict):
+            return {}
+        return {
+            key.value: ast.unparse(value)
+            for key, value in zip(node.keys, node.values)
+            if isinstance(key, ast.Constant) and isinstance(key.value, str)
+        }
+
+    # ---- launch sites --------------------------------------------------------------------------------
+    def _collect_launches(self) -> None:
+        for scope, node in _calls_with_scope(self.tree):
+            if not isinstance(node.func, ast.Subscript):
+                continue
+            callee = node.func.value
+            if not isinstance(callee, (ast.Name, ast.Attribute)):
+                continue
+            args = [LaunchArg(None, ast.unparse(a), literal_value(a), node=a) for a in node.args]
+            args += [
+                LaunchArg(kw.arg, ast.unparse(kw.value), literal_value(kw.value), node=kw.value, keyword=kw)
+                for kw in node.keywords
+            ]
+            self.launches.append(LaunchSite(
+                target=self.qualify(callee),
+                callee_text=ast.unparse(callee),
+                line=node.lineno,
+                args=args,
+                grid=node.func.slice,
+                node=node,
+                scope=scope,
+            ))
+
+    # ---- queries -------------------------------------------------------------------------------------
+    def function_at(self, line: int) -> JitFunction | None:
+        """The innermost jit function whose definition spans `line` (1-based)."""
+        best = None
+        for function in self.functions:
+            node = function.node
+            if node is None or function.name != node.name:
+                continue  # wrapped assignment aliases share the node of their base function
+            start = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            if start <= line <= (node.end_lineno or node.lineno):
+                if best is None or node.lineno > best.node.lineno:  # type: ignore[union-attr]
+                    best = function
+        return best
+
+    def local_function(self, name: str) -> JitFunction | None:
+        return next((f for f in self.functions if f.qualname == f"{self.module}.{name}"), None)
+
+    def kernel_for(self, launch: LaunchSite) -> JitFunction | None:
+        """The jit function a launch site starts, when it is defined in this module."""
+        if launch.target is not None:
+            found = next((f for f in self.functions if f.qualname == launch.target), None)
+            if found is not None:
+                return found
+        if isinstance(launch.node.func.value, ast.Name):  # type: ignore[union-attr]
+            name = launch.node.func.value.id  # type: ignore[union-attr]
+            nested = [f for f in self.functions if f.name == name and ".<locals>." in f.qualname]
+            if len(nested) == 1 and name not in self.local_names and name not in self.imports:
+                return nested[0]
+        return None
+
+    def summaries(self) -> dict[str, JitFunction]:
+        return {f.qualname: f.summary() for f in self.functions if ".<locals>." not in f.qualname}
+
+
+def _bound_names(stmt: ast.stmt) -> Iterator[tuple[str, ast.expr | None]]:
+    """Names a module-level statement binds, with the value for plain single-target assignments."""
+    if isinstance(stmt, ast.Assign):
+        for target in stmt.targets:
+            if isinstance(target, ast.Name):
+                yield target.id, stmt.value if len(stmt.targets) == 1 else None
+            else:
+                for sub in ast.walk(target):
+                    if isinstance(sub, ast.Name):
+                        yield sub.id, None
+    elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+        yield stmt.target.id, stmt.value
+    elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+        yield stmt.target.id, None
+    elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        yield stmt.name, None
+    elif isinstance(stmt, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
+        for child in ast.iter_child_nodes(stmt):
+            if isinstance(child, ast.stmt):
+                for name, _ in _bound_names(child):
+                    yield name, None  # conditional binding: known name, unknown value
+        for handler in getattr(stmt, "handlers", ()):
+            for child in handler.body:
+                for name, _ in _bound_names(child):
+                    yield name, None
+
+
+def _bind_target(target: ast.expr, value: object) -> dict[str, object] | None:
+    if isinstance(target, ast.Name):
+        return {target.id: value}
+    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, tuple) and len(value) == len(target.elts):
+        bound: dict[str, object] = {}
+        for element, item in zip(target.elts, value):
+            part = _bind_target(element, item)
+            if part is None:
+                return None
+            bound.update(part)
+        return bound
+    return None
+
+
+def _function_defs(tree: ast.Module) -> Iterator[tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool]]:
+    """Every function definition with whether it is nested in another function or class."""
+    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while stack:
+        node, nested = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                yield child, nested
+                stack.append((child, True))
+            elif isinstance(child, ast.ClassDef):
+                stack.append((child, True))
+            else:
+                stack.append((child, nested))
+
+
+def _calls_with_scope(tree: ast.Module) -> Iterator[tuple[ast.AST | None, ast.Call]]:
+    stack: list[tuple[ast.AST, ast.AST | None]] = [(tree, None)]
+    while stack:
+        node, scope = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Call):
+                yield scope, child
+            inner = child if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else scope
+            stack.append((child, inner))

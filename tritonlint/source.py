@@ -1,0 +1,180 @@
+"""Read a file once, decode it the way Python would, and parse it once with each parser.
+
+Python's own parser gives the exact syntax check (TL000) and the tree the kernel model is built from;
+ast-grep's tree is what the YAML rules match against. Both see the same decoded text, and positions are
+kept as character offsets into it.
+"""
+
+from __future__ import annotations
+
+import ast
+import codecs
+import io
+import re
+import tokenize
+import warnings
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from ast_grep_py import SgNode, SgRoot
+
+from tritonlint.diagnostics import Position
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+class SourceError(Exception):
+    """A file that cannot be linted at all (unreadable, binary, undecodable): one line for the user."""
+
+
+@dataclass(frozen=True)
+class SourceText:
+    text: str
+    encoding: str  # as Python names it: "utf-8", "latin-1", ...
+    bom: bool
+    newline: str  # the first line ending in the file; "\n" when there is none
+
+    def encode(self, text: str) -> bytes:
+        data = text.encode(self.encoding)
+        return codecs.BOM_UTF8 + data if self.bom else data
+
+
+def decode_source(data: bytes) -> SourceText:
+    """Decode bytes as Python does: BOM, then a PEP 263 coding cookie, else UTF-8."""
+    if b"\0" in data[:8192]:
+        raise SourceError("binary file (contains NUL bytes), skipped")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        raise SourceError(f"cannot determine the encoding: {exc}") from None
+    bom = encoding == "utf-8-sig"
+    if bom:
+        data = data[len(codecs.BOM_UTF8):]
+        encoding = "utf-8"
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise SourceError(f"not valid {encoding} at byte {exc.start}, skipped") from None
+    except LookupError:
+        raise SourceError(f"unknown encoding {encoding!r}, skipped") from None
+    match = _NEWLINE.search(text)
+    return SourceText(text, encoding, bom, match.group() if match else "\n")
+
+
+def read_source(path: Path) -> SourceText:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise SourceError("file disappeared before it could be read, skipped") from None
+    except PermissionError:
+        raise SourceError("permission denied, skipped") from None
+    except IsADirectoryError:
+        raise SourceError("is a directory, skipped") from None
+    except OSError as exc:
+        raise SourceError(f"cannot read: {exc.strerror or exc}, skipped") from None
+    return decode_source(data)
+
+
+class LineIndex:
+    """Converts between character offsets and (row, column), with Python's notion of a line break."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
+
+    def row_of(self, offset: int) -> int:
+        """0-based row holding offset."""
+        lo, hi = 0, len(self.starts) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.starts[mid] <= offset:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+    def position(self, offset: int) -> Position:
+        row = self.row_of(offset)
+        return Position(row + 1, offset - self.starts[row] + 1)
+
+    def line(self, row: int) -> str:
+        """The text of 1-based row, without its line break."""
+        start = self.starts[row - 1]
+        end = self.starts[row] if row < len(self.starts) else len(self.text)
+        return self.text[start:end].rstrip("\r\n")
+
+    @property
+    def row_count(self) -> int:
+        return len(self.starts)
+
+    def offset(self, row: int, utf8_column: int) -> int:
+        """Offset of Python ast's (lineno, col_offset); ast counts columns in UTF-8 bytes."""
+        start = self.starts[min(row, len(self.starts)) - 1]
+        line = self.line(row)
+        if line.isascii():
+            return start + utf8_column
+        return start + len(line.encode("utf-8")[:utf8_column].decode("utf-8", "ignore"))
+
+
+@dataclass(frozen=True)
+class SyntaxProblem:
+    message: str
+    row: int
+    column: int
+
+
+def check_syntax(text: str, filename: str) -> tuple[ast.Module | None, SyntaxProblem | None]:
+    """Parse with Python's own parser; any failure becomes a SyntaxProblem, never an exception."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences and the like are not our business
+            return ast.parse(text, filename=filename), None
+    except SyntaxError as exc:
+        return None, SyntaxProblem(exc.msg or "invalid syntax", exc.lineno or 1, exc.offset or 1)
+    except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, absurd nesting
+        return None, SyntaxProblem(f"{type(exc).__name__}: {exc}", 1, 1)
+
+
+class ParsedFile:
+    """One decoded file with both of its trees."""
+
+    def __init__(self, path: str, source: SourceText, tree: ast.Module, module: str) -> None:
+        self.path = path
+        self.source = source
+        self.text = source.text
+        self.tree = tree
+        self.module = module  # dotted module name, e.g. "pkg.kernels.matmul"
+        self.lines = LineIndex(source.text)
+
+    @cached_property
+    def sg_root(self) -> SgNode:
+        return SgRoot(self.text, "python").root()
+
+    @cached_property
+    def _ast_index(self) -> dict[tuple[int, int], list[ast.AST]]:
+        index: dict[tuple[int, int], list[ast.AST]] = {}
+        for node in ast.walk(self.tree):  # breadth first: outer nodes come before inner ones
+            if getattr(node, "end_col_offset", None) is not None:
+                index.setdefault((node.lineno, node.col_offset), []).append(node)
+        return index
+
+    def ast_at(self, start: int, end: int, types: tuple[type, ...] = (ast.AST,)) -> ast.AST | None:
+        """The outermost ast node of one of `types` spanning exactly text[start:end]."""
+        row = self.lines.row_of(start)
+        column = start - self.lines.starts[row]
+        key = (row + 1, len(self.lines.line(row + 1)[:column].encode("utf-8")))
+        for node in self._ast_index.get(key, ()):
+            if isinstance(node, types) and self.span_of(node)[1] == end:
+                return node
+        return None
+
+    def span_of(self, node: ast.AST) -> tuple[int, int]:
+        """Character offsets of an ast node."""
+        start = self.lines.offset(node.lineno, node.col_offset)
+        end = self.lines.offset(node.end_lineno, node.end_col_offset)
+        return start, end
+
+    def text_of(self, node: ast.AST) -> str:
+        start, end = self.span_of(node)
+        return self.text[start:end]
