@@ -1,43 +1,10 @@
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-from tritonlint.config import Settings
-from tritonlint.engine import Project
-from tritonlint.linter import FileResult, FixMode
 from tritonlint.ruleset import Rule, load_rules
-from tritonlint.runner import make_linter
-from tritonlint.source import decode_source
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="session")
 def rules() -> list[Rule]:
     return load_rules()
-
-
-def lint_code(code: str, rules: list[Rule], *, select: list[str] | None = None, mode: FixMode = FixMode.NONE,
-              unsafe: bool = False, target: str | None = "sm_90", filename: str = "example.py",
-              module: str = "example", project: Project | None = None, options: dict | None = None) -> FileResult:
-    """Lint a code string in-process, the way the CLI lints a file."""
-    settings = Settings(select=select, target=target, options=options or {})
-    linter = make_linter(rules, settings, mode, unsafe)
-    return linter.lint_source(decode_source(code.encode()), None, filename, module, project or Project())
-
-
-def tritonlint_executable() -> list[str]:
-    """The installed console script (CLI tests run it as users do), falling back to `python -m`."""
-    script = shutil.which("tritonlint", path=os.path.dirname(sys.executable)) or shutil.which("tritonlint")
-    return [script] if script else [sys.executable, "-m", "tritonlint"]
-
-
-def run_cli(*args: str, cwd: Path | None = None, stdin: str | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([*tritonlint_executable(), *args], cwd=cwd, input=stdin, capture_output=True, text=True,
-                          env={**os.environ, "NO_COLOR": "1", **(env or {})}, timeout=300)

@@ -7,7 +7,7 @@ import ast
 
 import pytest
 
-from tests.conftest import lint_code
+from tests.helpers import lint_code
 from tritonlint.linter import FixMode
 from tritonlint.ruleset import EXPECT_MARKER, load_rules
 

@@ -513,6 +513,7 @@ class ModuleModel:
                 node=node,
                 scope=scope,
             ))
+        self.launches.sort(key=lambda launch: (launch.node.lineno, launch.node.col_offset))
 
     # ---- queries -------------------------------------------------------------------------------------
     def function_at(self, line: int) -> JitFunction | None:

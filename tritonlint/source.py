@@ -47,7 +47,11 @@ def decode_source(data: bytes) -> SourceText:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
-        raise SourceError(f"cannot determine the encoding: {exc}") from None
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            raise SourceError(f"not valid utf-8 at byte {bad.start} and no coding declaration, skipped") from None
+        raise SourceError(f"bad coding declaration: {exc}, skipped") from None
     bom = encoding == "utf-8-sig"
     if bom:
         data = data[len(codecs.BOM_UTF8):]

@@ -1,0 +1,173 @@
+"""The kernel model: aliases, stacked decorators, autotune configs, launch sites and the constant evaluator."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from tritonlint.consteval import Binding, Evaluator
+from tritonlint.model import ModuleModel, module_name
+
+
+def build(code: str, module: str = "pkg.mod") -> ModuleModel:
+    return ModuleModel(ast.parse(textwrap.dedent(code)), module, f"{module}.py")
+
+
+def test_import_aliases_resolve_to_canonical_names():
+    model = build("""
+        import triton
+        import triton.language as lang
+        from triton import jit as triton_jit, Config
+        from triton.language import static_range
+        from triton.runtime.autotuner import autotune
+        import numpy
+    """)
+    q = lambda src: model.qualify(ast.parse(src, mode="eval").body)
+    assert q("lang.static_range") == "triton.language.static_range"
+    assert q("static_range") == "triton.language.static_range"
+    assert q("triton_jit") == "triton.jit"
+    assert q("Config") == "triton.Config"
+    assert q("autotune") == "triton.autotune"
+    assert q("triton.language.core.constexpr") == "triton.language.constexpr"
+    assert q("numpy.zeros") == "numpy.zeros"
+    assert q("unknown_name") is None
+
+
+def test_conventional_tl_without_import_but_not_when_rebound():
+    assert build("x = tl.load").qualify(ast.parse("tl.load", mode="eval").body) == "triton.language.load"
+    rebound = build("import mylib as tl")
+    assert rebound.qualify(ast.parse("tl.load", mode="eval").body) == "mylib.load"
+
+
+def test_stacked_decorators_params_and_autotune():
+    model = build("""
+        import triton
+        import triton.language as tl
+
+        CONFIGS = [triton.Config({"BLOCK_M": bm, "BLOCK_K": 32}, num_warps=w) for bm in (64, 128) for w in [4, 8]]
+
+        @triton.autotune(configs=CONFIGS, key=["M", "N"], reset_to_zero=["c_ptr"])
+        @triton.heuristics({"EVEN_K": lambda args: args["K"] % 32 == 0})
+        @triton.jit(do_not_specialize=["M"])
+        def kernel(a_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr,
+                   ACT: "tl.constexpr" = 2):
+            pass
+
+        def not_a_kernel():
+            pass
+    """)
+    (kernel,) = model.functions
+    assert kernel.qualname == "pkg.mod.kernel"
+    assert kernel.constexprs == ["BLOCK_M", "BLOCK_K", "EVEN_K", "ACT"]
+    assert kernel.param("ACT").default_value == 2
+    tune = kernel.autotune
+    assert tune.key == ["M", "N"] and tune.reset_to_zero == ["c_ptr"]
+    assert [c.meta["BLOCK_M"] for c in tune.configs] == [64, 64, 128, 128]
+    assert [c.num_warps for c in tune.configs] == [4, 8, 4, 8]
+    assert tune.tuned_meta == {"BLOCK_M", "BLOCK_K"} and tune.varies("BLOCK_M") and not tune.varies("BLOCK_K")
+    assert set(kernel.heuristics) == {"EVEN_K"}
+
+
+def test_unknown_configs_are_none_not_guessed():
+    model = build("""
+        import triton
+        @triton.autotune(configs=get_configs(), key=[])
+        @triton.jit
+        def kernel(x):
+            pass
+    """)
+    assert model.functions[0].autotune.configs is None
+
+
+def test_wrapped_assignment_kernels():
+    model = build("""
+        import triton
+        def _body(x, BLOCK: tl.constexpr):
+            pass
+        kernel = triton.autotune(configs=[triton.Config({"BLOCK": 64})], key=["n"])(triton.jit(_body))
+    """)
+    kernel = next(f for f in model.functions if f.name == "kernel")
+    assert kernel.autotune.tuned_meta == {"BLOCK"}
+    assert kernel.constexprs == ["BLOCK"]
+
+
+def test_launch_sites_resolve_through_imports():
+    model = build("""
+        import triton
+        from .kernels import matmul_kernel
+        from . import other
+        import pkg.third as third
+
+        @triton.jit
+        def local(x):
+            pass
+
+        def run(a):
+            matmul_kernel[(4,)](a, BLOCK_M=64)
+            other.kernel[lambda META: (1,)](a)
+            third.k[grid](a)
+            local[(1,)](a)
+            table["x"](a)
+    """, module="pkg.host")
+    targets = [launch.target for launch in model.launches]
+    assert targets == ["pkg.kernels.matmul_kernel", "pkg.other.kernel", "pkg.third.k", "pkg.host.local", None]
+    first = model.launches[0]
+    assert first.keyword("BLOCK_M").value == 64 and first.line == 12
+    assert model.kernel_for(model.launches[3]) is model.functions[0]
+
+
+def test_relative_import_from_package_init():
+    model = ModuleModel(ast.parse("from .kernels import k"), "pkg", "pkg/__init__.py", is_package=True)
+    assert model.imports["k"] == "pkg.kernels.k"
+
+
+def test_module_constants_fold_and_rebinding_is_unknown():
+    model = build("""
+        HIDDEN = 1024
+        TILES = HIDDEN // 64
+        FLAG = True
+        X = 1
+        X = 2
+    """)
+    assert model.constants["HIDDEN"].value == 1024
+    assert model.constants["TILES"].value == 16
+    assert model.constants["FLAG"].value is True
+    assert "X" not in model.constants
+
+
+def evaluate(expr: str, **env: int):
+    model = build("import triton\nimport triton.language as tl")
+    value = Evaluator({k: Binding(v, "test") for k, v in env.items()}, model.qualify).evaluate(
+        ast.parse(expr, mode="eval").body)
+    return None if value is None else value.value
+
+
+def test_constant_evaluator():
+    assert evaluate("triton.cdiv(K, BLOCK_K)", K=1000, BLOCK_K=64) == 16
+    assert evaluate("tl.cdiv(10, 3) * 2 + 1") == 9
+    assert evaluate("triton.next_power_of_2(N)", N=100) == 128
+    assert evaluate("META['BLOCK'] << 1", BLOCK=32) == 64
+    assert evaluate("max(4, min(A, 16)) - -2", A=8) == 10
+    assert evaluate("tl.constexpr(64) // 2") == 32
+    assert evaluate("K // 0", K=4) is None
+    assert evaluate("unknown + 1") is None
+    assert evaluate("2 ** 100000") is None
+    assert evaluate("x.shape[0]") is None
+
+
+def test_evaluator_reports_sources():
+    model = build("import triton")
+    value = Evaluator({"K": Binding(2048, "module constant"), "B": Binding(64, "config #2")}, model.qualify).evaluate(
+        ast.parse("K // B", mode="eval").body)
+    assert value.describe() == "K=2048 from module constant, B=64 from config #2"
+
+
+def test_module_name_from_package_folders(tmp_path):
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "sub" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "sub" / "k.py").write_text("")
+    (tmp_path / "script.py").write_text("")
+    assert module_name(tmp_path / "pkg" / "sub" / "k.py") == "pkg.sub.k"
+    assert module_name(tmp_path / "pkg" / "__init__.py") == "pkg"
+    assert module_name(tmp_path / "script.py") == "script"
