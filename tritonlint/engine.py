@@ -59,13 +59,14 @@ class MatchContext:
     """What a condition or fixer sees: the match, the file, its kernel model and the rule's options."""
 
     def __init__(self, file: ParsedFile, model: ModuleModel, project: Project, rule: Rule, node: SgNode,
-                 options: dict[str, Any]) -> None:
+                 options: dict[str, Any], target: int | None = None) -> None:
         self.file = file
         self.model = model
         self.project = project
         self.rule = rule
         self.node = node
         self.options = options
+        self.target = target  # configured compute capability (sm_90 -> 90), None when not configured
 
     def metavar(self, name: str) -> SgNode | None:
         return self.node.get_match(name)
@@ -96,9 +97,10 @@ class MatchContext:
 class Engine:
     """Applies a fixed set of rules to files; one per process."""
 
-    def __init__(self, rules: list[Rule], options: dict[str, Any]) -> None:
+    def __init__(self, rules: list[Rule], options: dict[str, Any], target: int | None = None) -> None:
         self.rules = rules
         self.options = options
+        self.target = target
 
     def run(self, file: ParsedFile, model: ModuleModel, project: Project, rules: Iterable[Rule]) -> list[Diagnostic]:
         diagnostics = []
@@ -107,7 +109,7 @@ class Engine:
                 continue
             options = {name: self.options.get(name, spec.default) for name, spec in rule.options.items()}
             for node in find_all(file.sg_root, rule.matcher):
-                ctx = MatchContext(file, model, project, rule, node, options)
+                ctx = MatchContext(file, model, project, rule, node, options, self.target)
                 try:
                     verdict = self._evaluate(rule, ctx)
                     if verdict is not None:

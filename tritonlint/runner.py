@@ -35,7 +35,7 @@ class RunResult:
 
 
 def make_linter(rules: list[Rule], settings: Settings, mode: FixMode, unsafe: bool) -> FileLinter:
-    engine = Engine(settings.enabled(rules), {**settings.options, "target": settings.target_sm()})
+    engine = Engine(settings.enabled(rules), settings.options, settings.target_sm())
     return FileLinter(engine, settings, settings.code_enabled("TL000", "syntax-error"), mode, unsafe)
 
 
