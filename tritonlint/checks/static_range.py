@@ -11,14 +11,29 @@ from tritonlint.engine import MatchContext
 from tritonlint.registry import ParamSpec, Verdict, condition, fixer
 
 STATIC_RANGE = f"{TL}.static_range"
-# Calls whose arguments Triton needs as compile-time constants.
-CONSTANT_ARGUMENT_CALLS = frozenset(f"{TL}.{n}" for n in (
-    "arange", "full", "zeros", "zeros_like", "reshape", "view", "broadcast_to", "expand_dims", "permute", "trans",
-    "split", "static_assert", "static_print", "static_range", "sum", "max", "min", "argmax", "argmin", "reduce",
-    "cumsum", "cumprod", "xor_sum", "associative_scan", "histogram", "range", "multiple_of", "max_contiguous",
-    "make_tensor_descriptor", "constexpr",
-))
-CONSTANT_KEYWORDS = frozenset({"axis", "dim", "dims", "shape", "num_stages", "loop_unroll_factor", "keep_dims"})
+# Arguments Triton needs as compile-time constants: call -> positions ("*": every argument, N+: from N on).
+_ALL, _FROM_1 = "*", "1+"
+CONSTANT_POSITIONS = {f"{TL}.{name}": positions for name, positions in {
+    "arange": _ALL, "static_assert": _ALL, "static_print": _ALL, "static_range": _ALL, "constexpr": _ALL,
+    "full": {0, 2}, "zeros": {0, 1}, "reshape": _FROM_1, "view": _FROM_1, "broadcast_to": _FROM_1,
+    "permute": _FROM_1, "trans": _FROM_1, "expand_dims": {1}, "sum": {1}, "max": {1}, "min": {1},
+    "argmax": {1}, "argmin": {1}, "xor_sum": {1}, "cumsum": {1}, "cumprod": {1}, "reduce": {1, 2},
+    "associative_scan": {1, 2}, "histogram": {1}, "multiple_of": {1}, "max_contiguous": {1},
+    "make_tensor_descriptor": {3},
+}.items()}
+CONSTANT_KEYWORDS = frozenset({"axis", "dim", "dims", "shape", "block_shape", "num_bins", "keep_dims",
+                               "num_stages", "loop_unroll_factor", "dtype"})
+
+
+def _constant_arguments(name: str | None, call: ast.Call) -> list[ast.expr]:
+    positions = CONSTANT_POSITIONS.get(name or "")
+    if positions is None:
+        return []
+    if positions == _ALL:
+        return list(call.args)
+    if positions == _FROM_1:
+        return list(call.args[1:])
+    return [arg for index, arg in enumerate(call.args) if index in positions]
 
 
 def trip_count(ctx: MatchContext, loop: ast.For) -> tuple[Value, str] | None:
@@ -90,10 +105,10 @@ def constant_use(model, loop: ast.For) -> str | None:
             name = model.qualify(node.func)
             if any(kw.arg in CONSTANT_KEYWORDS and mentions(kw.value, tainted) for kw in node.keywords):
                 return f"it is a constant argument of `{ast.unparse(node.func)}` at line {node.lineno}"
+            if any(mentions(arg, tainted) for arg in _constant_arguments(name, node)):
+                return f"it is an argument of `{ast.unparse(node.func)}` at line {node.lineno}, which needs a constant"
             if not any(mentions(arg, tainted) for arg in [*node.args, *(kw.value for kw in node.keywords)]):
                 continue
-            if name in CONSTANT_ARGUMENT_CALLS:
-                return f"it is an argument of `{ast.unparse(node.func)}` at line {node.lineno}, which needs a constant"
             if isinstance(node.func, ast.Name) and model.local_function(node.func.id) is not None:
                 helper = model.local_function(node.func.id)
                 if any(p.is_constexpr for p in helper.params):
