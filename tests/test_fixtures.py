@@ -137,7 +137,7 @@ def test_cpu_interpreter(fixture_dir):
 # harness tests
 # ---------------------------------------------------------------------------------------------------------------
 
-RESULT_KEYS = {"rule", "fixture", "title", "expectation", "shape", "dtype", "slow_ms", "fast_ms", "speedup",
+RESULT_KEYS = {"rule", "fixture", "title", "expectation", "flagged", "shape", "dtype", "slow_ms", "fast_ms", "speedup",
                "slow_rel_err", "fast_rel_err", "slow_compile_s", "fast_compile_s", "slow_failure", "fast_failure",
                "ok", "error"}
 
