@@ -134,6 +134,7 @@ class Engine:
                 verdict.notes.extend(result.notes)
                 verdict.severity = result.severity or verdict.severity
                 verdict.span = result.span or verdict.span
+                verdict.applicability = result.applicability or verdict.applicability
         return verdict
 
     def _diagnostic(self, rule: Rule, ctx: MatchContext, verdict: Verdict) -> Diagnostic:
@@ -172,7 +173,8 @@ class Engine:
         edits = tuple(
             Edit(s, e, content, lines.position(s), lines.position(e)) for s, e, content in sorted(raw_edits)
         )
-        return Fix(spec.applicability, render(spec.message, ctx.node, ctx.file.text, variables), edits)
+        applicability = verdict.applicability or spec.applicability
+        return Fix(applicability, render(spec.message, ctx.node, ctx.file.text, variables), edits)
 
 
 def _needs_jit(rule: Rule) -> bool:

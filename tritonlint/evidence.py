@@ -62,9 +62,9 @@ def measured_phrase(rule_id: str, expectation: str | None = None) -> str:
         row = max(timed, key=lambda r: r["speedup"])
         if kind == "slower":
             return f"measured {row['speedup']:.2f}x slower on {device} in fixture {row['fixture']}"
-        phrase = f"measured {row['speedup']:.2f}x run time on {device} in fixture {row['fixture']}"
+        phrase = f"fixture {row['fixture']} on {device}: run time {row['speedup']:.2f}x that of the fixed kernel"
         if isinstance(row.get("slow_compile_s"), (int, float)) and isinstance(row.get("fast_compile_s"), (int, float)):
-            phrase += f", first call {row['slow_compile_s']:.1f} s vs {row['fast_compile_s']:.1f} s"
+            phrase += f", first call (compile) {row['slow_compile_s']:.1f} s vs {row['fast_compile_s']:.1f} s"
         return phrase
     return "not measured on a GPU yet"
 

@@ -23,6 +23,7 @@ class Verdict:
     vars: dict[str, str] = field(default_factory=dict)
     severity: str | None = None  # overrides the rule's default severity
     span: tuple[int, int] | None = None  # character offsets, when the finding belongs elsewhere than the match
+    applicability: str | None = None  # overrides the rule's fix applicability for this finding
     data: dict[str, Any] = field(default_factory=dict)  # for the fixer
     notes: list[str] = field(default_factory=list)
 
