@@ -354,3 +354,11 @@ def test_interpreter_autotune_stub_keeps_conflict_check():
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "RAISED Conflicting meta-parameters: BLOCK." in proc.stdout, proc.stdout
+
+
+def test_readme_results_table_matches_the_committed_results():
+    from fixtures.table import RESULTS, table
+
+    readme = (REPO_ROOT / "README.md").read_text()
+    block = readme.split("<!-- results -->\n", 1)[1].split("\n<!-- /results -->", 1)[0]
+    assert block == table(json.loads(RESULTS.read_text())), "README results table is stale: run python -m fixtures.table"
