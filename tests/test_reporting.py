@@ -26,10 +26,11 @@ def edit(content: str, start: tuple[int, int], end: tuple[int, int]) -> Edit:
 
 def test_github_line_shape_and_severity_mapping():
     lines = github([finding(), finding(code="TL002", severity="error"), finding(code="TL003", severity="info")])
+    properties = "file=src/k.py,line=12,col=5,endLine=12,endColumn=31"
     assert lines.splitlines() == [
-        "::warning title=tritonlint (TL001),file=src/k.py,line=12,col=5,endLine=12,endColumn=31::src/k.py:12:5: TL001 message",
-        "::error title=tritonlint (TL002),file=src/k.py,line=12,col=5,endLine=12,endColumn=31::src/k.py:12:5: TL002 message",
-        "::notice title=tritonlint (TL003),file=src/k.py,line=12,col=5,endLine=12,endColumn=31::src/k.py:12:5: TL003 message",
+        f"::warning title=tritonlint (TL001),{properties}::src/k.py:12:5: TL001 message",
+        f"::error title=tritonlint (TL002),{properties}::src/k.py:12:5: TL002 message",
+        f"::notice title=tritonlint (TL003),{properties}::src/k.py:12:5: TL003 message",
     ]
 
 
@@ -85,7 +86,8 @@ def test_sarif_without_findings_validates():
 def test_statistics_marks_like_ruff():
     safe = Fix("safe", "fix", (edit("x", (1, 1), (1, 2)),))
     unsafe = Fix("unsafe", "fix", (edit("x", (1, 1), (1, 2)),))
-    findings = [finding("TL001", fix=safe), finding("TL001", fix=safe), finding("TL002", fix=unsafe), finding("ACME010")]
+    findings = [finding("TL001", fix=safe), finding("TL001", fix=safe), finding("TL002", fix=unsafe),
+                finding("ACME010")]
     assert statistics(findings).splitlines() == [
         "2\tTL001  \t[*] rule-tl001",
         "1\tACME010\t[ ] rule-acme010",
@@ -133,6 +135,7 @@ def test_unified_diff_splits_lines_only_at_newline():
         "--- a/k.py\n+++ b/k.py\n@@ -1,4 +1,4 @@\n a\n \x0cb\n c\rd\n"
         "-last\n\\ No newline at end of file\n+LAST\n\\ No newline at end of file\n")
     assert unified_diff("k.py", "same\n", "same\n") == ""
+    assert unified_diff("my k.py", "a\n", "b\n").startswith("--- a/my k.py\t\n+++ b/my k.py\t\n@@ -1 +1 @@\n")
 
 
 @pytest.mark.parametrize(("choice", "tty", "env", "expected"), [

@@ -28,12 +28,12 @@ def test_github_annotations_exact_lines(tmp_path):
                     "from config #1); the body loads memory or runs tl.dot, and a fully unrolled loop cannot be "
                     "software-pipelined (not measured on a GPU yet)")
     assert result.stdout.splitlines() == [
-        "::notice title=tritonlint (ACME001),file=acme.py,line=7,col=14,endLine=7,endColumn=32"
-        "::acme.py:7:14: ACME001 `tl.debug_barrier()` in kernel serialises the block",
-        "::error title=tritonlint (ACME002),file=acme.py,line=8,endLine=9"
-        "::acme.py:8:5: ACME002 `tl.store` of a constant without a mask writes past the end",
-        "::warning title=tritonlint (TL001),file=proj.py,line=12,col=5,endLine=12,endColumn=51"
-        f"::proj.py:12:5: TL001 {loop_message}",
+        ("::notice title=tritonlint (ACME001),file=acme.py,line=7,col=14,endLine=7,endColumn=32"
+         "::acme.py:7:14: ACME001 `tl.debug_barrier()` in kernel serialises the block"),
+        ("::error title=tritonlint (ACME002),file=acme.py,line=8,endLine=9"
+         "::acme.py:8:5: ACME002 `tl.store` of a constant without a mask writes past the end"),
+        ("::warning title=tritonlint (TL001),file=proj.py,line=12,col=5,endLine=12,endColumn=51"
+         f"::proj.py:12:5: TL001 {loop_message}"),
     ]
     clean = tmp_path / "clean"
     clean.mkdir()
@@ -121,6 +121,7 @@ def test_diff_applies_with_git_apply_and_matches_fix(tmp_path):
         @triton.jit
         def k(x_ptr):
             for i in tl.static_range(32): tl.store(x_ptr + i, 1.0)""").rstrip("\n"))
+    (tree / "my kernel.py").write_text(K_LOOP)  # GNU patch needs a tab after a name with a space
     (tree / "clean.py").write_text("import triton\n")
     originals = {p.name: p.read_bytes() for p in tree.iterdir()}
 
@@ -128,9 +129,9 @@ def test_diff_applies_with_git_apply_and_matches_fix(tmp_path):
     diff = subprocess.run([*tritonlint_executable(), "--diff", "."], cwd=tree, capture_output=True, timeout=300,
                           env={**os.environ, "NO_COLOR": "1"})
     assert diff.returncode == 1, diff.stderr
-    assert diff.stderr.decode().strip() == "Would fix 3 findings."
+    assert diff.stderr.decode().strip() == "Would fix 4 findings."
     assert {p.name: p.read_bytes() for p in tree.iterdir()} == originals  # --diff writes nothing
-    assert diff.stdout.count(b"--- a/") == 3 and b"\\ No newline at end of file" in diff.stdout
+    assert diff.stdout.count(b"--- a/") == 4 and b"\\ No newline at end of file" in diff.stdout
 
     applied = shutil.copytree(tree, tmp_path / "applied")
     _git("init", "-q", cwd=applied)
@@ -218,6 +219,13 @@ def test_stdin(tmp_path):
 
     json_out = run_cli("-", "--output-format", "json", stdin=K_LOOP, cwd=tmp_path)
     assert json.loads(json_out.stdout)[0]["filename"] == "-"
+
+
+def test_code_frame_counts_lines_as_python_does(tmp_path):
+    (tmp_path / "k.py").write_text("# page one\n\x0c# page two\n" + K_LOOP)
+    result = run_cli("k.py", cwd=tmp_path)
+    assert " --> k.py:14:5" in result.stdout
+    assert "14 |     for k in tl.static_range(0, HIDDEN // BLOCK_K):" in result.stdout
 
 
 def test_stdin_fix_passes_through_what_it_cannot_lint(tmp_path):

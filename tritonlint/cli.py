@@ -12,16 +12,16 @@ import click
 
 from tritonlint import __version__
 from tritonlint.config import ConfigError, Settings, build_settings, check_selectors, extend_rule_dirs, find_config, read_config, validate_target
+from tritonlint.discovery import is_excluded
 from tritonlint.engine import Project
 from tritonlint.explain import explain, rule_summary, rules_table
-from tritonlint.discovery import is_excluded
 from tritonlint.linter import FileLinter, FileResult, FixMode
 from tritonlint.model import module_name
 from tritonlint.reporting import (COLOR_CHOICES, FORMATS, RENDERERS, TEXT_FORMATS, Style, color_enabled, fix_listing,
                                   has_hidden_fix, statistics, summary, unified_diff, would_fix)
 from tritonlint.ruleset import Rule, RuleFileError, load_rules
 from tritonlint.runner import lint_paths, make_linter
-from tritonlint.source import SourceError, decode_source
+from tritonlint.source import LineIndex, SourceError, decode_source
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -163,7 +163,7 @@ def _lint_stdin(linter: FileLinter, stdin_filename: str | None, excluded: bool
     module = module_name(Path(stdin_filename).absolute()) if stdin_filename else "stdin"
     if not fixing:
         result = linter.lint_source(source, None, display, module, Project())
-        return [result], {display: source.text.splitlines()}
+        return [result], {display: _rows(source.text)}
     linter.mode = FixMode.DIFF  # never write the named file: the fixed text goes to standard output
     try:
         result = linter.lint_source(source, None, display, module, Project())
@@ -172,13 +172,11 @@ def _lint_stdin(linter: FileLinter, stdin_filename: str | None, excluded: bool
     text = result.fixed if result.fixed is not None else source.text
     try:
         _write_stdout(source.encode(text))
-    except UnicodeEncodeError as exc:
+    except UnicodeEncodeError as exc:  # as for a file (linter.py): the input stays as it was
         _write_stdout(data)
-        text, result.diagnostics = source.text, linter.lint_source(source, None, display, module, Project()).diagnostics
-        result.fixes_applied, result.fixed_codes = 0, type(result.fixed_codes)()
-        result.refused.append(f"{display}: fixes not applied: {exc}")
+        result.skipped = f"fixes not written: {exc}"
     result.original = result.fixed = None
-    return [result], {display: text.splitlines()}
+    return [result], {display: _rows(text)}
 
 
 def _write_stdout(data: bytes) -> None:
@@ -253,6 +251,12 @@ def _report(results: list[FileResult], problems: list[tuple[str, str]], rules: l
     return failed or (EXIT_FINDINGS if diagnostics else EXIT_CLEAN)
 
 
+def _rows(text: str) -> list[str]:
+    """A text's lines as findings count them: Python's line breaks, of which a form feed is none."""
+    index = LineIndex(text)
+    return [index.line(row) for row in range(1, index.row_count + 1)]
+
+
 def _source_lines(texts: dict[str, list[str]]) -> Callable[[str], list[str] | None]:
     """Source lines for code frames: the linted text where the CLI holds it (standard input), else the
     file as it is on disk now (after --fix, the fixed text the findings refer to)."""
@@ -262,7 +266,7 @@ def _source_lines(texts: dict[str, list[str]]) -> Callable[[str], list[str] | No
         if filename not in cache:
             try:
                 source = Path(filename).read_bytes()
-                cache[filename] = decode_source(source).text.splitlines()
+                cache[filename] = _rows(decode_source(source).text)
             except (OSError, SourceError):
                 cache[filename] = None
         return cache[filename]

@@ -360,15 +360,20 @@ def fix_listing(fixed_codes: Iterable[tuple[str, Mapping[str, int]]], names: Map
 
 def would_fix(count: int, hidden: int) -> str:
     """The line `--diff` ends with (on standard error, so the diff itself pipes into `git apply`)."""
-    extra = f" ({_plural(hidden, 'additional fix', 'additional fixes')} available with `--unsafe-fixes`)" if hidden else ""
+    extra = ""
+    if hidden:
+        extra = f" ({_plural(hidden, 'additional fix', 'additional fixes')} available with `--unsafe-fixes`)"
     return f"Would fix {_plural(count, 'finding')}{extra}." if count else f"No fixes available{extra}."
 
 
 def unified_diff(path: str, before: str, after: str) -> str:
     """A unified diff that `git apply` and `patch -p1` accept: lines split at "\\n" only (a form feed or
-    a lone "\\r" is not a line break for them), and the marker for a missing final newline."""
+    a lone "\\r" is not a line break for them), the marker for a missing final newline, and a tab after a
+    file name with a space in it, where both tools expect the name to end."""
     out = []
-    for line in difflib.unified_diff(_lines(before), _lines(after), fromfile=f"a/{path}", tofile=f"b/{path}"):
+    end = "\t" if re.search(r"\s", path) else ""
+    names = {"fromfile": f"a/{path}{end}", "tofile": f"b/{path}{end}"}
+    for line in difflib.unified_diff(_lines(before), _lines(after), **names):
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(out)
 
