@@ -2,26 +2,26 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import click
 
 from tritonlint import __version__
 from tritonlint.config import ConfigError, Settings, build_settings, check_selectors, extend_rule_dirs, find_config, read_config, validate_target
+from tritonlint.discovery import is_excluded
 from tritonlint.engine import Project
 from tritonlint.explain import explain, rule_summary, rules_table
-from tritonlint.linter import FileResult, FixMode
+from tritonlint.linter import FileLinter, FileResult, FixMode
 from tritonlint.model import module_name
-from tritonlint.reporting import FORMATS, RENDERERS, Style, statistics, summary
+from tritonlint.reporting import (COLOR_CHOICES, FORMATS, RENDERERS, TEXT_FORMATS, Style, color_enabled, fix_listing,
+                                  has_hidden_fix, statistics, summary, unified_diff, would_fix)
 from tritonlint.ruleset import Rule, RuleFileError, load_rules
-from tritonlint.runner import display_path, lint_paths, make_linter
-from tritonlint.source import SourceError, decode_source
+from tritonlint.runner import lint_paths, make_linter
+from tritonlint.source import LineIndex, SourceError, decode_source
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -73,12 +73,17 @@ def cli() -> None:
 @click.argument("paths", nargs=-1)
 @click.option("--fix", is_flag=True, help="Apply safe fixes.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also offer and apply unsafe fixes.")
-@click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
-@click.option("--show-fixes", is_flag=True, help="List the fixes applied.")
+@click.option("--diff", is_flag=True,
+              help="Print the fixes as a unified diff (for `git apply`); write nothing; exit 1 if there are any.")
+@click.option("--show-fixes", is_flag=True, help="List the fixes applied (full and concise formats).")
 @click.option("--output-format", type=click.Choice(FORMATS), default="full", show_default=True)
-@click.option("-o", "--output-file", type=click.Path(dir_okay=False, writable=True), help="Write the report here.")
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False), help="Write the report to this file.")
 @click.option("--statistics", is_flag=True, help="Print a count per rule instead of the findings.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
+@click.option("--color", type=click.Choice(COLOR_CHOICES), default="auto", show_default=True,
+              help="Colour the text formats: auto means on a terminal, unless NO_COLOR is set (FORCE_COLOR forces it).")
+@click.option("--force-exclude", is_flag=True,
+              help="Apply the configured excludes to paths named on the command line too (as pre-commit needs).")
 @click.option("--select", multiple=True, help="Rule codes, prefixes or names to enable (comma-separated).")
 @click.option("--extend-select", multiple=True, help="Rules to enable on top of the configured selection.")
 @click.option("--ignore", multiple=True, help="Rule codes, prefixes or names to disable.")
@@ -88,24 +93,36 @@ def cli() -> None:
 @click.option("--jobs", "-j", type=click.IntRange(1), help="Worker processes (default: one per CPU).")
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only, no summary.")
 def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool, show_fixes: bool, output_format: str,
-          output_file: str | None, statistics: bool, exit_zero: bool, select: tuple[str, ...],
-          extend_select: tuple[str, ...], ignore: tuple[str, ...], target: str | None, config_path: str | None,
-          stdin_filename: str | None, jobs: int | None, quiet: bool) -> None:
+          output_file: str | None, statistics: bool, exit_zero: bool, color: str, force_exclude: bool,
+          select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...], target: str | None,
+          config_path: str | None, stdin_filename: str | None, jobs: int | None, quiet: bool) -> None:
     """Lint PATHS (default: the current folder); `-` reads one file from standard input."""
     path_list = list(paths) or ["."]
+    if diff and (show_fixes or statistics):
+        raise UsageFailure(f"--diff cannot be combined with {'--show-fixes' if show_fixes else '--statistics'}")
+    if statistics and output_format not in (*TEXT_FORMATS, "json"):
+        raise UsageFailure(f"--statistics prints text or json, not {output_format}")
     settings, rules = load_project(config_path, _anchor(path_list, stdin_filename))
     _apply_flags(settings, rules, select, extend_select, ignore, target)
     mode = FixMode.DIFF if diff else FixMode.FIX if fix else FixMode.NONE
     linter = make_linter(rules, settings, mode, unsafe_fixes)
+    stdin_texts: dict[str, list[str]] = {}
     if path_list == ["-"]:
-        results, problems = [_lint_stdin(linter, stdin_filename)], []
+        excluded = force_exclude and stdin_filename is not None and is_excluded(
+            Path(stdin_filename), settings.root, settings.excludes)
+        results, stdin_texts = _lint_stdin(linter, stdin_filename, excluded)
+        problems: list[tuple[str, str]] = []
     else:
         if "-" in path_list:
             raise UsageFailure("`-` (standard input) cannot be combined with other paths")
-        run = lint_paths([Path(p) for p in path_list], settings, linter, jobs)
+        targets = [Path(p) for p in path_list]
+        if force_exclude:
+            targets = [p for p in targets if not is_excluded(p, settings.root, settings.excludes)]
+        run = lint_paths(targets, settings, linter, jobs)
         results, problems = run.files, run.problems
     exit_code = _report(results, problems, rules, settings, mode, output_format, output_file, statistics,
-                        show_fixes, unsafe_fixes, quiet, stdin=path_list == ["-"])
+                        show_fixes, unsafe_fixes, quiet, color, stdin_texts,
+                        report_to_stderr=path_list == ["-"] and mode is FixMode.FIX)
     sys.exit(EXIT_CLEAN if exit_zero and exit_code == EXIT_FINDINGS else exit_code)
 
 
@@ -125,26 +142,52 @@ def _apply_flags(settings: Settings, rules: list[Rule], select, extend_select, i
         raise UsageFailure(str(exc)) from None
 
 
-def _lint_stdin(linter, stdin_filename: str | None) -> FileResult:
+def _lint_stdin(linter: FileLinter, stdin_filename: str | None, excluded: bool
+                ) -> tuple[list[FileResult], dict[str, list[str]]]:
+    """Lint standard input; returns the results and the linted text, for the code frames. Under --fix the
+    fixed text goes to standard output and the report to standard error, as with ruff; input that is
+    excluded or cannot be decoded passes through unchanged, so an editor piping a buffer loses nothing."""
     display = stdin_filename or "-"
+    data = sys.stdin.buffer.read()
+    fixing = linter.mode is FixMode.FIX
+    if excluded:
+        if fixing:
+            _write_stdout(data)
+        return [], {}
     try:
-        source = decode_source(sys.stdin.buffer.read())
+        source = decode_source(data)
     except SourceError as exc:
-        return FileResult(display, skipped=str(exc))
+        if fixing:
+            _write_stdout(data)
+        return [FileResult(display, skipped=str(exc))], {}
     module = module_name(Path(stdin_filename).absolute()) if stdin_filename else "stdin"
-    if linter.mode is FixMode.FIX:
-        linter.mode = FixMode.DIFF  # never write the named file: the fixed text goes to standard output
+    if not fixing:
         result = linter.lint_source(source, None, display, module, Project())
-        sys.stdout.write(result.fixed if result.fixed is not None else source.text)
+        return [result], {display: _rows(source.text)}
+    linter.mode = FixMode.DIFF  # never write the named file: the fixed text goes to standard output
+    try:
+        result = linter.lint_source(source, None, display, module, Project())
+    finally:
         linter.mode = FixMode.FIX
-        result.original = result.fixed = None
-        return result
-    return linter.lint_source(source, None, display, module, Project())
+    text = result.fixed if result.fixed is not None else source.text
+    try:
+        _write_stdout(source.encode(text))
+    except UnicodeEncodeError as exc:  # as for a file (linter.py): the input stays as it was
+        _write_stdout(data)
+        result.skipped = f"fixes not written: {exc}"
+    result.original = result.fixed = None
+    return [result], {display: _rows(text)}
+
+
+def _write_stdout(data: bytes) -> None:
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
 
 
 def _report(results: list[FileResult], problems: list[tuple[str, str]], rules: list[Rule], settings: Settings,
             mode: FixMode, output_format: str, output_file: str | None, show_statistics: bool, show_fixes: bool,
-            unsafe: bool, quiet: bool, stdin: bool) -> int:
+            unsafe: bool, quiet: bool, color: str, texts: dict[str, list[str]], report_to_stderr: bool) -> int:
     diagnostics = sorted((d for r in results for d in r.diagnostics), key=lambda d: d.sort_key)
     for path, reason in problems:
         click.echo(f"warning: {path}: {reason}", err=True)
@@ -156,62 +199,74 @@ def _report(results: list[FileResult], problems: list[tuple[str, str]], rules: l
     internal = [r.internal_error for r in results if r.internal_error]
     for message in internal:
         click.echo(f"error: {message}", err=True)
+    failed = EXIT_ERROR if internal else None
 
-    stream = open(output_file, "w", encoding="utf-8") if output_file else None  # noqa: SIM115
-    to_terminal = stream is None and sys.stdout.isatty() and not stdin
-    style = Style(to_terminal and not os.environ.get("NO_COLOR"))
-    out: Callable[[str], None] = (lambda text: stream.write(text + "\n")) if stream else (  # type: ignore[union-attr]
-        lambda text: click.echo(text, err=stdin and mode is FixMode.FIX))
+    if output_file:
+        try:
+            Path(output_file).parent.mkdir(parents=True, exist_ok=True)
+            stream = open(output_file, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+        except OSError as exc:
+            raise UsageFailure(f"cannot write the output file {output_file}: {exc.strerror or exc}") from None
+    else:
+        stream = sys.stderr if report_to_stderr else sys.stdout
+    style = Style(color_enabled(color, stream.isatty()))
+
+    def out(text: str) -> None:
+        stream.write(text + "\n")  # not click.echo: it strips colour from a pipe, which FORCE_COLOR forbids
+
     try:
-        changed = [r for r in results if r.fixed is not None and r.original is not None]
         if mode is FixMode.DIFF:
+            changed = [r for r in results if r.fixed is not None and r.original is not None]
             for result in changed:
-                out("".join(difflib.unified_diff(
-                    result.original.splitlines(keepends=True), result.fixed.splitlines(keepends=True),  # type: ignore[union-attr]
-                    fromfile=f"a/{result.path}", tofile=f"b/{result.path}")).rstrip("\n"))
-            fixable = sum(r.fixes_applied for r in changed)
-            click.echo(f"Would fix {fixable} finding{'s' if fixable != 1 else ''}." if fixable else "No fixes available.", err=True)
-            return EXIT_ERROR if internal else (EXIT_FINDINGS if changed else EXIT_CLEAN)
+                stream.write(unified_diff(result.path, result.original, result.fixed))  # type: ignore[arg-type]
+            hidden = sum(1 for d in diagnostics if has_hidden_fix(d, unsafe))
+            click.echo(would_fix(sum(r.fixes_applied for r in changed), hidden), err=True)
+            return failed or (EXIT_FINDINGS if changed else EXIT_CLEAN)
         fixed = sum(r.fixes_applied for r in results)
-        if show_fixes and fixed:
-            _print_fixes(results, out)
-        if show_statistics:
+        text_format = output_format in TEXT_FORMATS
+        if show_statistics and not text_format:
+            out(statistics(diagnostics, unsafe, as_json=True))
+        elif show_statistics:
             if diagnostics:
-                out(statistics(diagnostics))
-        elif output_format in ("full", "concise"):
-            sources = _source_lines(results)
-            rendered = RENDERERS[output_format](diagnostics, style=style, sources=sources)
+                out(statistics(diagnostics, unsafe))
+        elif text_format:
+            rendered = RENDERERS[output_format](diagnostics, style=style, sources=_source_lines(texts), unsafe=unsafe)
             if rendered:
                 out(rendered + ("\n" if output_format == "full" else ""))
+        else:
+            rendered = RENDERERS[output_format](diagnostics, rules=settings.enabled(rules), unsafe=unsafe)
+            if rendered or output_format != "github":
+                out(rendered)
+        if text_format:
+            listing = fix_listing([(r.path, r.fixed_codes) for r in results], {r.id: r.name for r in rules})
+            if show_fixes and listing:
+                out(f"\n{listing}\n")
             if not quiet:
                 out(summary(diagnostics, fixed, unsafe))
-        else:
-            out(RENDERERS[output_format](diagnostics, rules=settings.enabled(rules), style=style, sources=None))
     finally:
-        if stream:
+        if output_file:
             stream.close()
-    if internal:
-        return EXIT_ERROR
-    return EXIT_FINDINGS if diagnostics else EXIT_CLEAN
+        else:
+            stream.flush()
+    return failed or (EXIT_FINDINGS if diagnostics else EXIT_CLEAN)
 
 
-def _print_fixes(results: list[FileResult], out: Callable[[str], None]) -> None:
-    out("Fixed findings:")
-    for result in results:
-        if result.fixed_codes:
-            out(f"{result.path}:")
-            for code, count in sorted(result.fixed_codes.items()):
-                out(f"    {count} x {code}")
+def _rows(text: str) -> list[str]:
+    """A text's lines as findings count them: Python's line breaks, of which a form feed is none."""
+    index = LineIndex(text)
+    return [index.line(row) for row in range(1, index.row_count + 1)]
 
 
-def _source_lines(results: list[FileResult]) -> Callable[[str], list[str] | None]:
-    cache: dict[str, list[str] | None] = {}
+def _source_lines(texts: dict[str, list[str]]) -> Callable[[str], list[str] | None]:
+    """Source lines for code frames: the linted text where the CLI holds it (standard input), else the
+    file as it is on disk now (after --fix, the fixed text the findings refer to)."""
+    cache: dict[str, list[str] | None] = dict(texts)
 
     def lines(filename: str) -> list[str] | None:
         if filename not in cache:
             try:
                 source = Path(filename).read_bytes()
-                cache[filename] = decode_source(source).text.splitlines()
+                cache[filename] = _rows(decode_source(source).text)
             except (OSError, SourceError):
                 cache[filename] = None
         return cache[filename]
@@ -252,6 +307,9 @@ def rules_command(output_format: str, config_path: str | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    for stream in (sys.stdout, sys.stderr):  # a message with a character the locale cannot encode is no crash
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     try:
         cli.main(args=argv, prog_name="tritonlint", standalone_mode=False)
     except UsageFailure as exc:

@@ -196,3 +196,12 @@ def _ignored(path: Path, is_dir: bool, ignores: list[GitIgnore]) -> bool:
         if verdict is not None:
             result = verdict
     return result
+
+
+def is_excluded(path: Path, root: Path, excludes: list[str]) -> bool:
+    """Whether a path, or a folder above it up to the project root, matches an exclude pattern.
+
+    For `--force-exclude`: a path named on the command line is otherwise always linted, but pre-commit
+    names every changed file, and the configured excludes should still hold for those."""
+    parts = _relative(path, root).split("/")
+    return any(_excluded(parts[i], "/".join(parts[: i + 1]), excludes) for i in range(len(parts)))

@@ -1,24 +1,43 @@
 """Render findings: full (code frames, like ruff), concise, json (ruff's shape), github (workflow
-commands), sarif (2.1.0). Reporters see only Diagnostics and rule metadata, never rule internals."""
+commands), sarif (2.1.0), plus the summary, the statistics, the fix listing and the unified diff.
+Reporters see only Diagnostics and rule metadata, never rule internals."""
 
 from __future__ import annotations
 
+import difflib
 import json
+import os
+import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from tritonlint import __version__
 from tritonlint.diagnostics import Diagnostic, Position
 from tritonlint.ruleset import Rule
 
 FORMATS = ("full", "concise", "json", "github", "sarif")
+TEXT_FORMATS = ("full", "concise")
+COLOR_CHOICES = ("auto", "always", "never")
 INFORMATION_URI = "https://github.com/tritonlint/tritonlint"
 
 
+def color_enabled(choice: str, isatty: bool, environ: Mapping[str, str] = os.environ) -> bool:
+    """Colour as ruff decides it: `--color always|never` wins; in `auto`, a non-empty NO_COLOR turns it
+    off, then a non-empty FORCE_COLOR turns it on, else only a terminal gets colour."""
+    if choice != "auto":
+        return choice == "always"
+    if environ.get("NO_COLOR"):
+        return False
+    if environ.get("FORCE_COLOR"):
+        return True
+    return isatty
+
+
 class Style:
-    """ANSI colour, used only when writing to a terminal and NO_COLOR is unset."""
+    """ANSI colour, or plain text when disabled."""
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
@@ -33,23 +52,39 @@ class Style:
         return self(text, {"error": "1;31", "warning": "1;33", "info": "1;36"}.get(severity, "1"))
 
 
-def _fixable_mark(diagnostic: Diagnostic) -> str:
+def _plural(count: int, word: str, plural: str | None = None) -> str:
+    return f"{count} {word if count == 1 else plural or word + 's'}"
+
+
+def is_fixable(diagnostic: Diagnostic, unsafe: bool) -> bool:
+    """Whether `--fix` applies the finding's fix (unsafe fixes count once `--unsafe-fixes` is given)."""
     fix = diagnostic.fix
-    return " [*]" if fix is not None and fix.applicability == "safe" and fix.edits else ""
+    allowed = ("safe", "unsafe") if unsafe else ("safe",)
+    return fix is not None and fix.applicability in allowed and bool(fix.edits)
 
 
-def concise(diagnostics: list[Diagnostic], style: Style, **_: Any) -> str:
+def has_hidden_fix(diagnostic: Diagnostic, unsafe: bool) -> bool:
+    fix = diagnostic.fix
+    return not unsafe and fix is not None and fix.applicability == "unsafe" and bool(fix.edits)
+
+
+def _fixable_mark(diagnostic: Diagnostic, unsafe: bool) -> str:
+    return " [*]" if is_fixable(diagnostic, unsafe) else ""
+
+
+def concise(diagnostics: list[Diagnostic], style: Style, unsafe: bool = False, **_: Any) -> str:
     lines = []
     for d in diagnostics:
         where = f"{d.filename}:{d.location.row}:{d.location.column}:"
-        lines.append(f"{style.bold(where)} {style.severity(d.code, d.severity)}{_fixable_mark(d)} {d.message}")
+        lines.append(f"{style.bold(where)} {style.severity(d.code, d.severity)}{_fixable_mark(d, unsafe)} {d.message}")
     return "\n".join(lines)
 
 
-def full(diagnostics: list[Diagnostic], style: Style, sources: Callable[[str], list[str] | None], **_: Any) -> str:
+def full(diagnostics: list[Diagnostic], style: Style, sources: Callable[[str], list[str] | None],
+         unsafe: bool = False, **_: Any) -> str:
     blocks = []
     for d in diagnostics:
-        block = [f"{style.severity(d.code, d.severity)}{_fixable_mark(d)} {style.bold(d.message)}",
+        block = [f"{style.severity(d.code, d.severity)}{_fixable_mark(d, unsafe)} {style.bold(d.message)}",
                  f" --> {d.filename}:{d.location.row}:{d.location.column}"]
         lines = sources(d.filename)
         if lines and 1 <= d.location.row <= len(lines):
@@ -114,6 +149,7 @@ def json_format(diagnostics: list[Diagnostic], **_: Any) -> str:
     return json.dumps([as_json_object(d) for d in diagnostics], indent=2)
 
 
+# ---- GitHub Actions workflow commands (escaping as in @actions/core's command.ts) -------------------
 def _escape_data(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
@@ -122,88 +158,128 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+_GITHUB_COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
+
+
 def github(diagnostics: list[Diagnostic], **_: Any) -> str:
     lines = []
     for d in diagnostics:
-        command = {"error": "error", "warning": "warning"}.get(d.severity, "notice")
-        props = [f"title={_escape_property(f'tritonlint ({d.code})')}", f"file={_escape_property(d.filename)}",
-                 f"line={d.location.row}"]
         single_line = d.end_location.row == d.location.row
+        props = [("title", f"tritonlint ({d.code})"), ("file", d.filename), ("line", str(d.location.row))]
+        if single_line:  # GitHub drops an annotation that has columns on a multi-line span
+            props.append(("col", str(d.location.column)))
+        props.append(("endLine", str(d.end_location.row)))
         if single_line:
-            props.append(f"col={d.location.column}")
-        props.append(f"endLine={d.end_location.row}")
-        if single_line:
-            props.append(f"endColumn={d.end_location.column}")
+            props.append(("endColumn", str(d.end_location.column)))
         text = f"{d.filename}:{d.location.row}:{d.location.column}: {d.code} {d.message}"
-        lines.append(f"::{command} {','.join(props)}::{_escape_data(text)}")
+        properties = ",".join(f"{key}={_escape_property(value)}" for key, value in props)
+        lines.append(f"::{_GITHUB_COMMAND[d.severity]} {properties}::{_escape_data(text)}")
     return "\n".join(lines)
 
 
+# ---- SARIF 2.1.0 ------------------------------------------------------------------------------------
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+_SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+SRCROOT = "%SRCROOT%"
+_SYNTAX_ERROR_DESCRIPTOR = {
+    "id": "TL000",
+    "name": "syntax-error",
+    "shortDescription": {"text": "The file does not parse."},
+    "fullDescription": {"text": "A file with a syntax error cannot be linted: no other rule ran on it."},
+    "help": {"text": "Fix the syntax error; Python's own parser gives the message and position."},
+    "defaultConfiguration": {"level": "error"},
+    "properties": {"category": "correctness", "tags": ["correctness"], "problem.severity": "error"},
+}
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _rule_descriptor(rule: Rule) -> dict[str, Any]:
+    first_paragraph = rule.doc["what"].split("\n\n")[0]
+    sentence = re.split(r"(?<=\.)\s", _one_line(first_paragraph), maxsplit=1)[0]
+    help_text = rule_markdown(rule)
+    descriptor: dict[str, Any] = {
+        "id": rule.id,
+        "name": rule.name,
+        "shortDescription": {"text": sentence},
+        "fullDescription": {"text": _one_line(rule.doc["what"]) + " " + _one_line(rule.doc["why"])},
+        "help": {"text": help_text, "markdown": help_text},
+        "defaultConfiguration": {"level": _SARIF_LEVEL[rule.severity]},
+        # GitHub code scanning reads tags and problem.severity from the rule's properties
+        "properties": {"category": rule.category, "tags": [rule.category],
+                       "problem.severity": {"info": "recommendation"}.get(rule.severity, rule.severity)},
+    }
+    if rule.url:
+        descriptor["helpUri"] = rule.url
+    return descriptor
+
+
+def _artifact_location(filename: str) -> dict[str, str]:
+    """A relative path becomes a relative URI against %SRCROOT% (the folder tritonlint ran in, which
+    code scanning maps to the checkout); a path outside it stays an absolute file URI."""
+    path = Path(filename)
+    if path.is_absolute():
+        return {"uri": path.as_uri()}
+    return {"uri": quote(path.as_posix()), "uriBaseId": SRCROOT}
+
+
+def _region(start: Position, end: Position, empty_means_line: bool = False) -> dict[str, int]:
+    region = {"startLine": start.row, "startColumn": start.column, "endLine": end.row}
+    # SARIF's endColumn is exclusive; an empty region is an insertion point, which only a fix wants:
+    # a result without a span (a syntax error) points at the rest of its line instead
+    if not (empty_means_line and start == end):
+        region["endColumn"] = end.column
+    return region
+
+
+def _sarif_result(d: Diagnostic, rule_index: int) -> dict[str, Any]:
+    artifact = _artifact_location(d.filename)
+    result: dict[str, Any] = {
+        "ruleId": d.code,
+        "ruleIndex": rule_index,
+        "level": _SARIF_LEVEL[d.severity],
+        "message": {"text": d.message},
+        "locations": [{"physicalLocation": {
+            "artifactLocation": artifact,
+            "region": _region(d.location, d.end_location, empty_means_line=True),
+        }}],
+    }
+    if d.notes:
+        result["properties"] = {"notes": list(d.notes)}
+    if d.fix is not None and d.fix.edits:
+        result["fixes"] = [{
+            "description": {"text": d.fix.message},
+            "artifactChanges": [{
+                "artifactLocation": artifact,
+                "replacements": [{
+                    "deletedRegion": _region(e.location, e.end_location),
+                    "insertedContent": {"text": e.content},
+                } for e in d.fix.edits],
+            }],
+            "properties": {"applicability": d.fix.applicability},
+        }]
+    return result
 
 
 def sarif(diagnostics: list[Diagnostic], rules: list[Rule], **_: Any) -> str:
-    codes = sorted({d.code for d in diagnostics} | {r.id for r in rules})
+    """One run whose driver lists every enabled rule (and TL000 when a file did not parse); columns
+    count Unicode code points, as everywhere else in tritonlint, and the run says so (`columnKind`)."""
     by_id = {r.id: r for r in rules}
-    descriptors = []
-    for code in codes:
-        rule = by_id.get(code)
-        if rule is None:  # TL000
-            descriptors.append({"id": code, "name": "syntax-error",
-                                "shortDescription": {"text": "The file does not parse"},
-                                "fullDescription": {"text": "A file with a syntax error cannot be linted."},
-                                "help": {"text": "Fix the syntax error."},
-                                "defaultConfiguration": {"level": "error"}})
-            continue
-        descriptor = {
-            "id": rule.id,
-            "name": rule.name,
-            "shortDescription": {"text": rule.doc["what"].split("\n\n")[0].replace("\n", " ").strip()},
-            "fullDescription": {"text": rule.doc["why"].replace("\n", " ").strip()},
-            "help": {"text": rule_markdown(rule), "markdown": rule_markdown(rule)},
-            "defaultConfiguration": {"level": _SARIF_LEVEL[rule.severity]},
-            "properties": {"category": rule.category, "tags": [rule.category]},
-        }
-        if rule.url:
-            descriptor["helpUri"] = rule.url
-        descriptors.append(descriptor)
+    codes = sorted(set(by_id) | {d.code for d in diagnostics})
+    descriptors = [_rule_descriptor(by_id[code]) if code in by_id else {**_SYNTAX_ERROR_DESCRIPTOR, "id": code}
+                   for code in codes]
     index = {code: i for i, code in enumerate(codes)}
-    results = []
-    for d in diagnostics:
-        uri = Path(d.filename).as_posix()
-        location = {"physicalLocation": {
-            "artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"},
-            "region": {"startLine": d.location.row, "startColumn": d.location.column,
-                       "endLine": d.end_location.row, "endColumn": d.end_location.column},
-        }}
-        result: dict[str, Any] = {
-            "ruleId": d.code,
-            "ruleIndex": index[d.code],
-            "level": _SARIF_LEVEL[d.severity],
-            "message": {"text": d.message},
-            "locations": [location],
-        }
-        if d.fix is not None and d.fix.edits:
-            result["fixes"] = [{
-                "description": {"text": d.fix.message},
-                "artifactChanges": [{
-                    "artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"},
-                    "replacements": [{
-                        "deletedRegion": {"startLine": e.location.row, "startColumn": e.location.column,
-                                          "endLine": e.end_location.row, "endColumn": e.end_location.column},
-                        "insertedContent": {"text": e.content},
-                    } for e in d.fix.edits],
-                }],
-            }]
-        results.append(result)
     log = {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "$schema": _SARIF_SCHEMA,
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {"name": "tritonlint", "version": __version__, "semanticVersion": __version__,
                                 "informationUri": INFORMATION_URI, "rules": descriptors}},
-            "originalUriBaseIds": {"%SRCROOT%": {"uri": Path.cwd().as_uri() + "/"}},
-            "results": results,
+            "originalUriBaseIds": {SRCROOT: {"uri": Path.cwd().as_uri().rstrip("/") + "/"}},
+            "columnKind": "unicodeCodePoints",
+            "results": [_sarif_result(d, index[d.code]) for d in diagnostics],
         }],
     }
     return json.dumps(log, indent=2)
@@ -220,35 +296,88 @@ RENDERERS: dict[str, Callable[..., str]] = {
 }
 
 
-def statistics(diagnostics: list[Diagnostic]) -> str:
+# ---- statistics, summary, fix listing ---------------------------------------------------------------
+def _rule_counts(diagnostics: list[Diagnostic], unsafe: bool) -> list[dict[str, Any]]:
     counts = Counter(d.code for d in diagnostics)
+    fixable = Counter(d.code for d in diagnostics if is_fixable(d, unsafe))
     names = {d.code: d.name for d in diagnostics}
-    fixable = {d.code for d in diagnostics if _fixable_mark(d)}
-    width = len(str(max(counts.values()))) if counts else 1
+    return [{"code": code, "name": names[code], "count": count, "fixable": fixable[code] > 0,
+             "fixable_count": fixable[code]}
+            for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
+
+
+def statistics(diagnostics: list[Diagnostic], unsafe: bool = False, as_json: bool = False) -> str:
+    """A count per rule, most frequent first, in ruff's shape (`--statistics`)."""
+    rows = _rule_counts(diagnostics, unsafe)
+    if as_json:
+        return json.dumps(rows, indent=2)
+    if not rows:
+        return ""
+    width = len(str(rows[0]["count"]))
+    code_width = max(len(row["code"]) for row in rows)
+    any_fixable = any(row["fixable"] for row in rows)
     return "\n".join(
-        f"{count:>{width}}\t{code}\t{'[*] ' if code in fixable else '    '}{names[code]}"
-        for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+        f"{row['count']:>{width}}\t{row['code']:<{code_width}}\t"
+        f"{('[*] ' if row['fixable'] else '[ ] ') if any_fixable else ''}{row['name']}"
+        for row in rows
     )
 
 
 def summary(diagnostics: list[Diagnostic], fixed: int, unsafe_enabled: bool) -> str:
     lines = []
+    remaining = len(diagnostics)
+    if not remaining and not fixed:
+        return "All checks passed!"
     if fixed:
-        lines.append(f"Fixed {fixed} finding{'s' if fixed != 1 else ''}.")
-    if not diagnostics:
-        if not fixed:
-            lines.append("All checks passed!")
-        return "\n".join(lines)
-    by_severity = Counter(d.severity for d in diagnostics)
-    parts = ", ".join(f"{by_severity[s]} {s}{'s' if by_severity[s] != 1 and s != 'info' else ''}"
-                      for s in ("error", "warning", "info") if by_severity[s])
-    total = len(diagnostics)
-    lines.append(f"Found {total} finding{'s' if total != 1 else ''} ({parts}).")
-    safe = sum(1 for d in diagnostics if _fixable_mark(d))
-    unsafe = sum(1 for d in diagnostics if d.fix is not None and d.fix.applicability == "unsafe" and d.fix.edits)
-    if safe or unsafe:
-        line = f"[*] {safe} fixable with the `--fix` option"
-        if unsafe and not unsafe_enabled:
-            line += f" ({unsafe} unsafe fix{'es' if unsafe != 1 else ''} available with `--unsafe-fixes`)"
-        lines.append(line + ".")
+        lines.append(f"Found {_plural(fixed + remaining, 'finding')} ({fixed} fixed, {remaining} remaining).")
+    else:
+        by_severity = Counter(d.severity for d in diagnostics)
+        parts = ", ".join(_plural(by_severity[s], s, "info" if s == "info" else None)
+                          for s in ("error", "warning", "info") if by_severity[s])
+        lines.append(f"Found {_plural(remaining, 'finding')} ({parts}).")
+    applicable = sum(1 for d in diagnostics if is_fixable(d, unsafe_enabled))
+    hidden = sum(1 for d in diagnostics if has_hidden_fix(d, unsafe_enabled))
+    unsafe_note = f"{_plural(hidden, 'unsafe fix', 'unsafe fixes')} available with `--fix --unsafe-fixes`"
+    if applicable:
+        lines.append(f"[*] {applicable} fixable with `--fix`" + (f" ({unsafe_note})." if hidden else "."))
+    elif hidden:
+        lines.append(unsafe_note[0].upper() + unsafe_note[1:] + ".")
     return "\n".join(lines)
+
+
+def fix_listing(fixed_codes: Iterable[tuple[str, Mapping[str, int]]], names: Mapping[str, str]) -> str:
+    """`--show-fixes`: the fixes applied, per file and rule, as ruff lists them."""
+    files = [(path, codes) for path, codes in fixed_codes if codes]
+    total = sum(sum(codes.values()) for _, codes in files)
+    if not total:
+        return ""
+    lines = [f"Fixed {_plural(total, 'finding')}:"]
+    for path, codes in files:
+        lines.append(f"- {path}:")
+        lines.extend(f"    {count} × {code} ({names.get(code, '?')})" for code, count in sorted(codes.items()))
+    return "\n".join(lines)
+
+
+def would_fix(count: int, hidden: int) -> str:
+    """The line `--diff` ends with (on standard error, so the diff itself pipes into `git apply`)."""
+    extra = ""
+    if hidden:
+        extra = f" ({_plural(hidden, 'additional fix', 'additional fixes')} available with `--unsafe-fixes`)"
+    return f"Would fix {_plural(count, 'finding')}{extra}." if count else f"No fixes available{extra}."
+
+
+def unified_diff(path: str, before: str, after: str) -> str:
+    """A unified diff that `git apply` and `patch -p1` accept: lines split at "\\n" only (a form feed or
+    a lone "\\r" is not a line break for them), the marker for a missing final newline, and a tab after a
+    file name with a space in it, where both tools expect the name to end."""
+    out = []
+    end = "\t" if re.search(r"\s", path) else ""
+    names = {"fromfile": f"a/{path}{end}", "tofile": f"b/{path}{end}"}
+    for line in difflib.unified_diff(_lines(before), _lines(after), **names):
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def _lines(text: str) -> list[str]:
+    lines = text.split("\n")
+    return [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
