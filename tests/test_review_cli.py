@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tritonlint import evidence
 from tests.helpers import run_cli, tritonlint_executable
 from tests.review_support import ACME_KERNEL, sarif_errors, write_project
 from tests.test_cli import K_LOOP
@@ -26,7 +27,7 @@ def test_github_annotations_exact_lines(tmp_path):
     assert result.returncode == 1, result.stderr
     loop_message = ("`tl.static_range` unrolls 32 iterations (HIDDEN=2048 from module constant at line 4, BLOCK_K=64 "
                     "from config #1); the body loads memory or runs tl.dot, and a fully unrolled loop cannot be "
-                    "software-pipelined (not measured on a GPU yet)")
+                    f"software-pipelined ({evidence.measured_phrase('TL001', 'slower')})")
     assert result.stdout.splitlines() == [
         ("::notice title=tritonlint (ACME001),file=acme.py,line=7,col=14,endLine=7,endColumn=32"
          "::acme.py:7:14: ACME001 `tl.debug_barrier()` in kernel serialises the block"),
@@ -243,7 +244,7 @@ def test_force_exclude_applies_excludes_to_named_paths(tmp_path):
     for path in ("vendored/k.py", "gen_k.py", "own.py"):
         (tmp_path / path).write_text(K_LOOP)
     named = ["vendored/k.py", "gen_k.py", "own.py"]
-    assert run_cli("--output-format", "concise", *named, cwd=tmp_path).stdout.count("TL001") == 3
+    assert run_cli("--output-format", "concise", *named, cwd=tmp_path).stdout.count(": TL001 ") == 3
     forced = run_cli("--output-format", "concise", "--force-exclude", *named, cwd=tmp_path)
     assert [line.split(":")[0] for line in forced.stdout.splitlines() if "TL001" in line] == ["own.py"]
     assert run_cli("--force-exclude", "vendored", cwd=tmp_path).returncode == 0
