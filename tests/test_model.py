@@ -39,6 +39,14 @@ def test_conventional_tl_without_import_but_not_when_rebound():
     assert rebound.qualify(ast.parse("tl.load", mode="eval").body) == "mylib.load"
 
 
+def test_reexported_triton_under_its_conventional_names():
+    model = build("from vllm.triton_utils import tl, triton\nfrom mylib import tl_helpers")
+    q = lambda src: model.qualify(ast.parse(src, mode="eval").body)
+    assert q("tl.static_range") == "triton.language.static_range"
+    assert q("triton.jit") == "triton.jit"
+    assert q("tl_helpers.x") == "mylib.tl_helpers.x"
+
+
 def test_stacked_decorators_params_and_autotune():
     model = build("""
         import triton

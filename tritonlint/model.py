@@ -195,6 +195,11 @@ class ModuleModel:
                 for alias in node.names:
                     if alias.name != "*":
                         self.imports.setdefault(alias.asname or alias.name, f"{base}.{alias.name}")
+        # A package's re-export of Triton under its conventional name (`from vllm.triton_utils import tl,
+        # triton`) is Triton itself.
+        for name, target in self.imports.items():
+            if name in _CONVENTIONAL and target.endswith(f".{name}") and not target.startswith("triton."):
+                self.imports[name] = _CONVENTIONAL[name]
 
     def _absolute_module(self, node: ast.ImportFrom) -> str | None:
         if not node.level:
