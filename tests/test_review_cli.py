@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tritonlint import evidence
+from tritonlint.ruleset import load_rules
 from tests.helpers import run_cli, tritonlint_executable
 from tests.review_support import ACME_KERNEL, sarif_errors, write_project
 from tests.test_cli import K_LOOP
@@ -55,7 +56,8 @@ def test_sarif_validates_and_describes_every_rule(tmp_path):
     assert (driver["name"], driver["version"]) == ("tritonlint", run_cli("--version").stdout.split()[1])
     assert driver["informationUri"].startswith("https://")
     rules = driver["rules"]
-    assert [r["id"] for r in rules] == ["ACME001", "ACME002", "TL000", "TL001"]
+    builtin = sorted(rule.id for rule in load_rules())
+    assert [r["id"] for r in rules] == sorted(["ACME001", "ACME002", "TL000", *builtin])
     for rule in rules:
         assert rule["name"] and rule["shortDescription"]["text"] and rule["fullDescription"]["text"]
         assert rule["help"]["text"] and rule["defaultConfiguration"]["level"] in ("error", "warning", "note")
