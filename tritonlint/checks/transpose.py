@@ -1,0 +1,318 @@
+"""TL002: a transpose, inside a loop, of a tile computed in registers (a tl.dot result, arithmetic, a
+softmax tile).
+
+A freshly loaded tile transposed into tl.dot costs nothing (the compiler folds the transpose into the
+shared-memory layout of the operand), so only computed values are reported, and only when they change from
+one iteration to the next (a loop-invariant transpose is hoisted out of the loop).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from tritonlint.checks.common import TL
+from tritonlint.checks.flow import Definition, FunctionFlow, Loop, flow_of
+from tritonlint.engine import MatchContext
+from tritonlint.model import ModuleModel
+from tritonlint.registry import Verdict, condition, fixer
+
+TRANS, PERMUTE = f"{TL}.trans", f"{TL}.permute"
+DOTS = frozenset({f"{TL}.dot", f"{TL}.dot_scaled"})
+LOADS = frozenset(f"{TL}.{n}" for n in ("load", "load_tensor_descriptor", "_experimental_descriptor_load"))
+DESCRIPTOR_LOADS = frozenset({"load", "gather"})  # desc.load([...]) on a tensor descriptor
+CASTS = frozenset({f"{TL}.cast"})
+INDEX_CALLS = frozenset(f"{TL}.{n}" for n in ("arange", "program_id", "num_programs", "cdiv"))
+CONSTANT_CALLS = frozenset(f"{TL}.{n}" for n in ("zeros", "full", "zeros_like", "full_like"))
+RESHAPES = frozenset(f"{TL}.{n}" for n in ("reshape", "view", "broadcast_to", "expand_dims"))
+# Calls with effects: a fix must not reorder them.
+EFFECTS = ("store", "atomic_", "debug_barrier", "device_print", "device_assert", "inline_asm")
+
+
+def transpose_operand(model: ModuleModel, node: ast.AST | None) -> ast.expr | None:
+    """The value a 2-D transpose (`tl.trans(x)`, `x.T`, `tl.permute(x, (1, 0))`, `x.trans()`,
+    `x.permute(1, 0)`) transposes, or None when `node` is no such transpose."""
+    if isinstance(node, ast.Attribute) and node.attr == "T" and isinstance(node.ctx, ast.Load):
+        return node.value
+    if not isinstance(node, ast.Call) or node.keywords:
+        return None
+    name = model.qualify(node.func)
+    if name in (TRANS, PERMUTE) and node.args:
+        operand, dims = node.args[0], node.args[1:]
+    elif isinstance(node.func, ast.Attribute) and node.func.attr in ("trans", "permute") and name is None:
+        operand, dims = node.func.value, node.args
+        name = TRANS if node.func.attr == "trans" else PERMUTE
+    else:
+        return None
+    if not dims and name == TRANS:
+        return operand
+    return operand if _is_swap(dims) else None
+
+
+def _is_swap(dims: list[ast.expr]) -> bool:
+    if len(dims) == 1 and isinstance(dims[0], (ast.Tuple, ast.List)):
+        dims = dims[0].elts
+    return [d.value if isinstance(d, ast.Constant) else None for d in dims] == [1, 0]
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a value comes from: loaded from memory, computed in registers, an index, a constant, or
+    unknown. `source` says what a computed value is computed from ("a tl.dot result" / "loaded data")."""
+
+    kind: str  # "loaded" | "computed" | "index" | "constant" | "unknown"
+    source: str = ""
+
+
+UNKNOWN, INDEX, CONSTANT, LOADED = Origin("unknown"), Origin("index"), Origin("constant"), Origin("loaded")
+DOT_RESULT = Origin("computed", "a tl.dot result")
+
+
+def _computed(parts: list[Origin]) -> Origin:
+    """Arithmetic over `parts`: computed when any part is data (loaded or computed), else an index or
+    constant expression; unknown when nothing is known."""
+    if any(p.kind == "computed" and p.source == DOT_RESULT.source for p in parts):
+        return DOT_RESULT
+    if any(p.kind in ("computed", "loaded") for p in parts):
+        return Origin("computed", "loaded data")
+    if any(p.kind == "unknown" for p in parts):
+        return UNKNOWN
+    return INDEX if any(p.kind == "index" for p in parts) else CONSTANT
+
+
+def _either(parts: list[Origin]) -> Origin:
+    """A value that is one of `parts` (several assignments reach it): silent unless they agree. An initial
+    constant (the zeros of an accumulator) does not change what the value is."""
+    kinds = {p.kind for p in parts}
+    if not parts or "unknown" in kinds or {"loaded", "computed"} <= kinds:
+        return UNKNOWN
+    for kind in ("computed", "loaded", "index"):
+        found = [p for p in parts if p.kind == kind]
+        if found:
+            return DOT_RESULT if DOT_RESULT in found else found[0]
+    return CONSTANT
+
+
+class Origins:
+    """Classifies expressions of one jit function by following local assignments."""
+
+    def __init__(self, model: ModuleModel, flow: FunctionFlow, constexprs: set[str]) -> None:
+        self.model = model
+        self.flow = flow
+        self.constexprs = constexprs
+        self._memo: dict[int, Origin] = {}
+        self._busy: set[int] = set()
+
+    def of(self, expr: ast.expr) -> Origin:
+        if isinstance(expr, ast.Constant):
+            return CONSTANT
+        if isinstance(expr, ast.Name):
+            defs = self.flow.reaching(expr)
+            if not defs:
+                return CONSTANT if expr.id in self.model.constants else UNKNOWN
+            return self._of_definitions(defs)
+        if isinstance(expr, ast.Call):
+            return self._of_call(expr)
+        if isinstance(expr, (ast.BinOp, ast.BoolOp, ast.Compare, ast.UnaryOp)):
+            return _computed([self.of(e) for e in _operands(expr)])
+        if isinstance(expr, ast.IfExp):
+            return _either([self.of(expr.body), self.of(expr.orelse)])
+        if isinstance(expr, ast.Attribute):
+            operand = transpose_operand(self.model, expr)
+            if operand is not None:
+                return self.of(operand)
+            return CONSTANT if expr.attr in ("dtype", "element_ty", "shape") else UNKNOWN
+        if isinstance(expr, ast.Subscript):  # x[:, None] and the like: a reshaped loaded tile is no longer fresh
+            inner = self.of(expr.value)
+            return UNKNOWN if inner.kind == "loaded" else inner
+        return UNKNOWN
+
+    def _of_definitions(self, defs: frozenset[Definition]) -> Origin:
+        return _either([self._of_definition(d) for d in defs])
+
+    def _of_definition(self, definition: Definition) -> Origin:
+        key = id(definition)
+        if key in self._memo:
+            return self._memo[key]
+        if key in self._busy:  # a value carried around the loop: decided by its other definitions
+            return CONSTANT
+        self._busy.add(key)
+        try:
+            if definition.kind == "param":
+                origin = CONSTANT if definition.name in self.constexprs else UNKNOWN
+            elif definition.kind == "loop":
+                origin = INDEX
+            elif definition.kind == "assign" and definition.value is not None:
+                origin = self.of(definition.value)
+            elif definition.kind == "augassign" and definition.value is not None:
+                before = self.flow.defined_before(definition.stmt, definition.name)  # type: ignore[arg-type]
+                origin = _computed([self.of(definition.value), self._of_definitions(before)])
+            else:
+                origin = UNKNOWN
+        finally:
+            self._busy.discard(key)
+        self._memo[key] = origin
+        return origin
+
+    def _of_call(self, call: ast.Call) -> Origin:
+        name = self.model.qualify(call.func)
+        method = call.func.attr if isinstance(call.func, ast.Attribute) and name is None else None
+        if name in LOADS or method in DESCRIPTOR_LOADS:
+            return LOADED
+        if name in DOTS:
+            return DOT_RESULT
+        if method == "to" or name in CASTS:  # a cast keeps what the value is: a loaded tile cast is still loaded
+            target = call.func.value if method == "to" else (call.args[0] if call.args else None)  # type: ignore[union-attr]
+            return self.of(target) if target is not None else UNKNOWN
+        operand = transpose_operand(self.model, call)
+        if operand is not None:
+            return self.of(operand)
+        if name in INDEX_CALLS:
+            return INDEX
+        if name in CONSTANT_CALLS:
+            return CONSTANT
+        receiver = [call.func.value] if method is not None else []  # type: ignore[union-attr]
+        parts = [self.of(a) for a in [*receiver, *call.args, *(k.value for k in call.keywords)]]
+        inner = _computed(parts)
+        if name in RESHAPES and any(p.kind == "loaded" for p in parts):
+            return UNKNOWN
+        if name is not None and not name.startswith(f"{TL}."):
+            # a helper or another library: data in, computed data out; otherwise we cannot tell
+            return inner if inner.kind == "computed" else UNKNOWN
+        return inner
+
+
+def _operands(expr: ast.expr) -> list[ast.expr]:
+    if isinstance(expr, ast.BinOp):
+        return [expr.left, expr.right]
+    if isinstance(expr, ast.BoolOp):
+        return list(expr.values)
+    if isinstance(expr, ast.Compare):
+        return [expr.left, *expr.comparators]
+    return [expr.operand]  # type: ignore[attr-defined]
+
+
+def varies_in(flow: FunctionFlow, expr: ast.expr, loop: Loop) -> bool:
+    """Whether `expr` may change from one iteration of `loop` to the next: it loads in the loop or reads
+    a name that the loop (re)defines."""
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in DESCRIPTOR_LOADS:
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)) and \
+                ast.unparse(node.func).endswith("load"):
+            return True
+        if isinstance(node, ast.Name):
+            for definition in flow.reaching(node):
+                if definition.stmt is not None and definition.kind != "param" and flow.inside(definition.stmt, loop):
+                    return True
+    return False
+
+
+def describe_loop(loop: Loop) -> str:
+    if isinstance(loop, ast.For):
+        return f"`for {ast.unparse(loop.target)}` loop at line {loop.lineno}"
+    return f"`while` loop at line {loop.lineno}"
+
+
+def _describe_value(flow: FunctionFlow, operand: ast.expr, origin: Origin) -> tuple[str, str]:
+    """The transposed value as the message shows it, and what it is computed from."""
+    text = " ".join(ast.unparse(operand).split())
+    if len(text) > 50:
+        text = text[:47] + "..."
+    core = operand
+    while isinstance(core, ast.Call) and isinstance(core.func, ast.Attribute) and core.func.attr == "to":
+        core = core.func.value  # p.to(tl.float16): describe p
+    if isinstance(core, ast.Name):
+        lines = sorted({d.stmt.lineno for d in flow.reaching(core) if d.kind in ("assign", "augassign")})  # type: ignore[union-attr]
+        where = f" at line {lines[-1]}" if len(lines) == 1 else ""
+        return f"`{text}`", f"computed{where} from {origin.source}"
+    if isinstance(core, ast.Call) and origin == DOT_RESULT and core is operand:
+        return f"`{text}`", "a tl.dot result"
+    return f"`{text}`", f"computed from {origin.source}"
+
+
+@condition("transposes-computed-tile", provides=("value", "origin", "loop"))
+def transposes_computed_tile(ctx: MatchContext) -> Verdict | None:
+    """The match is a 2-D transpose, inside a loop of the jit function, of a value computed in registers
+    (a tl.dot result or arithmetic on loaded or computed tiles) that changes every iteration. Loaded tiles
+    (also after a cast), values the analysis cannot follow, and loop-invariant values are left alone."""
+    node = ctx.ast_node(types=(ast.Call, ast.Attribute))
+    function = ctx.function
+    operand = transpose_operand(ctx.model, node)
+    if operand is None or function is None or function.node is None:
+        return None
+    flow = flow_of(function.node)
+    loops = flow.enclosing_loops(node)  # type: ignore[arg-type]
+    if not loops:
+        return None
+    origin = Origins(ctx.model, flow, set(function.constexprs)).of(operand)
+    if origin.kind != "computed":
+        return None
+    loop = next((lp for lp in loops if varies_in(flow, operand, lp)), None)
+    if loop is None:
+        return None
+    value, source = _describe_value(flow, operand, origin)
+    return Verdict(vars={"value": value, "origin": source, "loop": describe_loop(loop)})
+
+
+# ---- the fix ---------------------------------------------------------------------------------------------
+def _trans_callee(ctx: MatchContext, node: ast.AST) -> str | None:
+    """How this module spells triton.language.trans, preferring the spelling of the flagged call."""
+    if isinstance(node, ast.Call) and ctx.model.qualify(node.func) == TRANS:
+        return ctx.file.text_of(node.func)
+    for alias, target in ctx.model.imports.items():
+        if target == TL:
+            return f"{alias}.trans"
+        if target == TRANS:
+            return alias
+    if ctx.model.imports.get("triton") == "triton":
+        return "triton.language.trans"
+    return None
+
+
+def _has_effects(model: ModuleModel, expr: ast.expr) -> bool:
+    for call in (n for n in ast.walk(expr) if isinstance(n, ast.Call)):
+        name = model.qualify(call.func) or ""
+        attr = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+        if any(e in name.rpartition(".")[2] or e in attr for e in EFFECTS):
+            return True
+        if isinstance(call.func, ast.Name) and not name.startswith(f"{TL}."):
+            return True  # a helper: it might store or run atomics
+    return False
+
+
+@fixer("transpose-dot-operands")
+def transpose_dot_operands(ctx: MatchContext, verdict: Verdict):
+    """`tl.trans(tl.dot(A, B))` -> `tl.dot(tl.trans(B), tl.trans(A))`, with `tl.trans(tl.trans(X))`
+    simplified to `X`. Offered only for a two-argument tl.dot (no accumulator, no input_precision,
+    out_dtype or other keyword) whose operands have no side effects, and only when neither rewritten
+    operand is itself a computed tile that would now need a transpose."""
+    node = ctx.ast_node(types=(ast.Call, ast.Attribute))
+    operand = transpose_operand(ctx.model, node)
+    why = "compute the tile in the orientation it is used in (swap the operands of the tl.dot that makes it)"
+    if not (isinstance(operand, ast.Call) and ctx.model.qualify(operand.func) == f"{TL}.dot"):
+        verdict.notes.append(f"No automatic fix: {why}.")
+        return None
+    if len(operand.args) != 2 or operand.keywords:
+        verdict.notes.append(f"No automatic fix (the tl.dot has an accumulator or extra arguments): {why}.")
+        return None
+    trans = _trans_callee(ctx, node)  # type: ignore[arg-type]
+    function = ctx.function
+    if trans is None or function is None or function.node is None:
+        return None
+    origins = Origins(ctx.model, flow_of(function.node), set(function.constexprs))
+    rewritten = []
+    for side in reversed(operand.args):
+        if _has_effects(ctx.model, side):
+            return None
+        inner = transpose_operand(ctx.model, side)
+        if inner is not None:
+            rewritten.append(ctx.file.text_of(inner))
+        elif origins.of(side).kind in ("loaded", "constant"):
+            rewritten.append(f"{trans}({ctx.file.text_of(side)})")
+        else:
+            verdict.notes.append(f"No automatic fix: swapping the operands would transpose `{ast.unparse(side)}`, "
+                                 f"which is not a freshly loaded tile; {why}.")
+            return None
+    start, end = ctx.file.span_of(node)  # type: ignore[arg-type]
+    return [(start, end, f"{ctx.file.text_of(operand.func)}({rewritten[0]}, {rewritten[1]})")]
