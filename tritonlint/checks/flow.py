@@ -56,6 +56,22 @@ class FunctionFlow:
         """The definitions of `name` that reach the start of `stmt`."""
         return self._before.get(id(stmt), {}).get(name, frozenset())
 
+    def definition_at(self, stmt: ast.stmt, name: str) -> Definition | None:
+        """The definition of `name` that statement `stmt` makes, if the walk reached it."""
+        return next((d for d in self._definitions.values() if d.stmt is stmt and d.name == name), None)
+
+    def uses_of(self, definition: Definition) -> list[ast.Name]:
+        """The reads of a definition's name that it may reach (an augmented assignment's target reads too)."""
+        uses = []
+        for node in ast.walk(self.function):
+            if not isinstance(node, ast.Name) or node.id != definition.name:
+                continue
+            parent = self.parents.get(id(node))
+            reads = isinstance(node.ctx, ast.Load) or (isinstance(parent, ast.AugAssign) and parent.target is node)
+            if reads and definition in self.reaching(node):
+                uses.append(node)
+        return uses
+
     def statement_of(self, node: ast.AST) -> ast.stmt | None:
         """The innermost statement holding `node` (a compound statement for its own header)."""
         current: ast.AST | None = node

@@ -231,11 +231,45 @@ def _describe_value(flow: FunctionFlow, operand: ast.expr, origin: Origin) -> tu
     return f"`{text}`", f"computed from {origin.source}"
 
 
+def _through_casts(model: ModuleModel, flow: FunctionFlow, node: ast.expr) -> tuple[ast.expr, ast.AST | None]:
+    """`node` widened over the casts applied to it (`x.to(dtype)`, `tl.cast(x, dtype)`), and its parent."""
+    parent = flow.parents.get(id(node))
+    while True:
+        if isinstance(parent, ast.Attribute) and parent.attr == "to":
+            call = flow.parents.get(id(parent))
+            if isinstance(call, ast.Call) and call.func is parent:
+                node, parent = call, flow.parents.get(id(call))
+                continue
+        if isinstance(parent, ast.Call) and model.qualify(parent.func) in CASTS and parent.args and parent.args[0] is node:
+            node, parent = parent, flow.parents.get(id(parent))
+            continue
+        return node, parent
+
+
+def only_second_dot_operand(model: ModuleModel, flow: FunctionFlow, node: ast.expr, depth: int = 0) -> bool:
+    """Whether the value of `node` only ever becomes the second operand of tl.dot (possibly after a cast
+    or through local names). That operand is staged through shared memory anyway, where the transpose
+    folds into the layout; the first operand and other uses can stay in registers."""
+    node, parent = _through_casts(model, flow, node)
+    if isinstance(parent, ast.Call) and model.qualify(parent.func) == f"{TL}.dot":
+        second = parent.args[1] if len(parent.args) > 1 else next((k.value for k in parent.keywords if k.arg == "other"), None)
+        return second is node
+    if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name) \
+            and parent.value is node and depth < 4:
+        definition = flow.definition_at(parent, parent.targets[0].id)
+        uses = flow.uses_of(definition) if definition is not None else []
+        return bool(uses) and all(only_second_dot_operand(model, flow, use, depth + 1) for use in uses)
+    return False
+
+
 @condition("transposes-computed-tile", provides=("value", "origin", "loop"))
 def transposes_computed_tile(ctx: MatchContext) -> Verdict | None:
-    """The match is a 2-D transpose, inside a loop of the jit function, of a value computed in registers
-    (a tl.dot result or arithmetic on loaded or computed tiles) that changes every iteration. Loaded tiles
-    (also after a cast), values the analysis cannot follow, and loop-invariant values are left alone."""
+    """The match is a 2-D transpose, inside a loop of the jit function, of a value computed from a tl.dot
+    result (the result itself, a softmax tile, an accumulated state) that changes every iteration, and
+    the transposed value is used in registers: in arithmetic, a store, or as the first operand of tl.dot.
+    Silent for loaded tiles (also after a cast), for arithmetic on loaded tiles only, for a transpose that
+    only feeds the second operand of tl.dot, for loop-invariant values and for whatever the analysis
+    cannot follow."""
     node = ctx.ast_node(types=(ast.Call, ast.Attribute))
     function = ctx.function
     operand = transpose_operand(ctx.model, node)
@@ -246,7 +280,7 @@ def transposes_computed_tile(ctx: MatchContext) -> Verdict | None:
     if not loops:
         return None
     origin = Origins(ctx.model, flow, set(function.constexprs)).of(operand)
-    if origin.kind != "computed":
+    if origin != DOT_RESULT or only_second_dot_operand(ctx.model, flow, node):  # type: ignore[arg-type]
         return None
     loop = next((lp for lp in loops if varies_in(flow, operand, lp)), None)
     if loop is None:
@@ -285,8 +319,8 @@ def _has_effects(model: ModuleModel, expr: ast.expr) -> bool:
 def transpose_dot_operands(ctx: MatchContext, verdict: Verdict):
     """`tl.trans(tl.dot(A, B))` -> `tl.dot(tl.trans(B), tl.trans(A))`, with `tl.trans(tl.trans(X))`
     simplified to `X`. Offered only for a two-argument tl.dot (no accumulator, no input_precision,
-    out_dtype or other keyword) whose operands have no side effects, and only when neither rewritten
-    operand is itself a computed tile that would now need a transpose."""
+    out_dtype or other keyword) whose operands have no side effects, and not when B is itself computed
+    from a tl.dot result (its transpose would become the first operand, the costly place)."""
     node = ctx.ast_node(types=(ast.Call, ast.Attribute))
     operand = transpose_operand(ctx.model, node)
     why = "compute the tile in the orientation it is used in (swap the operands of the tl.dot that makes it)"
@@ -301,18 +335,19 @@ def transpose_dot_operands(ctx: MatchContext, verdict: Verdict):
     if trans is None or function is None or function.node is None:
         return None
     origins = Origins(ctx.model, flow_of(function.node), set(function.constexprs))
+    first, second = operand.args
+    if _has_effects(ctx.model, first) or _has_effects(ctx.model, second):
+        return None
     rewritten = []
-    for side in reversed(operand.args):
-        if _has_effects(ctx.model, side):
-            return None
+    for side in (second, first):  # B^T becomes the first operand, A^T the second
         inner = transpose_operand(ctx.model, side)
         if inner is not None:
             rewritten.append(ctx.file.text_of(inner))
-        elif origins.of(side).kind in ("loaded", "constant"):
-            rewritten.append(f"{trans}({ctx.file.text_of(side)})")
-        else:
+        elif side is second and origins.of(side) == DOT_RESULT:
             verdict.notes.append(f"No automatic fix: swapping the operands would transpose `{ast.unparse(side)}`, "
-                                 f"which is not a freshly loaded tile; {why}.")
+                                 f"computed from a tl.dot result, into the first operand; {why}.")
             return None
+        else:
+            rewritten.append(f"{trans}({ctx.file.text_of(side)})")
     start, end = ctx.file.span_of(node)  # type: ignore[arg-type]
     return [(start, end, f"{ctx.file.text_of(operand.func)}({rewritten[0]}, {rewritten[1]})")]
