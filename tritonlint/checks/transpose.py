@@ -246,30 +246,46 @@ def _through_casts(model: ModuleModel, flow: FunctionFlow, node: ast.expr) -> tu
         return node, parent
 
 
-def only_second_dot_operand(model: ModuleModel, flow: FunctionFlow, node: ast.expr, depth: int = 0) -> bool:
-    """Whether the value of `node` only ever becomes the second operand of tl.dot (possibly after a cast
-    or through local names). That operand is staged through shared memory anyway, where the transpose
-    folds into the layout; the first operand and other uses can stay in registers."""
+def used_in_registers(model: ModuleModel, flow: FunctionFlow, node: ast.expr, loop: Loop, depth: int = 0) -> bool:
+    """Whether the transposed value of `node` is used, inside `loop`, where it has to be in registers in
+    the transposed layout: arithmetic, reductions, an accumulation, the first operand of tl.dot. The uses
+    where the transpose folds away are not: the second operand or the accumulator of tl.dot (staged or
+    kept in the MMA layout), a store, another transpose. Follows local names; a use it cannot see (a
+    returned value) counts as not in registers."""
     node, parent = _through_casts(model, flow, node)
-    if isinstance(parent, ast.Call) and model.qualify(parent.func) == f"{TL}.dot":
-        second = parent.args[1] if len(parent.args) > 1 else next((k.value for k in parent.keywords if k.arg == "other"), None)
-        return second is node
+    if isinstance(parent, ast.IfExp) and node is not parent.test:
+        return used_in_registers(model, flow, parent, loop, depth)
+    if isinstance(parent, ast.Call):
+        name = model.qualify(parent.func)
+        if name == f"{TL}.dot":
+            first = parent.args[0] if parent.args else next((k.value for k in parent.keywords if k.arg == "input"), None)
+            return first is node
+        if name == f"{TL}.store" or transpose_operand(model, parent) is node:
+            return False
+        return True
+    if isinstance(parent, ast.Attribute):  # x.T, or x.trans() / x.permute(1, 0): transposed back
+        if parent.attr in ("dtype", "shape"):
+            return False
+        method_call = flow.parents.get(id(parent))
+        return not (transpose_operand(model, parent) is node or transpose_operand(model, method_call) is node)
     if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name) \
-            and parent.value is node and depth < 4:
+            and parent.value is node:
         definition = flow.definition_at(parent, parent.targets[0].id)
-        uses = flow.uses_of(definition) if definition is not None else []
-        return bool(uses) and all(only_second_dot_operand(model, flow, use, depth + 1) for use in uses)
-    return False
+        if definition is None or depth >= 4:
+            return False
+        uses = [use for use in flow.uses_of(definition) if flow.inside(use, loop)]
+        return any(used_in_registers(model, flow, use, loop, depth + 1) for use in uses)
+    return not isinstance(parent, (ast.Return, ast.Tuple, ast.List))
 
 
 @condition("transposes-computed-tile", provides=("value", "origin", "loop"))
 def transposes_computed_tile(ctx: MatchContext) -> Verdict | None:
     """The match is a 2-D transpose, inside a loop of the jit function, of a value computed from a tl.dot
     result (the result itself, a softmax tile, an accumulated state) that changes every iteration, and
-    the transposed value is used in registers: in arithmetic, a store, or as the first operand of tl.dot.
-    Silent for loaded tiles (also after a cast), for arithmetic on loaded tiles only, for a transpose that
-    only feeds the second operand of tl.dot, for loop-invariant values and for whatever the analysis
-    cannot follow."""
+    the transposed value is used in registers in that loop: in arithmetic, a reduction, an accumulation or
+    as the first operand of tl.dot. Silent for loaded tiles (also after a cast), for arithmetic on loaded
+    tiles only, for transposes that only reach a store, the second operand or the accumulator of tl.dot,
+    for loop-invariant values and for whatever the analysis cannot follow."""
     node = ctx.ast_node(types=(ast.Call, ast.Attribute))
     function = ctx.function
     operand = transpose_operand(ctx.model, node)
@@ -280,10 +296,10 @@ def transposes_computed_tile(ctx: MatchContext) -> Verdict | None:
     if not loops:
         return None
     origin = Origins(ctx.model, flow, set(function.constexprs)).of(operand)
-    if origin != DOT_RESULT or only_second_dot_operand(ctx.model, flow, node):  # type: ignore[arg-type]
+    if origin != DOT_RESULT:
         return None
     loop = next((lp for lp in loops if varies_in(flow, operand, lp)), None)
-    if loop is None:
+    if loop is None or not used_in_registers(ctx.model, flow, node, loop):  # type: ignore[arg-type]
         return None
     value, source = _describe_value(flow, operand, origin)
     return Verdict(vars={"value": value, "origin": source, "loop": describe_loop(loop)})
