@@ -22,9 +22,13 @@ DOTS = frozenset({f"{TL}.dot", f"{TL}.dot_scaled"})
 LOADS = frozenset(f"{TL}.{n}" for n in ("load", "load_tensor_descriptor", "_experimental_descriptor_load"))
 DESCRIPTOR_LOADS = frozenset({"load", "gather"})  # desc.load([...]) on a tensor descriptor
 CASTS = frozenset({f"{TL}.cast"})
+FIRST_OPERAND_KEYWORDS = frozenset({"input", "lhs"})  # tl.dot(input, other, acc), tl.dot_scaled(lhs, ..., rhs, ...)
 INDEX_CALLS = frozenset(f"{TL}.{n}" for n in ("arange", "program_id", "num_programs", "cdiv"))
 CONSTANT_CALLS = frozenset(f"{TL}.{n}" for n in ("zeros", "full", "zeros_like", "full_like"))
 RESHAPES = frozenset(f"{TL}.{n}" for n in ("reshape", "view", "broadcast_to", "expand_dims"))
+REDUCTIONS = frozenset(f"{TL}.{n}" for n in ("sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum"))
+RESHAPE_METHODS = frozenset({"reshape", "view", "broadcast_to", "expand_dims", "sum", "max", "min", "argmax",
+                             "argmin", "reduce", "xor_sum"})
 # Calls with effects: a fix must not reorder them.
 EFFECTS = ("store", "atomic_", "debug_barrier", "device_print", "device_assert", "inline_asm")
 
@@ -66,6 +70,7 @@ class Origin:
 
 UNKNOWN, INDEX, CONSTANT, LOADED = Origin("unknown"), Origin("index"), Origin("constant"), Origin("loaded")
 DOT_RESULT = Origin("computed", "a tl.dot result")
+RESHAPED = Origin("computed", "a reshaped or reduced tile")
 
 
 def _computed(parts: list[Origin]) -> Origin:
@@ -171,11 +176,16 @@ class Origins:
             return INDEX
         if name in CONSTANT_CALLS:
             return CONSTANT
+        if name in RESHAPES or name in REDUCTIONS or method in RESHAPE_METHODS:
+            source = call.func.value if method is not None else (call.args[0] if call.args else None)  # type: ignore[union-attr]
+            inner = self.of(source) if source is not None else UNKNOWN
+            # a reshaped or reduced tl.dot result is no longer in the MMA layout: the cost TL002 is about is gone
+            if inner.kind == "computed":
+                return RESHAPED
+            return UNKNOWN if inner.kind == "loaded" else inner
         receiver = [call.func.value] if method is not None else []  # type: ignore[union-attr]
         parts = [self.of(a) for a in [*receiver, *call.args, *(k.value for k in call.keywords)]]
         inner = _computed(parts)
-        if name in RESHAPES and any(p.kind == "loaded" for p in parts):
-            return UNKNOWN
         if name is not None and not name.startswith(f"{TL}."):
             # a helper or another library: data in, computed data out; otherwise we cannot tell
             return inner if inner.kind == "computed" else UNKNOWN
@@ -192,19 +202,22 @@ def _operands(expr: ast.expr) -> list[ast.expr]:
     return [expr.operand]  # type: ignore[attr-defined]
 
 
-def varies_in(flow: FunctionFlow, expr: ast.expr, loop: Loop) -> bool:
-    """Whether `expr` may change from one iteration of `loop` to the next: it loads in the loop or reads
-    a name that the loop (re)defines."""
+def varies_in(flow: FunctionFlow, expr: ast.expr, loop: Loop, depth: int = 0) -> bool:
+    """Whether `expr` may change from one iteration of `loop` to the next: it loads, or reads a name that
+    the loop redefines from something that changes (a copy of a value computed before the loop does not)."""
     for node in ast.walk(expr):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in DESCRIPTOR_LOADS:
-            return True
         if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)) and \
-                ast.unparse(node.func).endswith("load"):
+                (ast.unparse(node.func).endswith("load") or ast.unparse(node.func).endswith("gather")):
             return True
-        if isinstance(node, ast.Name):
-            for definition in flow.reaching(node):
-                if definition.stmt is not None and definition.kind != "param" and flow.inside(definition.stmt, loop):
-                    return True
+        if not isinstance(node, ast.Name):
+            continue
+        for definition in flow.reaching(node):
+            if definition.kind == "param" or definition.stmt is None or not flow.inside(definition.stmt, loop):
+                continue
+            if definition.kind != "assign" or depth >= 8:
+                return True  # the loop index, an accumulation, an unpacking: changes
+            if varies_in(flow, definition.value, loop, depth + 1):  # type: ignore[arg-type]
+                return True
     return False
 
 
@@ -255,11 +268,16 @@ def used_in_registers(model: ModuleModel, flow: FunctionFlow, node: ast.expr, lo
     node, parent = _through_casts(model, flow, node)
     if isinstance(parent, ast.IfExp) and node is not parent.test:
         return used_in_registers(model, flow, parent, loop, depth)
+    if isinstance(parent, ast.keyword):  # f(..., acc=x): decided by the call and the keyword
+        call = flow.parents.get(id(parent))
+        name = model.qualify(call.func) if isinstance(call, ast.Call) else None
+        if name in DOTS:
+            return parent.arg in FIRST_OPERAND_KEYWORDS
+        return name != f"{TL}.store"
     if isinstance(parent, ast.Call):
         name = model.qualify(parent.func)
-        if name == f"{TL}.dot":
-            first = parent.args[0] if parent.args else next((k.value for k in parent.keywords if k.arg == "input"), None)
-            return first is node
+        if name in DOTS:
+            return bool(parent.args) and parent.args[0] is node
         if name == f"{TL}.store" or transpose_operand(model, parent) is node:
             return False
         return True
