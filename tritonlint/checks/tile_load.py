@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from tritonlint.checks.common import TL
 from tritonlint.checks.flow import Definition, FunctionFlow, Loop, flow_of
-from tritonlint.checks.transpose import DOTS, describe_loop
+from tritonlint.checks.transpose import DOT_RESULT, DOTS, Origins, describe_loop
 from tritonlint.engine import MatchContext
 from tritonlint.model import ModuleModel
 from tritonlint.registry import Verdict, condition, fixer
@@ -24,8 +24,11 @@ PASS_THROUGH = frozenset(f"{TL}.{n}" for n in ("multiple_of", "max_contiguous", 
 SCALAR_CALLS = frozenset({f"{TL}.program_id", f"{TL}.num_programs", f"{TL}.cdiv", f"{TL}.minimum", f"{TL}.maximum",
                           "triton.cdiv"})
 BUILTIN_SCALAR_CALLS = frozenset({"min", "max"})
-# Operators that keep a vector offset a contiguous block: `%` only as the wrap-around idiom `% M`.
-VECTOR_SAFE_OPS = (ast.Add, ast.Sub, ast.Mult)
+# Calls that consume a tile in registers: past them, the loaded data no longer feeds an MMA operand as a tile.
+REDUCTION_NAMES = ("sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum", "cumsum", "cumprod",
+                   "associative_scan", "histogram")
+CONSUMING_CALLS = frozenset(f"{TL}.{n}" for n in REDUCTION_NAMES)
+CONSUMING_METHODS = frozenset(REDUCTION_NAMES)
 
 
 @dataclass(frozen=True)
@@ -168,30 +171,52 @@ def _names_in(expr: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
 
 
-def feeds_dot(model: ModuleModel, flow: FunctionFlow, load: ast.Call, loop: Loop) -> bool:
+def _data_names(expr: ast.AST) -> set[str]:
+    """Names whose values `expr` reads as data (`x.dtype` reads only a type)."""
+    typed = {id(n.value) for n in ast.walk(expr) if isinstance(n, ast.Attribute) and n.attr in ("dtype", "shape")}
+    return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name) and id(n) not in typed}
+
+
+def _carries_tile(model: ModuleModel, expr: ast.expr) -> bool:
+    """Whether an assignment passes a tile on towards a tl.dot operand: casts, transposes, reshapes and
+    elementwise arithmetic (dequantisation) do; a reduction, a tl.dot or a helper call ends the tile's
+    way there (the data is consumed in registers, where a descriptor load does not help)."""
+    for call in (n for n in ast.walk(expr) if isinstance(n, ast.Call)):
+        name = model.qualify(call.func)
+        method = call.func.attr if isinstance(call.func, ast.Attribute) and name is None else None
+        if name in DOTS or name in CONSUMING_CALLS or method in CONSUMING_METHODS:
+            return False
+        if name is not None and not name.startswith(f"{TL}."):
+            return False
+    return True
+
+
+def feeds_dot(model: ModuleModel, flow: FunctionFlow, origins: Origins, load: ast.Call, loop: Loop) -> bool:
     """Whether the loaded tile reaches an operand (not the accumulator) of a tl.dot in `loop`: directly,
-    or through assignments in the loop (casts, dequantisation arithmetic, ...)."""
+    or through assignments in the loop that carry the tile on (casts, transposes, dequantisation). An
+    operand computed from a tl.dot result is register data, not a tile on its way from memory."""
     dots = [n for n in ast.walk(loop) if isinstance(n, ast.Call) and model.qualify(n.func) in DOTS]
-    operands = [arg for dot in dots for arg in dot.args[:2]]
+    operands = [arg for dot in dots for arg in dot.args[:2] if origins.of(arg) != DOT_RESULT]
     if any(flow.inside(load, arg) for arg in operands):
         return True
     stmt = flow.statement_of(load)
-    if not isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+    if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None or not _carries_tile(model, stmt.value):
         return False
     targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
     tainted = set().union(*(_names_in(t) for t in targets))
-    assignments = [n for n in ast.walk(loop) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and n.value]
+    assignments = [n for n in ast.walk(loop) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                   and n.value is not None and _carries_tile(model, n.value)]
     changed = True
     while changed:
         changed = False
         for node in assignments:
-            if _names_in(node.value) & tainted:  # type: ignore[arg-type]
+            if _data_names(node.value) & tainted:  # type: ignore[arg-type]
                 for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
                     new = _names_in(target) - tainted
                     if new:
                         tainted |= new
                         changed = True
-    return any(_names_in(arg) & tainted for arg in operands)
+    return any(_data_names(arg) & tainted for arg in operands)
 
 
 def _analysis(ctx: MatchContext) -> tuple[ast.Call, FunctionFlow, Loop, Indices] | None:
@@ -224,7 +249,8 @@ def raw_2d_tile_load(ctx: MatchContext) -> Verdict | None:
     if found is None:
         return None
     call, flow, loop, indices = found
-    if not feeds_dot(ctx.model, flow, call, loop):
+    origins = Origins(ctx.model, flow, set(ctx.function.constexprs))  # type: ignore[union-attr]
+    if not feeds_dot(ctx.model, flow, origins, call, loop):
         return None
     layout = tile_layout(ctx, call, flow, loop, indices)
     tile = f"`{layout.base}` [{layout.rows.block}, {layout.cols.block}]" if layout else "a 2-D tile"
