@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from tritonlint.checks.common import TL
 from tritonlint.checks.flow import Definition, FunctionFlow, Loop, flow_of
-from tritonlint.checks.transpose import DOT_RESULT, DOTS, Origins, describe_loop
+from tritonlint.checks.transpose import DOTS, describe_loop
 from tritonlint.engine import MatchContext
 from tritonlint.model import ModuleModel
 from tritonlint.registry import Verdict, condition, fixer
@@ -24,11 +24,9 @@ PASS_THROUGH = frozenset(f"{TL}.{n}" for n in ("multiple_of", "max_contiguous", 
 SCALAR_CALLS = frozenset({f"{TL}.program_id", f"{TL}.num_programs", f"{TL}.cdiv", f"{TL}.minimum", f"{TL}.maximum",
                           "triton.cdiv"})
 BUILTIN_SCALAR_CALLS = frozenset({"min", "max"})
-# Calls that consume a tile in registers: past them, the loaded data no longer feeds an MMA operand as a tile.
-REDUCTION_NAMES = ("sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum", "cumsum", "cumprod",
-                   "associative_scan", "histogram")
-CONSUMING_CALLS = frozenset(f"{TL}.{n}" for n in REDUCTION_NAMES)
-CONSUMING_METHODS = frozenset(REDUCTION_NAMES)
+# What hands a loaded tile to tl.dot unchanged in content.
+PASS_METHODS = frozenset({"to", "trans", "permute", "reshape", "view"})
+PASS_FUNCTIONS = frozenset(f"{TL}.{n}" for n in ("cast", "trans", "permute", "reshape", "view"))
 
 
 @dataclass(frozen=True)
@@ -171,52 +169,50 @@ def _names_in(expr: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
 
 
-def _data_names(expr: ast.AST) -> set[str]:
-    """Names whose values `expr` reads as data (`x.dtype` reads only a type)."""
-    typed = {id(n.value) for n in ast.walk(expr) if isinstance(n, ast.Attribute) and n.attr in ("dtype", "shape")}
-    return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name) and id(n) not in typed}
+def _tile_source(model: ModuleModel, expr: ast.expr) -> ast.expr:
+    """`expr` under the wrappers that hand a tile to tl.dot unchanged in content: casts, transposes,
+    reshapes."""
+    while True:
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and model.qualify(expr.func) is None \
+                and expr.func.attr in PASS_METHODS:
+            expr = expr.func.value
+        elif isinstance(expr, ast.Call) and model.qualify(expr.func) in PASS_FUNCTIONS and expr.args:
+            expr = expr.args[0]
+        elif isinstance(expr, ast.Attribute) and expr.attr == "T":
+            expr = expr.value
+        else:
+            return expr
 
 
-def _carries_tile(model: ModuleModel, expr: ast.expr) -> bool:
-    """Whether an assignment passes a tile on towards a tl.dot operand: casts, transposes, reshapes and
-    elementwise arithmetic (dequantisation) do; a reduction, a tl.dot or a helper call ends the tile's
-    way there (the data is consumed in registers, where a descriptor load does not help)."""
-    for call in (n for n in ast.walk(expr) if isinstance(n, ast.Call)):
-        name = model.qualify(call.func)
-        method = call.func.attr if isinstance(call.func, ast.Attribute) and name is None else None
-        if name in DOTS or name in CONSUMING_CALLS or method in CONSUMING_METHODS:
-            return False
-        if name is not None and not name.startswith(f"{TL}."):
-            return False
-    return True
-
-
-def feeds_dot(model: ModuleModel, flow: FunctionFlow, origins: Origins, load: ast.Call, loop: Loop) -> bool:
-    """Whether the loaded tile reaches an operand (not the accumulator) of a tl.dot in `loop`: directly,
-    or through assignments in the loop that carry the tile on (casts, transposes, dequantisation). An
-    operand computed from a tl.dot result is register data, not a tile on its way from memory."""
-    dots = [n for n in ast.walk(loop) if isinstance(n, ast.Call) and model.qualify(n.func) in DOTS]
-    operands = [arg for dot in dots for arg in dot.args[:2] if origins.of(arg) != DOT_RESULT]
-    if any(flow.inside(load, arg) for arg in operands):
+def feeds_dot(model: ModuleModel, flow: FunctionFlow, load: ast.Call, loop: Loop) -> bool:
+    """Whether the loaded tile goes straight to an operand (not the accumulator) of a tl.dot in `loop`,
+    written into the call or through local names, with only casts, transposes and reshapes on the way.
+    A tile that is first transformed in registers (dequantised, normalised, rotated, masked) is consumed
+    there, where a descriptor load has nothing to offer."""
+    operands = [_tile_source(model, arg) for n in ast.walk(loop)
+                if isinstance(n, ast.Call) and model.qualify(n.func) in DOTS for arg in n.args[:2]]
+    if any(operand is load for operand in operands):
         return True
     stmt = flow.statement_of(load)
-    if not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None or not _carries_tile(model, stmt.value):
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and _tile_source(model, stmt.value) is load):
         return False
-    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-    tainted = set().union(*(_names_in(t) for t in targets))
-    assignments = [n for n in ast.walk(loop) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
-                   and n.value is not None and _carries_tile(model, n.value)]
-    changed = True
-    while changed:
-        changed = False
-        for node in assignments:
-            if _data_names(node.value) & tainted:  # type: ignore[arg-type]
-                for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                    new = _names_in(target) - tainted
-                    if new:
-                        tainted |= new
-                        changed = True
-    return any(_data_names(arg) & tainted for arg in operands)
+    pending, seen = [flow.definition_at(stmt, stmt.targets[0].id)], set()
+    while pending:
+        definition = pending.pop()
+        if definition is None or id(definition) in seen:
+            continue
+        seen.add(id(definition))
+        for use in flow.uses_of(definition):
+            if not flow.inside(use, loop):
+                continue
+            if any(operand is use for operand in operands):
+                return True
+            parent = flow.statement_of(use)
+            if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name) \
+                    and _tile_source(model, parent.value) is use:
+                pending.append(flow.definition_at(parent, parent.targets[0].id))
+    return False
 
 
 def _analysis(ctx: MatchContext) -> tuple[ast.Call, FunctionFlow, Loop, Indices] | None:
@@ -249,8 +245,7 @@ def raw_2d_tile_load(ctx: MatchContext) -> Verdict | None:
     if found is None:
         return None
     call, flow, loop, indices = found
-    origins = Origins(ctx.model, flow, set(ctx.function.constexprs))  # type: ignore[union-attr]
-    if not feeds_dot(ctx.model, flow, origins, call, loop):
+    if not feeds_dot(ctx.model, flow, call, loop):
         return None
     layout = tile_layout(ctx, call, flow, loop, indices)
     tile = f"`{layout.base}` [{layout.rows.block}, {layout.cols.block}]" if layout else "a 2-D tile"
