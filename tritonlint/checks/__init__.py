@@ -3,4 +3,4 @@
 One module per concern; importing this package registers them all.
 """
 
-from tritonlint.checks import common, static_range, tile_load, transpose  # noqa: F401
+from tritonlint.checks import common, device, static_range, tile_load, transpose  # noqa: F401
