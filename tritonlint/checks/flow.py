@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Union
 
 Env = dict[str, frozenset["Definition"]]
-Loop = Union[ast.For, ast.While]
+Loop = ast.For | ast.While
 
 
 @dataclass(frozen=True, eq=False)

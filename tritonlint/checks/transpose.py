@@ -278,9 +278,7 @@ def used_in_registers(model: ModuleModel, flow: FunctionFlow, node: ast.expr, lo
         name = model.qualify(parent.func)
         if name in DOTS:
             return bool(parent.args) and parent.args[0] is node
-        if name == f"{TL}.store" or transpose_operand(model, parent) is node:
-            return False
-        return True
+        return not (name == f"{TL}.store" or transpose_operand(model, parent) is node)
     if isinstance(parent, ast.Attribute):  # x.T, or x.trans() / x.permute(1, 0): transposed back
         if parent.attr in ("dtype", "shape"):
             return False
