@@ -1,9 +1,11 @@
-"""TL002: a transpose, inside a loop, of a tile computed in registers (a tl.dot result, arithmetic, a
-softmax tile).
+"""TL002: a transpose, inside a loop, of a tile computed from a tl.dot result (the result, a softmax tile,
+an accumulated state) that is then used in registers.
 
-A freshly loaded tile transposed into tl.dot costs nothing (the compiler folds the transpose into the
-shared-memory layout of the operand), so only computed values are reported, and only when they change from
-one iteration to the next (a loop-invariant transpose is hoisted out of the loop).
+A tile in the layout of an MMA result is used in place by arithmetic, reductions and the first operand of
+the next tl.dot; transposing it for those uses costs a round trip through shared memory every iteration.
+Transposes on the way into shared memory fold away: of a loaded tile, of a tile computed elementwise from
+loaded data, into the second operand or the accumulator of tl.dot, into a store (measured on an H200, see
+docs/precision/TL002.md). Loop-invariant transposes are hoisted out of the loop and not reported either.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ INDEX_CALLS = frozenset(f"{TL}.{n}" for n in ("arange", "program_id", "num_progr
 CONSTANT_CALLS = frozenset(f"{TL}.{n}" for n in ("zeros", "full", "zeros_like", "full_like"))
 RESHAPES = frozenset(f"{TL}.{n}" for n in ("reshape", "view", "broadcast_to", "expand_dims"))
 REDUCTIONS = frozenset(f"{TL}.{n}" for n in ("sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum"))
-RESHAPE_METHODS = frozenset({"reshape", "view", "broadcast_to", "expand_dims", "sum", "max", "min", "argmax",
+RESHAPE_OR_REDUCE_METHODS = frozenset({"reshape", "view", "broadcast_to", "expand_dims", "sum", "max", "min", "argmax",
                              "argmin", "reduce", "xor_sum"})
 # Calls with effects: a fix must not reorder them.
 EFFECTS = ("store", "atomic_", "debug_barrier", "device_print", "device_assert", "inline_asm")
@@ -176,7 +178,7 @@ class Origins:
             return INDEX
         if name in CONSTANT_CALLS:
             return CONSTANT
-        if name in RESHAPES or name in REDUCTIONS or method in RESHAPE_METHODS:
+        if name in RESHAPES or name in REDUCTIONS or method in RESHAPE_OR_REDUCE_METHODS:
             source = call.func.value if method is not None else (call.args[0] if call.args else None)  # type: ignore[union-attr]
             inner = self.of(source) if source is not None else UNKNOWN
             # a reshaped or reduced tl.dot result is no longer in the MMA layout: the cost TL002 is about is gone
