@@ -3,4 +3,4 @@
 One module per concern; importing this package registers them all.
 """
 
-from tritonlint.checks import common, descriptor_heads, static_range  # noqa: F401
+from tritonlint.checks import common, descriptor_heads, device, static_range, tile_load, transpose  # noqa: F401

@@ -1,0 +1,229 @@
+"""Analysis details of TL002 (transpose-in-loop) and TL003 (raw-2d-tile-load) that the rule files' own
+examples cannot express: targets, fix applicability and content, loop attribution, other backends."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from tests.helpers import lint_code
+from tritonlint.checks.flow import FunctionFlow
+from tritonlint.linter import FixMode
+
+GEMM = textwrap.dedent("""\
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+        pid_m = tl.program_id(0)
+        pid_n = tl.program_id(1)
+        offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+        offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for k in range(0, K, BLOCK_K):
+            offs_k = k + tl.arange(0, BLOCK_K)
+            a_mask = (offs_m[:, None] < M) & (offs_k[None, :] < K)
+            a = tl.load(a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak, mask=a_mask, other=0.0)
+            b = tl.load(b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn,
+                        mask=(offs_k[:, None] < K) & (offs_n[None, :] < N), other=0.0)
+            acc = tl.dot(a, b, acc)
+        tl.store(c_ptr + offs_m[:, None] * N + offs_n[None, :], acc)
+""")
+
+TUTORIAL = textwrap.dedent("""\
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                      BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr):
+        offs_am = (tl.program_id(0) * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
+        offs_bn = (tl.program_id(1) * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
+        offs_k = tl.arange(0, BLOCK_SIZE_K)
+        a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+        b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+        acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+            a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
+            b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
+            acc = tl.dot(a, b, acc)
+            a_ptrs += BLOCK_SIZE_K * stride_ak
+            b_ptrs += BLOCK_SIZE_K * stride_bk
+        tl.store(c_ptr + offs_am[:, None] * N + offs_bn[None, :], acc)
+""")
+
+CHUNK_STATE = textwrap.dedent("""\
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def chunk_state(k_ptr, v_ptr, h_ptr, NT, BT: tl.constexpr, K: tl.constexpr, V: tl.constexpr):
+        offs_t = tl.arange(0, BT)
+        offs_k = tl.arange(0, K)
+        offs_v = tl.arange(0, V)
+        b_h = tl.zeros((V, K), dtype=tl.float32)
+        for i_t in range(NT):
+            b_k = tl.load(k_ptr + offs_k[:, None] + (i_t * BT + offs_t)[None, :] * K)
+            b_v = tl.load(v_ptr + (i_t * BT + offs_t)[:, None] * V + offs_v[None, :])
+            b_h += tl.trans(tl.dot(b_k, b_v))
+        tl.store(h_ptr + offs_v[:, None] * K + offs_k[None, :], b_h)
+""")
+
+
+def _codes(result, code):
+    return [d for d in result.diagnostics if d.code == code]
+
+
+# ---- TL003: the target ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("target", [None, "sm_80", "sm_89"])
+def test_tl003_silent_without_a_tma_target(rules, target):
+    assert _codes(lint_code(GEMM, rules, select=["TL003"], target=target), "TL003") == []
+
+
+@pytest.mark.parametrize("target", ["sm_90", "sm_90a", "sm_100"])
+def test_tl003_reports_on_hopper_and_newer(rules, target):
+    found = _codes(lint_code(GEMM, rules, select=["TL003"], target=target), "TL003")
+    assert [d.location.row for d in found] == [15, 16]
+    assert all(d.severity == "info" for d in found)
+    assert f"on sm_{target.removeprefix('sm_').removesuffix('a')}" in found[0].message
+
+
+def test_tl003_message_does_not_promise_large_gains(rules):
+    message = _codes(lint_code(GEMM, rules, select=["TL003"]), "TL003")[0].message
+    assert "small difference at most" in message
+    assert "`a_ptr` [BLOCK_M, BLOCK_K]" in message and "`for k` loop at line 12" in message
+
+
+# ---- TL003: the descriptor suggestion ---------------------------------------------------------------------
+def test_tl003_suggestion_shows_the_descriptor_form_with_the_codes_names(rules):
+    first = _codes(lint_code(GEMM, rules, select=["TL003"]), "TL003")[0]
+    assert first.fix is not None and first.fix.applicability == "display-only"
+    make, load = (edit.content for edit in first.fix.edits)
+    assert make == ("    a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, K], strides=[stride_am, stride_ak], "
+                    "block_shape=[BLOCK_M, BLOCK_K])\n")
+    assert load == "a_desc.load([pid_m * BLOCK_M, k])"
+    assert any("stride_ak` is 1" in note for note in first.notes)
+
+
+def test_tl003_suggestion_folds_the_pointer_advance_into_the_offset(rules):
+    a, b = _codes(lint_code(TUTORIAL, rules, select=["TL003"]), "TL003")
+    assert a.fix.edits[1].content == "a_desc.load([tl.program_id(0) * BLOCK_SIZE_M, k * BLOCK_SIZE_K])"
+    assert "shape=[..., K]" in a.fix.edits[0].content  # K - k * BLOCK_SIZE_K is the bound of the whole tensor
+    assert b.fix.edits[1].content == "b_desc.load([k * BLOCK_SIZE_K, tl.program_id(1) * BLOCK_SIZE_N])"
+
+
+def test_tl003_suggestion_is_never_applied(rules):
+    result = lint_code(GEMM, rules, select=["TL003"], mode=FixMode.DIFF, unsafe=True)
+    assert result.fixed is None
+
+
+def test_tl003_gathered_rows_are_silent_even_through_a_pointer_variable(rules):
+    code = GEMM.replace("offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)",
+                        "offs_m = tl.load(c_ptr + pid_m * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int32)")
+    rows = [d.location.row for d in _codes(lint_code(code, rules, select=["TL003"]), "TL003")]
+    assert rows == [16]  # only the B tile: the A rows come from memory
+
+
+# ---- TL002: the fix -------------------------------------------------------------------------------------
+def test_tl002_fix_is_unsafe_and_applied_only_with_unsafe_fixes(rules):
+    [finding] = _codes(lint_code(CHUNK_STATE, rules, select=["TL002"]), "TL002")
+    assert finding.fix.applicability == "unsafe"
+    assert lint_code(CHUNK_STATE, rules, select=["TL002"], mode=FixMode.DIFF).fixed is None
+    fixed = lint_code(CHUNK_STATE, rules, select=["TL002"], mode=FixMode.DIFF, unsafe=True).fixed
+    assert "b_h += tl.dot(tl.trans(b_v), tl.trans(b_k))" in fixed
+
+
+def test_tl002_fix_cancels_double_transposes(rules):
+    code = CHUNK_STATE.replace("tl.trans(tl.dot(b_k, b_v))", "tl.trans(tl.dot(tl.trans(b_v).T, b_k.T))")
+    fixed = lint_code(code, rules, select=["TL002"], mode=FixMode.DIFF, unsafe=True).fixed
+    assert "b_h += tl.dot(b_k, tl.trans(b_v))" in fixed
+
+
+@pytest.mark.parametrize("extra", ["b_h", "input_precision='ieee'", "out_dtype=tl.float32"])
+def test_tl002_no_fix_with_an_accumulator_or_dot_options(rules, extra):
+    code = CHUNK_STATE.replace("tl.trans(tl.dot(b_k, b_v))", f"tl.trans(tl.dot(b_k, b_v, {extra}))")
+    [finding] = _codes(lint_code(code, rules, select=["TL002"]), "TL002")
+    assert finding.fix is None
+    assert any("accumulator or extra arguments" in note for note in finding.notes)
+
+
+def test_tl002_no_fix_when_the_second_operand_is_a_dot_result(rules):
+    code = CHUNK_STATE.replace("b_h += tl.trans(tl.dot(b_k, b_v))",
+                               "b_u = tl.dot(b_v, b_v)\n        b_h += tl.trans(tl.dot(b_k, b_u))")
+    [finding] = _codes(lint_code(code, rules, select=["TL002"]), "TL002")
+    assert finding.fix is None
+    assert any("into the first operand" in note for note in finding.notes)
+
+
+# ---- TL002: what is reported, and where ------------------------------------------------------------------
+def test_tl002_message_names_the_value_its_origin_and_the_loop(rules):
+    code = CHUNK_STATE.replace("b_h += tl.trans(tl.dot(b_k, b_v))",
+                               "b_s = tl.dot(b_k, b_v) * 2.0\n        b_h += tl.trans(b_s)")
+    [finding] = _codes(lint_code(code, rules, select=["TL002"]), "TL002")
+    assert finding.severity == "warning"
+    assert "`b_s` (computed at line 13 from a tl.dot result)" in finding.message
+    assert "`for i_t` loop at line 10" in finding.message
+
+
+def test_tl002_reports_the_loop_in_which_the_value_changes(rules):
+    # b_s is copied inside the inner loop but computed in the outer one: the transpose moves out of the
+    # inner loop and runs once per outer iteration
+    code = CHUNK_STATE.replace(
+        "b_h += tl.trans(tl.dot(b_k, b_v))",
+        "b_s = tl.dot(b_k, b_v)\n"
+        "        for j in range(4):\n"
+        "            b_c = b_s + 0.0\n"
+        "            b_h += tl.trans(b_c)")
+    [finding] = _codes(lint_code(code, rules, select=["TL002"]), "TL002")
+    assert "`for i_t` loop at line 10" in finding.message
+
+
+@pytest.mark.parametrize("use", [
+    "tl.store(h_ptr + offs_v[:, None] * K + offs_k[None, :], tl.trans(tl.dot(b_k, b_v)))",
+    "b_h = tl.dot(b_h.to(tl.float16), tl.trans(tl.dot(b_k, b_v)).to(tl.float16))",
+])
+def test_tl002_silent_where_the_transpose_folds_away(rules, use):
+    code = CHUNK_STATE.replace("b_h += tl.trans(tl.dot(b_k, b_v))", use)
+    assert _codes(lint_code(code, rules, select=["TL002"]), "TL002") == []
+
+
+def test_tl002_does_not_depend_on_the_target(rules):
+    assert len(_codes(lint_code(CHUNK_STATE, rules, select=["TL002"], target=None), "TL002")) == 1
+
+
+# ---- both: files written for another accelerator ---------------------------------------------------------
+@pytest.mark.parametrize("code, rule", [(CHUNK_STATE, "TL002"), (GEMM, "TL003")])
+def test_other_backend_files_are_skipped_unless_configured(rules, code, rule):
+    path = "ops/backends/triton_ascend/chunk.py"
+    assert _codes(lint_code(code, rules, select=[rule], filename=path), rule) == []
+    assert _codes(lint_code(code, rules, select=[rule], filename="ops/mm_gfx950.py"), rule) == []
+    assert _codes(lint_code(code, rules, select=[rule], filename="ops/hipster.py"), rule) != []
+    relinted = lint_code(code, rules, select=[rule], filename=path, options={"other-backend-names": []})
+    assert _codes(relinted, rule) != []
+
+
+# ---- the local data flow ---------------------------------------------------------------------------------
+def test_flow_merges_branches_and_carries_values_around_loops():
+    function = ast.parse(textwrap.dedent("""\
+        def f(n, flag):
+            x = 0
+            if flag:
+                x = 1
+            y = x
+            for i in range(n):
+                z = y
+                y = z + i
+            return y
+    """)).body[0]
+    flow = FunctionFlow(function)
+    names = {(n.id, n.lineno): n for n in ast.walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    assert sorted(d.stmt.lineno for d in flow.reaching(names[("x", 5)])) == [2, 4]
+    assert sorted(d.stmt.lineno for d in flow.reaching(names[("y", 7)])) == [5, 8]
+    assert [d.kind for d in flow.reaching(names[("n", 6)])] == ["param"]
+    [loop] = [s for s in function.body if isinstance(s, ast.For)]
+    assert flow.enclosing_loops(names[("z", 8)]) == [loop]
+    assert flow.enclosing_loops(names[("n", 6)]) == []  # the iterable is evaluated outside the loop body

@@ -1,0 +1,272 @@
+"""The descriptor form of a raw 2-D tile load, for TL003's suggestion: base pointer, strides, block shape,
+offsets and bounds read off the pointer arithmetic, the mask and the loop, with `...` where they cannot be
+inferred.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from tritonlint.checks.common import TL
+from tritonlint.checks.flow import FunctionFlow, Loop
+from tritonlint.checks.indexing import (
+    PASS_THROUGH,
+    Indices,
+    broadcast_axis,
+    load_pointer,
+)
+from tritonlint.engine import MatchContext
+from tritonlint.model import ModuleModel
+
+UNKNOWN_TEXT = "..."
+
+
+@dataclass
+class Axis:
+    vector: str = ""  # the offset vector's name, e.g. offs_m
+    stride: str = UNKNOWN_TEXT
+    block: str = UNKNOWN_TEXT
+    offset: str = UNKNOWN_TEXT
+    bound: str = UNKNOWN_TEXT
+
+
+@dataclass
+class Layout:
+    base: str
+    rows: Axis = field(default_factory=Axis)
+    cols: Axis = field(default_factory=Axis)
+    notes: list[str] = field(default_factory=list)
+
+
+def _names_in(expr: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+
+
+def _text(node: ast.AST) -> str:
+    return " ".join(ast.unparse(node).split())
+
+
+def _single_value(flow: FunctionFlow, name: ast.Name) -> ast.expr | None:
+    defs = flow.reaching(name)
+    if len(defs) == 1:
+        (definition,) = defs
+        if definition.kind == "assign":
+            return definition.value
+    return None
+
+
+def _terms(flow: FunctionFlow, expr: ast.expr, increments: list[ast.expr], depth: int = 0) -> list[ast.expr]:
+    """The additive terms of a pointer expression, following local names that are sums; `a_ptrs += d`
+    definitions reaching the use are collected in `increments`."""
+    if depth > 8:
+        return [expr]
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        return _terms(flow, expr.left, increments, depth + 1) + _terms(flow, expr.right, increments, depth + 1)
+    if isinstance(expr, ast.Name):
+        defs = flow.reaching(expr)
+        assigns = [d for d in defs if d.kind == "assign"]
+        augs = [d for d in defs if d.kind == "augassign"]
+        if len(assigns) == 1 and len(assigns) + len(augs) == len(defs) and \
+                all(isinstance(d.stmt.op, ast.Add) for d in augs):  # type: ignore[union-attr]
+            value = assigns[0].value
+            if isinstance(value, (ast.BinOp, ast.Name)):
+                increments.extend(d.value for d in augs)  # type: ignore[misc]
+                return _terms(flow, value, increments, depth + 1)  # type: ignore[arg-type]
+    return [expr]
+
+
+def _axis_term(term: ast.expr) -> tuple[int, ast.expr, str] | None:
+    """(axis, vector, stride) of `v[:, None] * s`, `s * v[None, :]` or `v[:, None]`."""
+    if isinstance(term, ast.Subscript):
+        axis = broadcast_axis(term)
+        return (axis, term.value, "1") if axis is not None else None
+    if isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult):
+        for vec, stride in ((term.left, term.right), (term.right, term.left)):
+            if isinstance(vec, ast.Subscript) and broadcast_axis(vec) is not None:
+                return broadcast_axis(vec), vec.value, _text(stride)  # type: ignore[return-value]
+    return None
+
+
+def _strip(flow: FunctionFlow, model: ModuleModel, expr: ast.expr) -> ast.expr:
+    """The offset vector under casts, hints and the `% M` wrap-around, following one local name."""
+    for _ in range(6):
+        if isinstance(expr, ast.Name):
+            value = _single_value(flow, expr)
+            if value is None:
+                return expr
+            expr = value
+        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "to":
+            expr = expr.func.value
+        elif isinstance(expr, ast.Call) and model.qualify(expr.func) in PASS_THROUGH and expr.args:
+            expr = expr.args[0]
+        elif isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mod):
+            expr = expr.left
+        else:
+            return expr
+    return expr
+
+
+def _block_and_offset(flow: FunctionFlow, model: ModuleModel, vector: ast.expr, axis: Axis) -> None:
+    parts: list[ast.expr] = []
+    stack = [_strip(flow, model, vector)]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, ast.BinOp) and isinstance(item.op, ast.Add):
+            stack += [item.right, item.left]
+        else:
+            parts.append(item)
+    aranges = [p for p in parts if isinstance(p, ast.Call) and model.qualify(p.func) == f"{TL}.arange"]
+    if len(aranges) != 1 or len(aranges[0].args) != 2:
+        return
+    start, end = aranges[0].args
+    axis.block = _text(end) if isinstance(start, ast.Constant) and start.value == 0 else f"{_text(end)} - {_text(start)}"
+    rest = [_text(p) for p in parts if p is not aranges[0]]
+    axis.offset = " + ".join(rest) if rest else "0"
+
+
+def _bounds(flow: FunctionFlow, call: ast.Call, loop: Loop, layout: Layout) -> None:
+    mask = next((k.value for k in call.keywords if k.arg == "mask"), call.args[1] if len(call.args) > 1 else None)
+    if isinstance(mask, ast.Name):
+        mask = _single_value(flow, mask) or mask
+    if mask is None:
+        return
+    loop_vars = _names_in(loop.target) if isinstance(loop, ast.For) else set()
+    for compare in (n for n in ast.walk(mask) if isinstance(n, ast.Compare)):
+        if len(compare.ops) != 1 or not isinstance(compare.ops[0], ast.Lt):
+            continue
+        bound = compare.comparators[0]
+        if isinstance(bound, ast.BinOp) and isinstance(bound.op, ast.Sub) and _names_in(bound.right) & loop_vars:
+            bound = bound.left  # K - k * BLOCK_K: the bound of the whole tensor is K
+        for axis in (layout.rows, layout.cols):
+            if axis.vector and axis.vector in _names_in(compare.left):
+                axis.bound = _text(bound)
+
+
+def _amount_along(step: ast.expr, axis: Axis) -> str | None:
+    """`n` when `step` is `n * stride` (or `stride * n`, or `stride` alone) for the axis' stride."""
+    if _text(step) == axis.stride:
+        return "1"
+    if isinstance(step, ast.BinOp) and isinstance(step.op, ast.Mult):
+        if _text(step.right) == axis.stride:
+            return _text(step.left)
+        if _text(step.left) == axis.stride:
+            return _text(step.right)
+    return None
+
+
+def _split_step(step: ast.expr, layout: Layout) -> tuple[Axis, str] | None:
+    """The axis a scalar pointer step moves along and by how many elements, when the strides say so."""
+    axes = (layout.rows, layout.cols)
+    for axis in axes:
+        amount = _amount_along(step, axis)
+        if amount is not None:
+            return axis, amount
+    unit = [axis for axis in axes if axis.stride == "1"]
+    if len(unit) == 1 and not any(_names_in(step) & {a.stride} for a in axes if a.stride != "1"):
+        return unit[0], _text(step)  # `ptrs += BLOCK_K` on the contiguous axis
+    return None
+
+
+def _add_offset(axis: Axis, amount: str) -> None:
+    axis.offset = amount if axis.offset == "0" else f"{axis.offset} + {amount}"
+
+
+def _advance(increments: list[ast.expr], loop: Loop, layout: Layout) -> None:
+    """Fold `ptrs += step * stride` into the offset of the axis it moves along."""
+    for increment in increments:
+        found = _split_step(increment, layout)
+        if found is None:
+            layout.notes.append(f"the pointer also advances by `{_text(increment)}` each iteration")
+        else:
+            _add_offset(found[0], _progress(loop, found[1]))
+
+
+def _progress(loop: Loop, amount: str) -> str:
+    """How far `amount` per iteration has moved by the current iteration of `loop`."""
+    if not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Name) or not isinstance(loop.iter, ast.Call):
+        return UNKNOWN_TEXT
+    var, args = loop.target.id, loop.iter.args
+    starts_at_zero = len(args) == 1 or (isinstance(args[0], ast.Constant) and args[0].value == 0)
+    if not starts_at_zero or not args:
+        return UNKNOWN_TEXT
+    if len(args) <= 2:
+        return var if amount == "1" else f"{var} * {amount}"
+    return var if _text(args[2]) == amount else UNKNOWN_TEXT
+
+
+def tile_layout(ctx: MatchContext, call: ast.Call, flow: FunctionFlow, loop: Loop, indices: Indices) -> Layout | None:
+    """Base pointer, strides, block shape, offsets and bounds of the tile, with `...` where unknown."""
+    increments: list[ast.expr] = []
+    terms = _terms(flow, load_pointer(call), increments)  # type: ignore[arg-type]
+    scalar_terms: list[ast.expr] = []
+    axes = {}
+    for term in terms:
+        index = indices.of(term)
+        if not index.axes:
+            scalar_terms.append(term)
+            continue
+        found = _axis_term(term)
+        if found is None or found[0] in axes:
+            return None
+        axes[found[0]] = found
+    if set(axes) != {0, 1} or not scalar_terms:
+        return None
+    layout = Layout("")
+    for number, axis in ((0, layout.rows), (1, layout.cols)):
+        _, vector, stride = axes[number]
+        axis.stride = stride
+        axis.vector = vector.id if isinstance(vector, ast.Name) else ""
+        _block_and_offset(flow, ctx.model, vector, axis)
+    base_terms = []
+    for term in scalar_terms:  # `k_ptrs + start_n * stride_kn`: a step along an axis belongs to its offset
+        amounts = [(axis, _amount_along(term, axis)) for axis in (layout.rows, layout.cols)]
+        moved = [(axis, amount) for axis, amount in amounts if amount is not None]
+        if len(moved) == 1 and base_terms and moved[0][1] != "1":
+            _add_offset(moved[0][0], moved[0][1])
+        else:
+            base_terms.append(_text(term))
+    layout.base = " + ".join(base_terms)
+    _advance([i for i in increments if indices.of(i).rank == 0], loop, layout)
+    _bounds(flow, call, loop, layout)
+    return layout
+
+
+def _tl_prefix(ctx: MatchContext, call: ast.Call) -> str:
+    if isinstance(call.func, ast.Attribute):
+        return ctx.file.text_of(call.func.value)
+    for alias, target in ctx.model.imports.items():
+        if target == TL:
+            return alias
+    return "triton.language"
+
+
+def _descriptor_name(base: str) -> str:
+    head = base.split("+")[0].strip()
+    if not head.isidentifier():
+        return "desc"
+    for suffix in ("_ptrs", "_ptr", "ptrs", "ptr", "_base"):
+        if head.endswith(suffix) and len(head) > len(suffix):
+            return f"{head[: -len(suffix)].rstrip('_')}_desc"
+    return f"{head}_desc"
+
+
+def descriptor_edits(ctx: MatchContext, call: ast.Call, loop: Loop, layout: Layout) -> tuple[list, list[str]]:
+    """The edits that show the descriptor form (its creation before the loop, its load in place of the
+    tl.load) and the caveats that come with it."""
+    prefix = _tl_prefix(ctx, call)
+    desc = _descriptor_name(layout.base)
+    rows, cols = layout.rows, layout.cols
+    indent = " " * loop.col_offset
+    make = (f"{indent}{desc} = {prefix}.make_tensor_descriptor({layout.base}, shape=[{rows.bound}, {cols.bound}], "
+            f"strides=[{rows.stride}, {cols.stride}], block_shape=[{rows.block}, {cols.block}])\n")
+    line_start = ctx.file.lines.starts[loop.lineno - 1]
+    start, end = ctx.file.span_of(call)
+    notes = list(layout.notes)
+    if cols.stride != "1":
+        notes.append(f"TMA needs the last dimension contiguous: this assumes `{cols.stride}` is 1 "
+                     "(otherwise describe the transposed view and tl.trans the loaded tile)")
+    other = next((k.value for k in call.keywords if k.arg == "other"), None)
+    if other is not None and not (isinstance(other, ast.Constant) and other.value == 0):
+        notes.append(f"the descriptor fills out-of-bounds elements with zeros, not `{_text(other)}`")
+    return [(line_start, line_start, make), (start, end, f"{desc}.load([{rows.offset}, {cols.offset}])")], notes

@@ -1,0 +1,204 @@
+"""Local data flow inside one jit function: which assignments of a name can reach a use, and which loops
+enclose a node.
+
+A structured walk over the function body (no CFG): both arms of an `if` reach what follows it, a loop body
+is walked twice so values carried from one iteration to the next reach their uses, and a loop may run zero
+times. Good enough for kernel code, which is straight-line arithmetic in a few loops; anything it cannot
+follow (tuple unpacking from a call, attribute or subscript targets) is recorded as an opaque definition so
+that rules stay silent about it.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+Env = dict[str, frozenset["Definition"]]
+Loop = ast.For | ast.While
+
+
+@dataclass(frozen=True, eq=False)
+class Definition:
+    """One place that binds a name: `x = value`, `x += value`, a parameter, a loop target, or something
+    opaque (tuple unpacking of a call, `with ... as x`, ...)."""
+
+    name: str
+    kind: str  # "assign" | "augassign" | "param" | "loop" | "opaque"
+    stmt: ast.AST | None  # the binding statement (the function itself for parameters)
+    value: ast.expr | None = None  # the assigned expression (for augassign: the right-hand side)
+
+
+class FunctionFlow:
+    def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.function = function
+        self.parents: dict[int, ast.AST] = {}
+        for parent in ast.walk(function):
+            for child in ast.iter_child_nodes(parent):
+                self.parents[id(child)] = parent
+        self._before: dict[int, Env] = {}
+        self._definitions: dict[tuple[int, str, int], Definition] = {}
+        args = function.args
+        env: Env = {}
+        for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+            if arg is not None:
+                env[arg.arg] = frozenset({Definition(arg.arg, "param", function)})
+        self._walk(function.body, env)
+
+    # ---- queries -------------------------------------------------------------------------------------
+    def reaching(self, name: ast.Name) -> frozenset[Definition]:
+        """The definitions of `name` that may reach this use (empty: a global or builtin)."""
+        stmt = self.statement_of(name)
+        env = self._before.get(id(stmt), {}) if stmt is not None else {}
+        return env.get(name.id, frozenset())
+
+    def defined_before(self, stmt: ast.stmt, name: str) -> frozenset[Definition]:
+        """The definitions of `name` that reach the start of `stmt`."""
+        return self._before.get(id(stmt), {}).get(name, frozenset())
+
+    def definition_at(self, stmt: ast.stmt, name: str) -> Definition | None:
+        """The definition of `name` that statement `stmt` makes, if the walk reached it."""
+        return next((d for d in self._definitions.values() if d.stmt is stmt and d.name == name), None)
+
+    def uses_of(self, definition: Definition) -> list[ast.Name]:
+        """The reads of a definition's name that it may reach (an augmented assignment's target reads too)."""
+        uses = []
+        for node in ast.walk(self.function):
+            if not isinstance(node, ast.Name) or node.id != definition.name:
+                continue
+            parent = self.parents.get(id(node))
+            reads = isinstance(node.ctx, ast.Load) or (isinstance(parent, ast.AugAssign) and parent.target is node)
+            if reads and definition in self.reaching(node):
+                uses.append(node)
+        return uses
+
+    def statement_of(self, node: ast.AST) -> ast.stmt | None:
+        """The innermost statement holding `node` (a compound statement for its own header)."""
+        current: ast.AST | None = node
+        while current is not None and not isinstance(current, ast.stmt):
+            current = self.parents.get(id(current))
+        return current if current is not self.function else None
+
+    def enclosing_loops(self, node: ast.AST) -> list[Loop]:
+        """Loops of this function whose body holds `node`, innermost first (a loop's own header, such as
+        the iterable of a `for`, is not inside that loop)."""
+        loops: list[Loop] = []
+        child, current = node, self.parents.get(id(node))
+        while current is not None and current is not self.function:
+            if isinstance(current, (ast.For, ast.While)) and any(child is s for s in current.body):
+                loops.append(current)
+            child, current = current, self.parents.get(id(current))
+        return loops
+
+    def inside(self, node: ast.AST, container: ast.AST) -> bool:
+        current: ast.AST | None = node
+        while current is not None:
+            if current is container:
+                return True
+            current = self.parents.get(id(current))
+        return False
+
+    # ---- the walk ------------------------------------------------------------------------------------
+    def _record(self, stmt: ast.stmt, env: Env) -> None:
+        seen = self._before.get(id(stmt))
+        self._before[id(stmt)] = env if seen is None else _union(seen, env)
+
+    def _definition(self, name: str, kind: str, stmt: ast.AST, value: ast.expr | None = None) -> Definition:
+        """One Definition object per binding site, however often the walk passes it (loops run twice)."""
+        key = (id(stmt), name, id(value))
+        if key not in self._definitions:
+            self._definitions[key] = Definition(name, kind, stmt, value)
+        return self._definitions[key]
+
+    def _walk(self, body: list[ast.stmt], env: Env) -> Env:
+        for stmt in body:
+            self._record(stmt, env)
+            env = self._statement(stmt, env)
+        return env
+
+    def _statement(self, stmt: ast.stmt, env: Env) -> Env:
+        if isinstance(stmt, ast.Assign):
+            env = dict(env)
+            for target in stmt.targets:
+                self._bind(target, stmt.value, stmt, env)
+            return env
+        if isinstance(stmt, ast.AnnAssign):
+            env = dict(env)
+            if stmt.value is not None:
+                self._bind(stmt.target, stmt.value, stmt, env)
+            return env
+        if isinstance(stmt, ast.AugAssign):
+            env = dict(env)
+            if isinstance(stmt.target, ast.Name):
+                env[stmt.target.id] = frozenset({self._definition(stmt.target.id, "augassign", stmt, stmt.value)})
+            return env
+        if isinstance(stmt, (ast.For, ast.AsyncFor)):
+            entry = dict(env)
+            for name in _names(stmt.target):
+                entry[name] = frozenset({self._definition(name, "loop", stmt)})
+            once = self._walk(stmt.body, entry)
+            twice = self._walk(stmt.body, _union(entry, once))
+            return self._walk(stmt.orelse, _union(entry, twice))
+        if isinstance(stmt, ast.While):
+            once = self._walk(stmt.body, env)
+            twice = self._walk(stmt.body, _union(env, once))
+            return self._walk(stmt.orelse, _union(env, twice))
+        if isinstance(stmt, ast.If):
+            return _union(self._walk(stmt.body, env), self._walk(stmt.orelse, env))
+        if isinstance(stmt, (ast.With, ast.AsyncWith)):
+            env = dict(env)
+            for item in stmt.items:
+                if item.optional_vars is not None:
+                    self._opaque(item.optional_vars, stmt, env)
+            return self._walk(stmt.body, env)
+        if isinstance(stmt, ast.Try):
+            after_body = self._walk(stmt.body, env)
+            merged = _union(env, after_body)
+            ends = [self._walk(stmt.orelse, after_body)]
+            ends += [self._walk(handler.body, merged) for handler in stmt.handlers]
+            out = ends[0]
+            for end in ends[1:]:
+                out = _union(out, end)
+            return self._walk(stmt.finalbody, out)
+        return env
+
+    def _bind(self, target: ast.expr, value: ast.expr, stmt: ast.stmt, env: Env) -> None:
+        if isinstance(target, ast.Name):
+            env[target.id] = frozenset({self._definition(target.id, "assign", stmt, value)})
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) \
+                    and not any(isinstance(e, ast.Starred) for e in target.elts):
+                for element, item in zip(target.elts, value.elts):
+                    self._bind(element, item, stmt, env)
+            else:
+                self._opaque(target, stmt, env)
+        # attribute and subscript targets bind no local name
+
+    def _opaque(self, target: ast.expr, stmt: ast.stmt, env: Env) -> None:
+        for name in _names(target):
+            env[name] = frozenset({self._definition(name, "opaque", stmt)})
+
+
+def _names(target: ast.expr) -> list[str]:
+    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+
+
+def _union(a: Env, b: Env) -> Env:
+    out = dict(a)
+    for name, defs in b.items():
+        out[name] = out[name] | defs if name in out else defs
+    return out
+
+
+_CACHE: dict[int, tuple[ast.AST, FunctionFlow]] = {}
+
+
+def flow_of(function: ast.FunctionDef | ast.AsyncFunctionDef) -> FunctionFlow:
+    """The (cached) flow of a function; the cache holds the last few functions a rule looked at."""
+    cached = _CACHE.get(id(function))
+    if cached is not None and cached[0] is function:
+        return cached[1]
+    if len(_CACHE) > 32:
+        _CACHE.clear()
+    flow = FunctionFlow(function)
+    _CACHE[id(function)] = (function, flow)
+    return flow

@@ -1,0 +1,118 @@
+"""TL003: a raw 2-D block-tile `tl.load` (pointer arithmetic `base + rows[:, None] * s0 + cols[None, :] * s1`)
+in a loop that goes straight to tl.dot, on a target with TMA (sm_90 and newer).
+
+Only regular tiles are reported (see indexing.py): offsets that come from another load (paged-KV block
+tables, MoE token lists, varlen sequence starts) or from anything the analysis cannot follow keep the rule
+silent, and so does a tile that is transformed in registers before the tl.dot.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from tritonlint.checks.common import TL
+from tritonlint.checks.descriptor_form import Layout, descriptor_edits, tile_layout
+from tritonlint.checks.flow import FunctionFlow, Loop, flow_of
+from tritonlint.checks.indexing import Indices, load_pointer
+from tritonlint.checks.transpose import DOTS, describe_loop
+from tritonlint.engine import MatchContext
+from tritonlint.model import ModuleModel
+from tritonlint.registry import Verdict, condition, fixer
+
+LOAD = f"{TL}.load"
+MIN_TARGET = 90  # TMA tensor descriptors: Hopper and newer
+# What hands a loaded tile to tl.dot unchanged in content.
+PASS_METHODS = frozenset({"to", "trans", "permute", "reshape", "view"})
+PASS_FUNCTIONS = frozenset(f"{TL}.{n}" for n in ("cast", "trans", "permute", "reshape", "view"))
+
+
+def _tile_source(model: ModuleModel, expr: ast.expr) -> ast.expr:
+    """`expr` under the wrappers that hand a tile to tl.dot unchanged in content: casts, transposes,
+    reshapes."""
+    while True:
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and model.qualify(expr.func) is None \
+                and expr.func.attr in PASS_METHODS:
+            expr = expr.func.value
+        elif isinstance(expr, ast.Call) and model.qualify(expr.func) in PASS_FUNCTIONS and expr.args:
+            expr = expr.args[0]
+        elif isinstance(expr, ast.Attribute) and expr.attr == "T":
+            expr = expr.value
+        else:
+            return expr
+
+
+def feeds_dot(model: ModuleModel, flow: FunctionFlow, load: ast.Call, loop: Loop) -> bool:
+    """Whether the loaded tile goes straight to an operand (not the accumulator) of a tl.dot in `loop`,
+    written into the call or through local names, with only casts, transposes and reshapes on the way.
+    A tile that is first transformed in registers (dequantised, normalised, rotated, masked) is consumed
+    there, where a descriptor load has nothing to offer."""
+    operands = [_tile_source(model, arg) for n in ast.walk(loop)
+                if isinstance(n, ast.Call) and model.qualify(n.func) in DOTS for arg in n.args[:2]]
+    if any(operand is load for operand in operands):
+        return True
+    stmt = flow.statement_of(load)
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and _tile_source(model, stmt.value) is load):
+        return False
+    pending, seen = [flow.definition_at(stmt, stmt.targets[0].id)], set()
+    while pending:
+        definition = pending.pop()
+        if definition is None or id(definition) in seen:
+            continue
+        seen.add(id(definition))
+        for use in flow.uses_of(definition):
+            if not flow.inside(use, loop):
+                continue
+            if any(operand is use for operand in operands):
+                return True
+            parent = flow.statement_of(use)
+            if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name) \
+                    and _tile_source(model, parent.value) is use:
+                pending.append(flow.definition_at(parent, parent.targets[0].id))
+    return False
+
+
+@condition("raw-2d-tile-load", provides=("tile", "loop", "target"))
+def raw_2d_tile_load(ctx: MatchContext) -> Verdict | None:
+    """The match is a tl.load of a regular 2-D block tile (pointer offsets broadcast along both axes,
+    affine in program ids, aranges, loop indices and scalars, nothing read from memory) inside a loop, and
+    the tile goes straight to an operand of a tl.dot in that loop. Silent unless the configured target is
+    sm_90 or newer."""
+    if ctx.target is None or ctx.target < MIN_TARGET:
+        return None
+    call = ctx.ast_node(types=(ast.Call,))
+    function = ctx.function
+    if not isinstance(call, ast.Call) or function is None or function.node is None:
+        return None
+    pointer = load_pointer(call)
+    if ctx.model.qualify(call.func) != LOAD or pointer is None:
+        return None
+    flow = flow_of(function.node)
+    loops = flow.enclosing_loops(call)
+    if not loops:
+        return None
+    indices = Indices(ctx.model, flow, set(function.constexprs))
+    index = indices.of(pointer)
+    if index.rank != 2 or index.axes != frozenset({0, 1}) or not index.regular:
+        return None
+    loop = loops[0]
+    if not feeds_dot(ctx.model, flow, call, loop):
+        return None
+    layout = tile_layout(ctx, call, flow, loop, indices)
+    tile = f"`{layout.base}` [{layout.rows.block}, {layout.cols.block}]" if layout else "a 2-D tile"
+    return Verdict(vars={"tile": tile, "loop": describe_loop(loop), "target": f"sm_{ctx.target}"},
+                   data={"layout": layout, "call": call, "loop": loop})
+
+
+@fixer("tensor-descriptor-suggestion")
+def tensor_descriptor_suggestion(ctx: MatchContext, verdict: Verdict):
+    """Shows the load through a TMA tensor descriptor: `desc = tl.make_tensor_descriptor(base, shape=...,
+    strides=..., block_shape=...)` before the loop and `desc.load([off_m, off_k])` in place of the
+    tl.load, with names taken from the code and `...` where they cannot be inferred. Display only."""
+    layout: Layout | None = verdict.data.get("layout")
+    if layout is None:
+        return None
+    edits, notes = descriptor_edits(ctx, verdict.data["call"], verdict.data["loop"], layout)
+    if notes:
+        verdict.notes.append("Descriptor form: " + "; ".join(notes) + ".")
+    return edits

@@ -1,0 +1,387 @@
+"""TL002: a transpose, inside a loop, of a tile computed from a tl.dot result (the result, a softmax tile,
+an accumulated state) that is then used in registers.
+
+A tile in the layout of an MMA result is used in place by arithmetic, reductions and the first operand of
+the next tl.dot; transposing it for those uses costs a round trip through shared memory every iteration.
+Transposes on the way into shared memory fold away: of a loaded tile, of a tile computed elementwise from
+loaded data, into the second operand or the accumulator of tl.dot, into a store (measured on an H200, see
+docs/precision/TL002.md). Loop-invariant transposes are hoisted out of the loop and not reported either.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from tritonlint.checks.common import TL
+from tritonlint.checks.flow import Definition, FunctionFlow, Loop, flow_of
+from tritonlint.engine import MatchContext
+from tritonlint.model import ModuleModel
+from tritonlint.registry import Verdict, condition, fixer
+
+TRANS, PERMUTE = f"{TL}.trans", f"{TL}.permute"
+DOTS = frozenset({f"{TL}.dot", f"{TL}.dot_scaled"})
+LOADS = frozenset(f"{TL}.{n}" for n in ("load", "load_tensor_descriptor", "_experimental_descriptor_load"))
+DESCRIPTOR_LOADS = frozenset({"load", "gather"})  # desc.load([...]) on a tensor descriptor
+CASTS = frozenset({f"{TL}.cast"})
+FIRST_OPERAND_KEYWORDS = frozenset({"input", "lhs"})  # tl.dot(input, other, acc), tl.dot_scaled(lhs, ..., rhs, ...)
+INDEX_CALLS = frozenset(f"{TL}.{n}" for n in ("arange", "program_id", "num_programs", "cdiv"))
+CONSTANT_CALLS = frozenset(f"{TL}.{n}" for n in ("zeros", "full", "zeros_like", "full_like"))
+RESHAPES = frozenset(f"{TL}.{n}" for n in ("reshape", "view", "broadcast_to", "expand_dims"))
+REDUCTIONS = frozenset(f"{TL}.{n}" for n in ("sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum"))
+RESHAPE_OR_REDUCE_METHODS = frozenset({"reshape", "view", "broadcast_to", "expand_dims", "sum", "max", "min", "argmax",
+                             "argmin", "reduce", "xor_sum"})
+# Calls with effects: a fix must not reorder them.
+EFFECTS = ("store", "atomic_", "debug_barrier", "device_print", "device_assert", "inline_asm")
+
+
+def transpose_operand(model: ModuleModel, node: ast.AST | None) -> ast.expr | None:
+    """The value a 2-D transpose (`tl.trans(x)`, `x.T`, `tl.permute(x, (1, 0))`, `x.trans()`,
+    `x.permute(1, 0)`) transposes, or None when `node` is no such transpose."""
+    if isinstance(node, ast.Attribute) and node.attr == "T" and isinstance(node.ctx, ast.Load):
+        return node.value
+    if not isinstance(node, ast.Call) or node.keywords:
+        return None
+    name = model.qualify(node.func)
+    if name in (TRANS, PERMUTE) and node.args:
+        operand, dims = node.args[0], node.args[1:]
+    elif isinstance(node.func, ast.Attribute) and node.func.attr in ("trans", "permute") and name is None:
+        operand, dims = node.func.value, node.args
+        name = TRANS if node.func.attr == "trans" else PERMUTE
+    else:
+        return None
+    if not dims and name == TRANS:
+        return operand
+    return operand if _is_swap(dims) else None
+
+
+def _is_swap(dims: list[ast.expr]) -> bool:
+    if len(dims) == 1 and isinstance(dims[0], (ast.Tuple, ast.List)):
+        dims = dims[0].elts
+    return [d.value if isinstance(d, ast.Constant) else None for d in dims] == [1, 0]
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a value comes from: loaded from memory, computed in registers, an index, a constant, or
+    unknown. `source` says what a computed value is computed from ("a tl.dot result" / "loaded data")."""
+
+    kind: str  # "loaded" | "computed" | "index" | "constant" | "unknown"
+    source: str = ""
+
+
+UNKNOWN, INDEX, CONSTANT, LOADED = Origin("unknown"), Origin("index"), Origin("constant"), Origin("loaded")
+DOT_RESULT = Origin("computed", "a tl.dot result")
+RESHAPED = Origin("computed", "a reshaped or reduced tile")
+
+
+def _computed(parts: list[Origin]) -> Origin:
+    """Arithmetic over `parts`: computed when any part is data (loaded or computed), else an index or
+    constant expression; unknown when nothing is known."""
+    if any(p.kind == "computed" and p.source == DOT_RESULT.source for p in parts):
+        return DOT_RESULT
+    if any(p.kind in ("computed", "loaded") for p in parts):
+        return Origin("computed", "loaded data")
+    if any(p.kind == "unknown" for p in parts):
+        return UNKNOWN
+    return INDEX if any(p.kind == "index" for p in parts) else CONSTANT
+
+
+def _either(parts: list[Origin]) -> Origin:
+    """A value that is one of `parts` (several assignments reach it): silent unless they agree. An initial
+    constant (the zeros of an accumulator) does not change what the value is."""
+    kinds = {p.kind for p in parts}
+    if not parts or "unknown" in kinds or {"loaded", "computed"} <= kinds:
+        return UNKNOWN
+    for kind in ("computed", "loaded", "index"):
+        found = [p for p in parts if p.kind == kind]
+        if found:
+            return DOT_RESULT if DOT_RESULT in found else found[0]
+    return CONSTANT
+
+
+class Origins:
+    """Classifies expressions of one jit function by following local assignments."""
+
+    def __init__(self, model: ModuleModel, flow: FunctionFlow, constexprs: set[str]) -> None:
+        self.model = model
+        self.flow = flow
+        self.constexprs = constexprs
+        self._memo: dict[int, Origin] = {}
+        self._busy: set[int] = set()
+
+    def of(self, expr: ast.expr) -> Origin:
+        if isinstance(expr, ast.Constant):
+            return CONSTANT
+        if isinstance(expr, ast.Name):
+            defs = self.flow.reaching(expr)
+            if not defs:
+                return CONSTANT if expr.id in self.model.constants else UNKNOWN
+            return self._of_definitions(defs)
+        if isinstance(expr, ast.Call):
+            return self._of_call(expr)
+        if isinstance(expr, (ast.BinOp, ast.BoolOp, ast.Compare, ast.UnaryOp)):
+            return _computed([self.of(e) for e in _operands(expr)])
+        if isinstance(expr, ast.IfExp):
+            return _either([self.of(expr.body), self.of(expr.orelse)])
+        if isinstance(expr, ast.Attribute):
+            operand = transpose_operand(self.model, expr)
+            if operand is not None:
+                return self.of(operand)
+            return CONSTANT if expr.attr in ("dtype", "element_ty", "shape") else UNKNOWN
+        if isinstance(expr, ast.Subscript):  # x[:, None] and the like: a reshaped loaded tile is no longer fresh
+            inner = self.of(expr.value)
+            return UNKNOWN if inner.kind == "loaded" else inner
+        return UNKNOWN
+
+    def _of_definitions(self, defs: frozenset[Definition]) -> Origin:
+        return _either([self._of_definition(d) for d in defs])
+
+    def _of_definition(self, definition: Definition) -> Origin:
+        key = id(definition)
+        if key in self._memo:
+            return self._memo[key]
+        if key in self._busy:  # a value carried around the loop: decided by its other definitions
+            return CONSTANT
+        self._busy.add(key)
+        try:
+            if definition.kind == "param":
+                origin = CONSTANT if definition.name in self.constexprs else UNKNOWN
+            elif definition.kind == "loop":
+                origin = INDEX
+            elif definition.kind == "assign" and definition.value is not None:
+                origin = self.of(definition.value)
+            elif definition.kind == "augassign" and definition.value is not None:
+                before = self.flow.defined_before(definition.stmt, definition.name)  # type: ignore[arg-type]
+                origin = _computed([self.of(definition.value), self._of_definitions(before)])
+            else:
+                origin = UNKNOWN
+        finally:
+            self._busy.discard(key)
+        self._memo[key] = origin
+        return origin
+
+    def _of_call(self, call: ast.Call) -> Origin:
+        name = self.model.qualify(call.func)
+        method = call.func.attr if isinstance(call.func, ast.Attribute) and name is None else None
+        if name in LOADS or method in DESCRIPTOR_LOADS:
+            return LOADED
+        if name in DOTS:
+            return DOT_RESULT
+        if method == "to" or name in CASTS:  # a cast keeps what the value is: a loaded tile cast is still loaded
+            target = call.func.value if method == "to" else (call.args[0] if call.args else None)  # type: ignore[union-attr]
+            return self.of(target) if target is not None else UNKNOWN
+        operand = transpose_operand(self.model, call)
+        if operand is not None:
+            return self.of(operand)
+        if name in INDEX_CALLS:
+            return INDEX
+        if name in CONSTANT_CALLS:
+            return CONSTANT
+        if name in RESHAPES or name in REDUCTIONS or method in RESHAPE_OR_REDUCE_METHODS:
+            source = call.func.value if method is not None else (call.args[0] if call.args else None)  # type: ignore[union-attr]
+            inner = self.of(source) if source is not None else UNKNOWN
+            # a reshaped or reduced tl.dot result is no longer in the MMA layout: the cost TL002 is about is gone
+            if inner.kind == "computed":
+                return RESHAPED
+            return UNKNOWN if inner.kind == "loaded" else inner
+        receiver = [call.func.value] if method is not None else []  # type: ignore[union-attr]
+        parts = [self.of(a) for a in [*receiver, *call.args, *(k.value for k in call.keywords)]]
+        inner = _computed(parts)
+        if name is not None and not name.startswith(f"{TL}."):
+            # a helper or another library: data in, computed data out; otherwise we cannot tell
+            return inner if inner.kind == "computed" else UNKNOWN
+        return inner
+
+
+def _operands(expr: ast.expr) -> list[ast.expr]:
+    if isinstance(expr, ast.BinOp):
+        return [expr.left, expr.right]
+    if isinstance(expr, ast.BoolOp):
+        return list(expr.values)
+    if isinstance(expr, ast.Compare):
+        return [expr.left, *expr.comparators]
+    return [expr.operand]  # type: ignore[attr-defined]
+
+
+def varies_in(flow: FunctionFlow, expr: ast.expr, loop: Loop, depth: int = 0) -> bool:
+    """Whether `expr` may change from one iteration of `loop` to the next: it loads, or reads a name that
+    the loop redefines from something that changes (a copy of a value computed before the loop does not)."""
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)) and \
+                (ast.unparse(node.func).endswith("load") or ast.unparse(node.func).endswith("gather")):
+            return True
+        if not isinstance(node, ast.Name):
+            continue
+        for definition in flow.reaching(node):
+            if definition.kind == "param" or definition.stmt is None or not flow.inside(definition.stmt, loop):
+                continue
+            if definition.kind != "assign" or depth >= 8:
+                return True  # the loop index, an accumulation, an unpacking: changes
+            if varies_in(flow, definition.value, loop, depth + 1):  # type: ignore[arg-type]
+                return True
+    return False
+
+
+def describe_loop(loop: Loop) -> str:
+    if isinstance(loop, ast.For):
+        return f"`for {ast.unparse(loop.target)}` loop at line {loop.lineno}"
+    return f"`while` loop at line {loop.lineno}"
+
+
+def _describe_value(flow: FunctionFlow, operand: ast.expr, origin: Origin) -> tuple[str, str]:
+    """The transposed value as the message shows it, and what it is computed from."""
+    text = " ".join(ast.unparse(operand).split())
+    if len(text) > 50:
+        text = text[:47] + "..."
+    core = operand
+    while isinstance(core, ast.Call) and isinstance(core.func, ast.Attribute) and core.func.attr == "to":
+        core = core.func.value  # p.to(tl.float16): describe p
+    if isinstance(core, ast.Name):
+        lines = sorted({d.stmt.lineno for d in flow.reaching(core) if d.kind in ("assign", "augassign")})  # type: ignore[union-attr]
+        where = f" at line {lines[-1]}" if len(lines) == 1 else ""
+        return f"`{text}`", f"computed{where} from {origin.source}"
+    if isinstance(core, ast.Call) and origin == DOT_RESULT and core is operand:
+        return f"`{text}`", "a tl.dot result"
+    return f"`{text}`", f"computed from {origin.source}"
+
+
+def _through_casts(model: ModuleModel, flow: FunctionFlow, node: ast.expr) -> tuple[ast.expr, ast.AST | None]:
+    """`node` widened over the casts applied to it (`x.to(dtype)`, `tl.cast(x, dtype)`), and its parent."""
+    parent = flow.parents.get(id(node))
+    while True:
+        if isinstance(parent, ast.Attribute) and parent.attr == "to":
+            call = flow.parents.get(id(parent))
+            if isinstance(call, ast.Call) and call.func is parent:
+                node, parent = call, flow.parents.get(id(call))
+                continue
+        if isinstance(parent, ast.Call) and model.qualify(parent.func) in CASTS and parent.args and parent.args[0] is node:
+            node, parent = parent, flow.parents.get(id(parent))
+            continue
+        return node, parent
+
+
+def used_in_registers(model: ModuleModel, flow: FunctionFlow, node: ast.expr, loop: Loop, depth: int = 0) -> bool:
+    """Whether the transposed value of `node` is used, inside `loop`, where it has to be in registers in
+    the transposed layout: arithmetic, reductions, an accumulation, the first operand of tl.dot. The uses
+    where the transpose folds away are not: the second operand or the accumulator of tl.dot (staged or
+    kept in the MMA layout), a store, another transpose. Follows local names; a use it cannot see (a
+    returned value) counts as not in registers."""
+    node, parent = _through_casts(model, flow, node)
+    if isinstance(parent, ast.IfExp) and node is not parent.test:
+        return used_in_registers(model, flow, parent, loop, depth)
+    if isinstance(parent, ast.keyword):  # f(..., acc=x): decided by the call and the keyword
+        call = flow.parents.get(id(parent))
+        name = model.qualify(call.func) if isinstance(call, ast.Call) else None
+        if name in DOTS:
+            return parent.arg in FIRST_OPERAND_KEYWORDS
+        return name != f"{TL}.store"
+    if isinstance(parent, ast.Call):
+        name = model.qualify(parent.func)
+        if name in DOTS:
+            return bool(parent.args) and parent.args[0] is node
+        return not (name == f"{TL}.store" or transpose_operand(model, parent) is node)
+    if isinstance(parent, ast.Attribute):  # x.T, or x.trans() / x.permute(1, 0): transposed back
+        if parent.attr in ("dtype", "shape"):
+            return False
+        method_call = flow.parents.get(id(parent))
+        return not (transpose_operand(model, parent) is node or transpose_operand(model, method_call) is node)
+    if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name) \
+            and parent.value is node:
+        definition = flow.definition_at(parent, parent.targets[0].id)
+        if definition is None or depth >= 4:
+            return False
+        uses = [use for use in flow.uses_of(definition) if flow.inside(use, loop)]
+        return any(used_in_registers(model, flow, use, loop, depth + 1) for use in uses)
+    return not isinstance(parent, (ast.Return, ast.Tuple, ast.List))
+
+
+@condition("transposes-computed-tile", provides=("value", "origin", "loop"))
+def transposes_computed_tile(ctx: MatchContext) -> Verdict | None:
+    """The match is a 2-D transpose, inside a loop of the jit function, of a value computed from a tl.dot
+    result (the result itself, a softmax tile, an accumulated state) that changes every iteration, and
+    the transposed value is used in registers in that loop: in arithmetic, a reduction, an accumulation or
+    as the first operand of tl.dot. Silent for loaded tiles (also after a cast), for arithmetic on loaded
+    tiles only, for transposes that only reach a store, the second operand or the accumulator of tl.dot,
+    for loop-invariant values and for whatever the analysis cannot follow."""
+    node = ctx.ast_node(types=(ast.Call, ast.Attribute))
+    function = ctx.function
+    operand = transpose_operand(ctx.model, node)
+    if operand is None or function is None or function.node is None:
+        return None
+    flow = flow_of(function.node)
+    loops = flow.enclosing_loops(node)  # type: ignore[arg-type]
+    if not loops:
+        return None
+    origin = Origins(ctx.model, flow, set(function.constexprs)).of(operand)
+    if origin != DOT_RESULT:
+        return None
+    loop = next((lp for lp in loops if varies_in(flow, operand, lp)), None)
+    if loop is None or not used_in_registers(ctx.model, flow, node, loop):  # type: ignore[arg-type]
+        return None
+    value, source = _describe_value(flow, operand, origin)
+    return Verdict(vars={"value": value, "origin": source, "loop": describe_loop(loop)})
+
+
+# ---- the fix ---------------------------------------------------------------------------------------------
+def _trans_callee(ctx: MatchContext, node: ast.AST) -> str | None:
+    """How this module spells triton.language.trans, preferring the spelling of the flagged call."""
+    if isinstance(node, ast.Call) and ctx.model.qualify(node.func) == TRANS:
+        return ctx.file.text_of(node.func)
+    for alias, target in ctx.model.imports.items():
+        if target == TL:
+            return f"{alias}.trans"
+        if target == TRANS:
+            return alias
+    if ctx.model.imports.get("triton") == "triton":
+        return "triton.language.trans"
+    return None
+
+
+def _has_effects(model: ModuleModel, expr: ast.expr) -> bool:
+    for call in (n for n in ast.walk(expr) if isinstance(n, ast.Call)):
+        name = model.qualify(call.func) or ""
+        attr = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+        if any(e in name.rpartition(".")[2] or e in attr for e in EFFECTS):
+            return True
+        if isinstance(call.func, ast.Name) and not name.startswith(f"{TL}."):
+            return True  # a helper: it might store or run atomics
+    return False
+
+
+@fixer("transpose-dot-operands")
+def transpose_dot_operands(ctx: MatchContext, verdict: Verdict):
+    """`tl.trans(tl.dot(A, B))` -> `tl.dot(tl.trans(B), tl.trans(A))`, with `tl.trans(tl.trans(X))`
+    simplified to `X`. Offered only for a two-argument tl.dot (no accumulator, no input_precision,
+    out_dtype or other keyword) whose operands have no side effects, and not when B is itself computed
+    from a tl.dot result (its transpose would become the first operand, the costly place)."""
+    node = ctx.ast_node(types=(ast.Call, ast.Attribute))
+    operand = transpose_operand(ctx.model, node)
+    why = "compute the tile in the orientation it is used in (swap the operands of the tl.dot that makes it)"
+    if not (isinstance(operand, ast.Call) and ctx.model.qualify(operand.func) == f"{TL}.dot"):
+        verdict.notes.append(f"No automatic fix: {why}.")
+        return None
+    if len(operand.args) != 2 or operand.keywords:
+        verdict.notes.append(f"No automatic fix (the tl.dot has an accumulator or extra arguments): {why}.")
+        return None
+    trans = _trans_callee(ctx, node)  # type: ignore[arg-type]
+    function = ctx.function
+    if trans is None or function is None or function.node is None:
+        return None
+    origins = Origins(ctx.model, flow_of(function.node), set(function.constexprs))
+    first, second = operand.args
+    if _has_effects(ctx.model, first) or _has_effects(ctx.model, second):
+        return None
+    rewritten = []
+    for side in (second, first):  # B^T becomes the first operand, A^T the second
+        inner = transpose_operand(ctx.model, side)
+        if inner is not None:
+            rewritten.append(ctx.file.text_of(inner))
+        elif side is second and origins.of(side) == DOT_RESULT:
+            verdict.notes.append(f"No automatic fix: swapping the operands would transpose `{ast.unparse(side)}`, "
+                                 f"computed from a tl.dot result, into the first operand; {why}.")
+            return None
+        else:
+            rewritten.append(f"{trans}({ctx.file.text_of(side)})")
+    start, end = ctx.file.span_of(node)  # type: ignore[arg-type]
+    return [(start, end, f"{ctx.file.text_of(operand.func)}({rewritten[0]}, {rewritten[1]})")]
