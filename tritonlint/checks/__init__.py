@@ -3,4 +3,4 @@
 One module per concern; importing this package registers them all.
 """
 
-from tritonlint.checks import common, static_range  # noqa: F401
+from tritonlint.checks import autotune_key, autotune_launch, common, static_range  # noqa: F401
