@@ -281,3 +281,28 @@ def test_fixtures_slow_is_flagged_where_marked_and_fast_is_clean(fixture, rules)
     assert not lint_code((fixture / "fast.py").read_text(), rules, select=[code]).diagnostics
 
 
+
+
+# ---- the kernel-model additions these rules rely on -----------------------------------------------------------
+def test_model_reads_program_tiles_and_configs_from_a_local_function():
+    model = ModuleModel(ast.parse(textwrap.dedent("""\
+        import triton
+        import triton.language as tl
+
+        def get_autotune_config():
+            \"\"\"Tile shapes.\"\"\"
+            return [triton.Config({"BLOCK_M": 64, "BLOCK_N": 64}), triton.Config({"BLOCK_M": 128, "BLOCK_N": 64})]
+
+        @triton.autotune(configs=get_autotune_config(), key=["M", "N"])
+        @triton.jit
+        def kernel(x_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP: tl.constexpr):
+            pid = tl.program_id(0)
+            pid_m, pid_n = pid // GROUP, pid % GROUP
+            rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+            cols = tl.program_id(axis=1) * BLOCK_N + tl.arange(0, BLOCK_N)
+            tl.store(x_ptr + rows[:, None] * N + cols[None, :], 0.0)
+        """)), "pkg.mod", "pkg/mod.py")
+    (kernel,) = model.functions
+    assert kernel.tiles == {0: ("BLOCK_M",), 1: ("BLOCK_N",)}
+    assert [c.meta["BLOCK_M"] for c in kernel.autotune.configs] == [64, 128]
+    assert kernel.summary().tiles == kernel.tiles

@@ -36,6 +36,10 @@ TRANSCENDENTAL = frozenset({"exp", "exp2", "log", "log2", "tanh", "sigmoid", "sq
 # Meta-parameters that configs usually set, presumed tuned when the configs cannot be read.
 TUNING_KNOBS = frozenset({"split_k", "group_size_m", "group_m", "group_size", "num_stages", "num_warps", "num_ctas",
                           "a_load_order", "waves_per_eu", "matrix_instr_nonkdim", "kpack", "warp_specialize"})
+# Words that mark a key argument as a bucket of a size (bucket_M, M_CLOSEST, CACHE_KEY_SEQLEN, T_BUCKET).
+BUCKET_WORDS = frozenset({"bucket", "buckets", "bucketed", "closest", "rounded", "pow2", "cache", "bin", "binned"})
+# Words that name a property of the device (NUM_SMS, sm_count, num_cores): the same on every call of a process.
+DEVICE_WORDS = frozenset({"sms", "sm", "cores", "core", "multiprocessors", "cus"})
 # Words that name a dtype: a flag like IS_FP8 or USE_BF16 mirrors a tensor's dtype, which Triton keys already.
 DTYPE_WORDS = frozenset({"dtype", "fp8", "fp16", "f16", "bf16", "bfloat16", "float16", "half", "fp32", "f32", "float32",
                          "tf32", "fp64", "int8", "int4", "uint8", "fp4", "nvfp4", "mxfp4", "mxfp8", "e4m3", "e5m2",
@@ -127,7 +131,8 @@ class KernelUses:
                 if name in MEMORY_CALLS or _is_program_index(name):
                     continue  # loaded data; the grid's shape
                 placed = [a for a in [*node.args, *(k.value for k in node.keywords)] if self._is_position(a)]
-                if placed:
+                helper = not name.startswith("triton.") and not (isinstance(node.func, ast.Name) and hasattr(builtins, node.func.id))
+                if placed and helper:
                     stack.extend(placed)  # swizzle(pid, num_pid_m, GROUP_M): the others only place the tile
                     continue
             if isinstance(node, ast.Attribute) and node.attr in ("dtype", "element_ty", "shape"):
@@ -443,6 +448,10 @@ class LaunchValues:
             return isinstance(other, ast.Constant) and other.value is None and ast.unparse(expr.left) in passed
         if isinstance(expr, ast.BoolOp):
             return all(self._none_test(scope, v, passed, depth) for v in expr.values)
+        if isinstance(expr, ast.IfExp) and isinstance(expr.body, ast.Constant) and isinstance(expr.orelse, ast.Constant):
+            return self._none_test(scope, expr.test, passed, depth)  # True if beta is not None else False
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "bool" and len(expr.args) == 1:
+            return self._none_test(scope, expr.args[0], passed, depth)
         if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
             return self._none_test(scope, expr.operand, passed, depth)
         return False
@@ -493,6 +502,20 @@ class LaunchValues:
         sources = self.sources(scope, expr)
         return next(iter(sources)) if len(sources) == 1 and next(iter(sources)) == ast.unparse(expr) else None
 
+    def bucketed_in(self, name: str, key: list[str]) -> str | None:
+        """A bucket in the key that every launch here computes from this argument's value, such as
+        `bucket_M = get_bucket_m(B * S)` for S (a key named like a bucket, not a block size derived from it)."""
+        buckets = [k for k in key if BUCKET_WORDS & set(name_words(k))]
+        found = None
+        for scope, passed in self.sites:
+            leaf = self._leaf(scope, passed[name]) if name in passed else None
+            if leaf is None:
+                return None
+            found = next((k for k in buckets if k in passed and leaf in self.sources(scope, passed[k])), None)
+            if found is None:
+                return None
+        return found
+
     def keyed_by_triton(self, name: str) -> bool:
         """Every launch here derives the argument from a tensor's dtype, or from whether a tensor argument is
         None: both already change Triton's own key (it appends the dtype of every tensor argument)."""
@@ -540,32 +563,12 @@ def autotune_key_omissions(ctx: MatchContext, ignore: list[str] | None = None) -
     tuned = autotune.tuned_meta if autotune.configs is not None else {
         name for name in kernel.constexprs if is_block_name(name) and name not in kernel.heuristics}
     uses = KernelUses(ctx.model, kernel, tuned)
-    key = autotune.key
-    skip = (set(key) | autotune.tuned_meta | set(kernel.heuristics) | set(ignore or ()) | not_specialized(ctx.model, kernel)
-            | {"num_warps", "num_stages", "num_ctas"})
-    launches = LaunchValues(ctx.model, kernel)
-    first_line = min([call.lineno] + [d.lineno for d in kernel.node.decorator_list])  # type: ignore[union-attr]
-    missing = []
-    for param in kernel.params:
-        reason = uses.reasons.get(param.name)
-        if reason is None or param.name in skip or DTYPE_WORDS & set(name_words(param.name)):
-            continue
-        if launches.keyed_by_triton(param.name):
-            continue
-        if param.default is None and launches.never_passed(param.name):
-            continue  # the configs (unknown here) supply it: tuned, not a key
-        follows = launches.follows(param.name, key, param.default_value)
-        if follows is None and reason.kind == "mode" and param.name in uses.optional_guards:
-            continue  # probably `x is not None`, which Triton's key sees; no launch here to tell
-        presumed_tuned = autotune.configs is None and (is_block_name(param.name) or param.name.lower() in TUNING_KNOBS)
-        if follows or (follows is None and (presumed_tuned or is_block_name(param.name))):
-            continue  # derived from keyed sizes, always the same, or a tile size nothing here shows varying
-        if bucketed_by(param.name, key) or explaining_comment(ctx.file.text, first_line, call.end_lineno or call.lineno, param.name):
-            continue
-        missing.append((param.name, reason))
+    omissions = Omissions(ctx, kernel, uses, call, ignore or [])
+    missing = [(p.name, uses.reasons[p.name]) for p in kernel.params
+               if p.name in uses.reasons and not omissions.covered(p.name, p.default, p.default_value)]
     if not missing:
         return None
-    start, end = ctx.file.span_of(call.func)
+    start, end = ctx.file.span_of(call.func)  # type: ignore[arg-type]
     return Verdict(
         vars={
             "key": _key_text(ctx, autotune),
@@ -576,6 +579,39 @@ def autotune_key_omissions(ctx: MatchContext, ignore: list[str] | None = None) -
         span=(start, end + 1 if ctx.file.text[end:end + 1] == "(" else end),
         data={"missing": [name for name, _ in missing], "autotune": autotune},
     )
+
+
+class Omissions:
+    """Why an argument that drives the work may still be left out of the key."""
+
+    def __init__(self, ctx: MatchContext, kernel: JitFunction, uses: KernelUses, call: ast.Call, ignore: list[str]):
+        autotune: Autotune = kernel.autotune  # type: ignore[assignment]
+        self.ctx = ctx
+        self.key = autotune.key or []
+        self.configs_known = autotune.configs is not None
+        self.uses = uses
+        self.skip = (set(self.key) | autotune.tuned_meta | set(kernel.heuristics) | set(ignore)
+                     | not_specialized(ctx.model, kernel) | {"num_warps", "num_stages", "num_ctas"})
+        self.launches = LaunchValues(ctx.model, kernel)
+        self.first_line = min([call.lineno] + [d.lineno for d in kernel.node.decorator_list])  # type: ignore[union-attr]
+        self.last_line = call.end_lineno or call.lineno
+
+    def covered(self, name: str, default: str | None, default_value: object | None) -> bool:
+        words = set(name_words(name))
+        if name in self.skip or words & DTYPE_WORDS or words & DEVICE_WORDS or self.launches.keyed_by_triton(name):
+            return True  # keyed, tuned, computed, ignored, varying per call by design, a dtype or the device
+        if default is None and self.launches.never_passed(name):
+            return True  # no launch passes it: the configs (unknown here) supply it
+        follows = self.launches.follows(name, self.key, default_value)
+        if follows:
+            return True  # every launch here passes one constant, or a value computed from keyed arguments
+        if follows is None:  # no launch here shows it
+            if is_block_name(name) or not self.configs_known and name.lower() in TUNING_KNOBS:
+                return True  # a tile size or tuning knob, presumably tuned or derived
+            if self.uses.reasons[name].kind == "mode" and name in self.uses.optional_guards:
+                return True  # probably `x is not None`, which Triton's key sees
+        return bool(bucketed_by(name, self.key) or self.launches.bucketed_in(name, self.key)
+                    or explaining_comment(self.ctx.file.text, self.first_line, self.last_line, name))
 
 
 def _key_text(ctx: MatchContext, autotune: Autotune) -> str:
