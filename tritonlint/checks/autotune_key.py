@@ -380,7 +380,7 @@ class LaunchValues:
     def __init__(self, model: ModuleModel, kernel: JitFunction) -> None:
         self.model = model
         self.sites: list[tuple[HostScope, dict[str, ast.expr]]] = []
-        self.open_sites = 0  # launches with *args or **kwargs: an argument they do not name may be in there
+        self.open: set[int] = set()  # indices of launches with *args or **kwargs: an unnamed argument may be there
         for launch in model.launches:
             if model.kernel_for(launch) is not kernel and not _chooses(model, launch, kernel):
                 continue
@@ -389,8 +389,7 @@ class LaunchValues:
             passed = {p.name: a.node for p, a in zip(kernel.params, positional[:starred]) if a.node is not None}
             passed.update({a.name: a.node for a in launch.args if a.name and a.node is not None})
             if starred is not None or any(kw.arg is None for kw in launch.node.keywords):  # *args, **kwargs
-                self.open_sites += 1
-                passed["**"] = launch.node  # type: ignore[assignment]
+                self.open.add(len(self.sites))
             self.sites.append((HostScope(model, launch.scope), passed))
 
     def sources(self, scope: HostScope, expr: ast.expr, depth: int = 4) -> set[str]:
@@ -458,7 +457,7 @@ class LaunchValues:
 
     def never_passed(self, name: str) -> bool:
         """No launch here passes the argument: without a default, the autotuner's configs must supply it."""
-        return bool(self.sites) and not self.open_sites and all(name not in passed for _, passed in self.sites)
+        return bool(self.sites) and not self.open and all(name not in passed for _, passed in self.sites)
 
     def follows(self, name: str, key: list[str], default: object | None) -> bool | None:
         """Whether every launch here passes this argument a value computed from what it passes for keyed
@@ -467,9 +466,9 @@ class LaunchValues:
             return None
         constants = set()
         seen = 0
-        for scope, passed in self.sites:
+        for index, (scope, passed) in enumerate(self.sites):
             value = passed.get(name)
-            if value is None and "**" in passed:
+            if value is None and index in self.open:
                 continue  # maybe in the **kwargs
             seen += 1
             if value is None:
@@ -525,7 +524,7 @@ class LaunchValues:
             value = passed.get(name)
             if value is None:
                 return False
-            texts = {ast.unparse(v) for k, v in passed.items() if k != "**"}
+            texts = {ast.unparse(v) for v in passed.values()}
             if not (any(self._reads_dtype(e) for e in self._flag_value(scope, value))
                     or self._none_test(scope, value, texts)):
                 return False
