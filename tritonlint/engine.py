@@ -4,6 +4,7 @@ then messages and fixes rendered from the rule's templates."""
 from __future__ import annotations
 
 import ast
+import posixpath
 from collections.abc import Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -38,21 +39,39 @@ class RuleCrash(Exception):
 class Project:
     """Kernels of other modules, for rules that follow a launch into the module that defines the kernel."""
 
-    def __init__(self, linted_modules: frozenset[str] = frozenset(), summaries: dict[str, JitFunction] | None = None):
+    def __init__(self, linted_modules: frozenset[str] = frozenset(), summaries: dict[str, JitFunction] | None = None,
+                 shared: dict[str, dict[str, dict[str, JitFunction]]] | None = None):
         self.linted_modules = linted_modules
         self.summaries = summaries  # None in the first pass: nothing is known about other modules yet
+        # Module names that several linted files share (scripts named kernels.py in two folders, two copies of
+        # a package): module -> source root of each file -> that file's kernels. An import finds the one under
+        # the importing file's own root, as Python would.
+        self.shared = shared or {}
 
-    def kernel(self, qualname: str | None) -> JitFunction | None:
+    def kernel(self, qualname: str | None, root: str | None = None) -> JitFunction | None:
+        """The kernel `qualname` names, for a file whose source root is `root` (see `source_root`)."""
         if not qualname:
             return None
-        if self.summaries is not None:
-            return self.summaries.get(qualname)
         module = qualname.rpartition(".")[0]
-        while module:
-            if module in self.linted_modules:
-                raise Deferred(module)
+        while module and module not in self.linted_modules:
             module = module.rpartition(".")[0]
-        return None
+        if self.summaries is None:
+            if module:
+                raise Deferred(module)
+            return None
+        if module in self.shared:
+            return self.shared[module].get(root or "", {}).get(qualname)
+        return self.summaries.get(qualname)
+
+
+def source_root(path: str, module: str) -> str:
+    """The folder a file's dotted module name is relative to: `b` for b/kernels.py (module `kernels`),
+    `src` for src/pkg/ops/mm.py (module `pkg.ops.mm`) and for src/pkg/__init__.py (module `pkg`)."""
+    path = path.replace("\\", "/")
+    folder = posixpath.dirname(path)
+    for _ in range(module.count(".") + (posixpath.basename(path) == "__init__.py")):
+        folder = posixpath.dirname(folder)
+    return folder
 
 
 class MatchContext:
@@ -91,7 +110,11 @@ class MatchContext:
         return self.model.function_at(self.file.lines.row_of(self.node.range().start.index) + 1)
 
     def kernel_for(self, launch: LaunchSite) -> JitFunction | None:
-        return self.model.kernel_for(launch) or self.project.kernel(launch.target)
+        return self.model.kernel_for(launch) or self.project.kernel(launch.target, self.source_root)
+
+    @cached_property
+    def source_root(self) -> str:
+        return source_root(self.file.path, self.model.module)
 
 
 class Engine:

@@ -33,6 +33,7 @@ AUTOTUNE = "triton.autotune"
 HEURISTICS = "triton.heuristics"
 CONFIG = "triton.Config"
 CONSTEXPR = "triton.language.constexpr"
+PROGRAM_ID = "triton.language.program_id"
 _MAX_EXPANDED_CONFIGS = 1024
 
 
@@ -108,6 +109,8 @@ class JitFunction:
     autotune: Autotune | None = None
     heuristics: dict[str, str] = field(default_factory=dict)  # name -> source of the lambda
     decorators: list[str] = field(default_factory=list)
+    # Constexpr parameters that scale tl.program_id(axis) (`pid_m * BLOCK_M`): the tile of each launch axis.
+    tiles: dict[int, tuple[str, ...]] = field(default_factory=dict)
     node: ast.FunctionDef | None = field(default=None, repr=False, compare=False)
 
     def param(self, name: str) -> Param | None:
@@ -266,6 +269,7 @@ class ModuleModel:
             decorators=[n or "?" for n in names],
             node=node,  # type: ignore[arg-type]
         )
+        function.tiles = self._program_tiles(node, set(function.constexprs))
         for decorator, name in zip(node.decorator_list, names):
             if name == AUTOTUNE and isinstance(decorator, ast.Call):
                 function.autotune = self._autotune(decorator)
@@ -290,6 +294,7 @@ class ModuleModel:
             if base is None and JIT in names and value.id in defs:
                 base = JitFunction(value.id, f"{self.module}.{value.id}", self.path, defs[value.id].lineno,
                                    self._params(defs[value.id].args), node=defs[value.id])  # type: ignore[arg-type]
+                base.tiles = self._program_tiles(defs[value.id], set(base.constexprs))
             if base is None:
                 continue
             function = dataclasses.replace(base, name=name, qualname=f"{self.module}.{name}")
@@ -318,6 +323,44 @@ class ModuleModel:
                 default_value=value,
             ))
         return params
+
+    def _program_tiles(self, node: ast.FunctionDef | ast.AsyncFunctionDef, constexprs: set[str]) -> dict[int, tuple[str, ...]]:
+        """For each launch axis, the constexpr parameters multiplied by tl.program_id(axis) or by a variable
+        derived from it (`pid_m = pid // n`, `off_m = pid_m * BLOCK_M`)."""
+        def axes_of(expr: ast.AST) -> set[int]:
+            found: set[int] = set()
+            for sub in ast.walk(expr):
+                if isinstance(sub, ast.Name):
+                    found |= derived.get(sub.id, set())
+                elif isinstance(sub, ast.Call) and self.qualify(sub.func) == PROGRAM_ID:
+                    axis = sub.args[0] if sub.args else next((k.value for k in sub.keywords if k.arg == "axis"), None)
+                    if isinstance(literal_value(axis), int):
+                        found.add(literal_value(axis))  # type: ignore[arg-type]
+            return found
+
+        derived: dict[str, set[int]] = {}
+        assignments = [n for n in ast.walk(node) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and n.value]
+        changed = True
+        while changed:
+            changed = False
+            for assign in assignments:
+                axes = axes_of(assign.value)  # type: ignore[arg-type]
+                if not axes:
+                    continue
+                targets = assign.targets if isinstance(assign, ast.Assign) else [assign.target]
+                for target in targets:
+                    for name in ast.walk(target):
+                        if isinstance(name, ast.Name) and not axes <= derived.get(name.id, set()):
+                            derived[name.id] = derived.get(name.id, set()) | axes
+                            changed = True
+        tiles: dict[int, set[str]] = {}
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Mult):
+                for scaled, factor in ((sub.left, sub.right), (sub.right, sub.left)):
+                    if isinstance(factor, ast.Name) and factor.id in constexprs:
+                        for axis in axes_of(scaled):
+                            tiles.setdefault(axis, set()).add(factor.id)
+        return {axis: tuple(sorted(names)) for axis, names in sorted(tiles.items())}
 
     def _is_constexpr(self, annotation: ast.expr | None) -> bool:
         if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
@@ -396,6 +439,23 @@ class ModuleModel:
         if isinstance(node, ast.ListComp) and isinstance(node.elt, ast.Call) and self.qualify(node.elt.func) == CONFIG:
             expanded = self._expand_comprehension(node.generators, env)
             return None if expanded is None else [(node.elt, e) for e in expanded]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.args and not node.keywords:
+            returned = self._returned_constant(node.func.id)  # configs=get_autotune_config()
+            return None if returned is None else self._config_calls(returned, env)
+        return None
+
+    def _returned_constant(self, name: str) -> ast.expr | None:
+        """What a module-level function without parameters returns, when its body is just `return <expr>`."""
+        definitions = [n for n in self.tree.body if isinstance(n, ast.FunctionDef) and n.name == name]
+        if len(definitions) != 1 or name in self.assignments:
+            return None
+        function = definitions[0]
+        body = [stmt for stmt in function.body if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))]
+        arguments = function.args
+        if arguments.posonlyargs or arguments.args or arguments.kwonlyargs or arguments.vararg or arguments.kwarg:
+            return None
+        if len(body) == 1 and isinstance(body[0], ast.Return):
+            return body[0].value
         return None
 
     def _expand_comprehension(self, generators: list[ast.comprehension], env: dict) -> list[dict] | None:

@@ -7,13 +7,14 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tritonlint.config import Settings
 from tritonlint.discovery import discover
-from tritonlint.engine import Engine, Project
+from tritonlint.engine import Engine, Project, source_root
 from tritonlint.linter import FileLinter, FileResult, FixMode
 from tritonlint.model import JitFunction, module_name
 from tritonlint.ruleset import Rule
@@ -69,9 +70,14 @@ def lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs: 
     deferred = [(job, r) for job, r in zip(work, first) if r.deferred]
     if deferred:
         summaries: dict[str, JitFunction] = {}
-        for r in first:
-            summaries.update(r.summaries)
-        second = _map(linter, [(job, Project(linted, summaries)) for job, _ in deferred], jobs)
+        shared: dict[str, dict[str, dict[str, JitFunction]]] = {}
+        repeated = {module for module, count in Counter(job.module for job in work).items() if count > 1}
+        for job, r in zip(work, first):
+            if job.module in repeated:  # same dotted name, different files: keep them apart by source root
+                shared.setdefault(job.module, {})[source_root(job.display, job.module)] = r.summaries
+            else:
+                summaries.update(r.summaries)
+        second = _map(linter, [(job, Project(linted, summaries, shared)) for job, _ in deferred], jobs)
         replaced = {id(old): new for (_, old), new in zip(deferred, second)}
         first = [replaced.get(id(r), r) for r in first]
     result.files = first

@@ -3,4 +3,13 @@
 One module per concern; importing this package registers them all.
 """
 
-from tritonlint.checks import common, descriptor_heads, device, static_range, tile_load, transpose  # noqa: F401
+from tritonlint.checks import (  # noqa: F401
+    autotune_key,
+    autotune_launch,
+    common,
+    descriptor_heads,
+    device,
+    static_range,
+    tile_load,
+    transpose,
+)

@@ -1,0 +1,659 @@
+"""TL006: `@triton.autotune(key=[...])` that leaves out an argument which changes the best config.
+
+Triton's autotuner (triton/runtime/autotuner.py, `Autotuner.run`) caches the chosen config under the values
+of the `key` arguments plus the dtype of every tensor argument, and nothing else. A kernel argument that
+sets a loop trip count, the tiled extent of the problem or a mask along a tuned block, or a constexpr flag
+that selects a code path, reuses a config benchmarked for other values when it is not in the key.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import io
+import re
+import tokenize
+from dataclasses import dataclass
+from functools import lru_cache
+
+from tritonlint import evidence
+from tritonlint.checks.common import DESCRIPTOR_METHODS, MEMORY_CALLS, TL
+from tritonlint.checks.host import HostScope
+from tritonlint.checks.names import is_block_name, name_words
+from tritonlint.engine import MatchContext
+from tritonlint.model import JIT, Autotune, JitFunction, ModuleModel
+from tritonlint.registry import ParamSpec, Verdict, condition, fixer
+from tritonlint.source import ParsedFile
+
+LOOP_CALLS = frozenset({"range", f"{TL}.range", f"{TL}.static_range"})
+CDIV = frozenset({"triton.cdiv", f"{TL}.cdiv"})
+PROGRAM_INDEX = frozenset({f"{TL}.program_id", f"{TL}.num_programs"})
+ARANGE = f"{TL}.arange"
+BLOCK_POINTERS = frozenset(f"{TL}.{n}" for n in ("make_block_ptr", "make_tensor_descriptor", "advance"))
+TILE_MAKERS = BLOCK_POINTERS | {ARANGE, f"{TL}.zeros", f"{TL}.full", f"{TL}.broadcast_to"}
+TRANSCENDENTAL = frozenset({"exp", "exp2", "log", "log2", "tanh", "sigmoid", "sqrt", "rsqrt", "sqrt_rn", "erf", "sin",
+                            "cos", "pow", "fdiv", "div_rn", "softmax", "log1p", "expm1"})
+# Meta-parameters that configs usually set, presumed tuned when the configs cannot be read.
+TUNING_KNOBS = frozenset({"split_k", "group_size_m", "group_m", "group_size", "num_stages", "num_warps", "num_ctas",
+                          "a_load_order", "waves_per_eu", "matrix_instr_nonkdim", "kpack", "warp_specialize"})
+# Words that mark a key argument as a bucket of a size (bucket_M, M_CLOSEST, CACHE_KEY_SEQLEN, T_BUCKET).
+BUCKET_WORDS = frozenset({"bucket", "buckets", "bucketed", "closest", "rounded", "pow2", "cache", "bin", "binned"})
+# Words that name a property of the device (NUM_SMS, sm_count, num_cores): the same on every call of a process.
+DEVICE_WORDS = frozenset({"sms", "sm", "cores", "core", "multiprocessors", "cus"})
+# Words that name a dtype: a flag like IS_FP8 or USE_BF16 mirrors a tensor's dtype, which Triton keys already.
+DTYPE_WORDS = frozenset({"dtype", "fp8", "fp16", "f16", "bf16", "bfloat16", "float16", "half", "fp32", "f32", "float32",
+                         "tf32", "fp64", "int8", "int4", "uint8", "fp4", "nvfp4", "mxfp4", "mxfp8", "e4m3", "e5m2",
+                         "float8", "i8"})
+KINDS = ("loop", "extent", "mask", "mode")  # most telling first
+_DTYPE_TEXT = re.compile(r"dtype|is_floating_point|element_size|itemsize", re.IGNORECASE)
+_KEY_WORD = re.compile(r"\bkeys?\b|\bkey=", re.IGNORECASE)
+_EXPLAINS = re.compile(r"\b(omit|left out|leave out|leaves out|not in|exclud|intentional|on purpose|bucket|avoid|"
+                       r"don'?t|do not|only|instead|because|since|fixed|constant)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Reason:
+    kind: str  # one of KINDS
+    line: int
+    text: str  # the source it was seen in
+
+    def describe(self, name: str) -> str:
+        what = {
+            "loop": "sets the trip count of",
+            "extent": "sets the tiled extent",
+            "mask": "bounds the mask along a tuned block",
+            "mode": "selects a code path in",
+        }[self.kind]
+        return f"{name} {what} `{self.text}` at line {self.line}"
+
+
+class KernelUses:
+    """What each parameter of a jit function drives: loop trip counts, tiled extents, masks along a tuned
+    block, and (constexprs) code paths. Values loaded from memory drive nothing, and a parameter that only
+    splits or scales a program index (`pid // H`, `pid_m * BLOCK_M`) locates a tile rather than sizing work."""
+
+    def __init__(self, model: ModuleModel, function: JitFunction, tuned: set[str], depth: int = 2) -> None:
+        self.model = model
+        self.function = function
+        self.tuned = tuned
+        self.params = {p.name for p in function.params}
+        self.constexprs = set(function.constexprs)
+        self.derived: dict[str, set[str]] = {}  # local name -> the parameters its value depends on
+        self.position: set[str] = set()  # locals derived from a program index
+        self.along_block: set[str] = set()  # locals built from tl.arange over a tuned block
+        self.reasons: dict[str, Reason] = {}
+        self._loops: set[int] | None = None
+        self._guards: dict[int, set[str]] | None = None
+        self._tile_names: set[str] | None = None
+        self.optional_guards: set[str] = set()  # flags that guard the only uses of a tensor argument
+        if function.node is not None:
+            self._derive(function.node)
+            self._scan(function.node, depth)
+
+    # ---- dependencies ---------------------------------------------------------------------------------
+    def _derive(self, root: ast.AST) -> None:
+        pairs = [pair for n in ast.walk(root) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+                 for pair in _assigned_pairs(n)]
+        # Program-index positions first: what depends on a parameter is judged knowing them.
+        for test, names in ((self._is_position, self.position), (self._along_block, self.along_block)):
+            changed = True
+            while changed:
+                changed = False
+                for name, value in pairs:
+                    if name not in names and name not in self.params and test(value):
+                        names.add(name)
+                        changed = True
+        changed = True
+        while changed:
+            changed = False
+            for name, value in pairs:
+                depends = self.params_of(value)
+                if name not in self.params and not depends <= self.derived.get(name, set()):
+                    self.derived[name] = self.derived.get(name, set()) | depends
+                    changed = True
+
+    def _is_position(self, expr: ast.AST) -> bool:
+        for node in ast.walk(expr):
+            if isinstance(node, ast.Name) and node.id in self.position:
+                return True
+            if isinstance(node, ast.Call) and _is_program_index(self.model.qualify(node.func) or ""):
+                return True
+        return False
+
+    def params_of(self, expr: ast.AST) -> set[str]:
+        """Parameters an expression depends on, through local variables."""
+        found: set[str] = set()
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.Call):
+                name = self.model.qualify(node.func) or ""
+                if name in MEMORY_CALLS or _is_program_index(name):
+                    continue  # loaded data; the grid's shape
+                placed = [a for a in [*node.args, *(k.value for k in node.keywords)] if self._is_position(a)]
+                helper = not name.startswith("triton.") and not (isinstance(node.func, ast.Name) and hasattr(builtins, node.func.id))
+                if placed and helper:
+                    stack.extend(placed)  # swizzle(pid, num_pid_m, GROUP_M): the others only place the tile
+                    continue
+            if isinstance(node, ast.Attribute) and node.attr in ("dtype", "element_ty", "shape"):
+                continue
+            if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Mod)) and self._is_position(node.left):
+                stack.append(node.left)  # `pid // H`: H splits a program index
+                continue
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+                scaled = [side for side in (node.left, node.right) if self._is_position(side)]
+                if scaled:
+                    stack.extend(scaled)  # `pid_m * BLOCK_M`: the block places the tile
+                    continue
+            if isinstance(node, ast.Name):
+                found |= {node.id} if node.id in self.params else self.derived.get(node.id, set())
+            stack.extend(ast.iter_child_nodes(node))
+        return found
+
+    def _mentions_tuned(self, expr: ast.AST) -> bool:
+        return any(isinstance(n, ast.Name) and n.id in self.tuned for n in ast.walk(expr))
+
+    def _along_block(self, expr: ast.AST) -> bool:
+        for node in ast.walk(expr):
+            if isinstance(node, ast.Name) and node.id in self.along_block:
+                return True
+            if isinstance(node, ast.Call) and self.model.qualify(node.func) == ARANGE and node.args \
+                    and self._mentions_tuned(node.args[-1]):
+                return True
+        return False
+
+    # ---- uses -----------------------------------------------------------------------------------------
+    def _note(self, names: set[str], kind: str, node: ast.AST, text: str | None = None) -> None:
+        for name in sorted(names):
+            if kind == "mode" and name not in self.constexprs:
+                continue
+            current = self.reasons.get(name)
+            if current is None or KINDS.index(kind) < KINDS.index(current.kind):
+                self.reasons[name] = Reason(kind, node.lineno, text or _short(ast.unparse(node)))  # type: ignore[attr-defined]
+
+    def _scan(self, root: ast.AST, depth: int) -> None:
+        for node in ast.walk(root):
+            if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, ast.Call):
+                call = node.iter
+                name = self.model.qualify(call.func) or (call.func.id if isinstance(call.func, ast.Name) else None)
+                if name in LOOP_CALLS and call.args:
+                    bounds = call.args[:2]  # start and stop; a step (NUM_SMS, BLOCK) strides over them
+                    header = f"for {ast.unparse(node.target)} in {_short(ast.unparse(call))}"
+                    self._note(set().union(*(self.params_of(b) for b in bounds)), "loop", node, header)
+            elif isinstance(node, ast.While):
+                self._note(self.params_of(node.test), "loop", node, f"while {_short(ast.unparse(node.test))}")
+            elif isinstance(node, ast.Call) and self.model.qualify(node.func) in CDIV and len(node.args) == 2:
+                if self._mentions_tuned(node.args[1]):
+                    self._note(self.params_of(node.args[0]), "extent", node)
+            elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv) and self._mentions_tuned(node.right):
+                self._note(self.params_of(node.left), "extent", node)
+            elif isinstance(node, ast.Compare) and len(node.ops) == 1 and \
+                    isinstance(node.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
+                for side, other in ((node.left, node.comparators[0]), (node.comparators[0], node.left)):
+                    if self._along_block(side) and not self._along_block(other):
+                        self._note(self.params_of(other), "mask", node)
+            if isinstance(node, ast.If) and self._does_work([*node.body, *node.orelse], node):
+                self._note(self.params_of(node.test), "mode", node, f"if {_short(ast.unparse(node.test))}:")
+                self._note_optional(node)
+            elif isinstance(node, ast.IfExp) and self._does_work([node.body, node.orelse], node):
+                self._note(self.params_of(node.test), "mode", node)
+            if depth and isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                self._follow_helper(node, depth)
+
+    def _note_optional(self, branch: ast.If) -> None:
+        """A flag guarding the only uses of a tensor argument (`if HAS_BIAS: b = tl.load(bias_ptr + ...)`): the
+        tensor is probably None when the flag is off, and Triton's key already tells None from a tensor."""
+        flags = {n.id for n in ast.walk(branch.test) if isinstance(n, ast.Name) and n.id in self.constexprs}
+        inside = {n.id for stmt in branch.body for n in ast.walk(stmt) if isinstance(n, ast.Name) and n.id in self.params}
+        outside = {n.id for n in ast.walk(self.function.node) if isinstance(n, ast.Name) and n.id in self.params  # type: ignore[arg-type]
+                   and not self._guarded(n, flags)}
+        if inside - outside - self.constexprs:
+            self.optional_guards |= flags
+
+    def _guarded(self, name: ast.Name, flags: set[str]) -> bool:
+        if self._guards is None:
+            self._guards = {}
+            for node in ast.walk(self.function.node):  # type: ignore[arg-type]
+                if isinstance(node, ast.If):
+                    tested = frozenset(n.id for n in ast.walk(node.test) if isinstance(n, ast.Name))
+                    for stmt in node.body:
+                        for sub in ast.walk(stmt):
+                            self._guards.setdefault(id(sub), set()).update(tested)
+        return bool(self._guards.get(id(name), set()) & flags)
+
+    def _does_work(self, branch: list[ast.AST], node: ast.AST) -> bool:
+        """Whether a branch changes the work, not just a few scalar operations: memory traffic, tl.dot, a loop,
+        a call into a helper, or transcendental math inside a loop (a soft cap on every tile)."""
+        in_loop = self._in_loop(node)
+        for part in branch:
+            for sub in ast.walk(part):
+                if isinstance(sub, (ast.For, ast.AsyncFor, ast.While)):
+                    return True
+                if not isinstance(sub, ast.Call):
+                    continue
+                name = self.model.qualify(sub.func)
+                if name in BLOCK_POINTERS or name in MEMORY_CALLS and (name.endswith(".dot") or self._on_tile(sub)):
+                    return True  # a scalar load (one flag, one count) does not change the work
+                if isinstance(sub.func, ast.Attribute) and sub.func.attr in DESCRIPTOR_METHODS and name is None:
+                    return True  # desc.load([...])
+                if name is not None and name.startswith(TL + "."):
+                    if in_loop and name.rpartition(".")[2] in TRANSCENDENTAL:
+                        return True
+                    continue
+                if isinstance(sub.func, ast.Name) and hasattr(builtins, sub.func.id):
+                    continue
+                if name is None and isinstance(sub.func, ast.Attribute):
+                    continue  # a method of a tensor value: x.to(...), acc.reshape(...)
+                return True  # a jit helper (leaky_relu, gather, exp2 from a utility module)
+        return False
+
+    def _on_tile(self, call: ast.Call) -> bool:
+        """A load or store whose pointer is a tile (built from tl.arange or a block pointer), not one scalar."""
+        if self._tile_names is None:
+            self._tile_names = set()
+            pairs = [pair for n in ast.walk(self.function.node)  # type: ignore[arg-type]
+                     if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and n.value is not None
+                     for pair in _assigned_pairs(n)]
+            changed = True
+            while changed:
+                changed = False
+                for name, value in pairs:
+                    if name not in self._tile_names and self._mentions_tile(value):
+                        self._tile_names.add(name)
+                        changed = True
+        pointer = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg in ("pointer", "ptr")), None)
+        return pointer is not None and self._mentions_tile(pointer)
+
+    def _mentions_tile(self, expr: ast.AST) -> bool:
+        for node in ast.walk(expr):
+            if isinstance(node, ast.Name) and node.id in (self._tile_names or ()):
+                return True
+            if isinstance(node, ast.Call) and (self.model.qualify(node.func) or "") in TILE_MAKERS:
+                return True
+        return False
+
+    def _in_loop(self, node: ast.AST) -> bool:
+        if self._loops is None:
+            self._loops = {id(sub) for loop in ast.walk(self.function.node)  # type: ignore[arg-type]
+                           if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
+                           for stmt in loop.body for sub in ast.walk(stmt)}
+        return id(node) in self._loops
+
+    def _follow_helper(self, call: ast.Call, depth: int) -> None:
+        """Uses inside a jit helper of this module, mapped back through the call's arguments."""
+        helper = self.model.local_function(call.func.id)  # type: ignore[attr-defined]
+        if helper is None or helper.node is None or helper is self.function:
+            return
+        passed: dict[str, ast.expr] = dict(zip((p.name for p in helper.params), call.args))
+        passed.update({kw.arg: kw.value for kw in call.keywords if kw.arg})
+        tuned = {name for name, arg in passed.items() if self._mentions_tuned(arg)}
+        inner = KernelUses(self.model, helper, tuned, depth - 1)
+        for helper_param, reason in inner.reasons.items():
+            if helper_param in passed:
+                text = f"{reason.text}` in {helper.name} (line {reason.line}), called as `{_short(ast.unparse(call))}"
+                self._note(self.params_of(passed[helper_param]), reason.kind, call, text)
+
+
+def _is_program_index(name: str) -> bool:
+    """tl.program_id, tl.num_programs, or a helper that wraps them (unflatten_program_id, get_program_id)."""
+    return name in PROGRAM_INDEX or "program_id" in name.rpartition(".")[2]
+
+
+def _assigned_pairs(assign: ast.Assign | ast.AnnAssign | ast.AugAssign) -> list[tuple[str, ast.expr]]:
+    """(name, value) for each name an assignment binds; `a, b = x, y` pairs a with x and b with y."""
+    value: ast.expr = assign.value  # type: ignore[assignment]
+    targets = assign.targets if isinstance(assign, ast.Assign) else [assign.target]
+    pairs = []
+    for target in targets:
+        if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
+                and len(target.elts) == len(value.elts):
+            pairs += [(n.id, part) for element, part in zip(target.elts, value.elts)
+                      for n in ast.walk(element) if isinstance(n, ast.Name)]
+        else:
+            pairs += [(n.id, value) for n in ast.walk(target) if isinstance(n, ast.Name)]
+    return pairs
+
+
+def _short(text: str, limit: int = 60) -> str:
+    """One line of source for a message: `[ "M", "N", ]` over three lines reads `["M", "N"]`."""
+    text = " ".join(text.split()).replace("[ ", "[").replace("( ", "(").replace(", ]", "]").replace(", )", ")")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# ---- what covers an omission -----------------------------------------------------------------------------
+def bucketed_by(name: str, key: list[str]) -> str | None:
+    """A key argument that buckets this one: its name holds this name's words (CACHE_KEY_SEQLEN_Q for seqlen_q)."""
+    words = name_words(name)
+    for entry in key:
+        entry_words = name_words(entry)
+        if entry_words == words or is_block_name(entry):
+            continue
+        if any(entry_words[i:i + len(words)] == words for i in range(len(entry_words) - len(words) + 1)):
+            return entry
+    return None
+
+
+@lru_cache(maxsize=8)
+def comments_by_line(text: str) -> dict[int, str]:
+    comments: dict[int, str] = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT:
+                comments[token.start[0]] = token.string
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return comments
+
+
+def explaining_comment(text: str, first_line: int, last_line: int, name: str) -> str | None:
+    """A comment about the key on the autotune call's lines (or the three above them) that names the
+    argument or says why something is left out."""
+    comments = comments_by_line(text)
+    word = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
+    for line in range(max(1, first_line - 3), last_line + 1):
+        comment = comments.get(line)
+        if comment and _KEY_WORD.search(comment) and (word.search(comment) or _EXPLAINS.search(comment)):
+            return comment
+    return None
+
+
+def not_specialized(model: ModuleModel, kernel: JitFunction) -> set[str]:
+    """Arguments the kernel's `@triton.jit(do_not_specialize=[...])` names: values expected to change on every
+    call, which the author chose not to compile (nor, here, tune) for one by one."""
+    names: set[str] = set()
+    for decorator in kernel.node.decorator_list if kernel.node is not None else ():
+        if isinstance(decorator, ast.Call) and model.qualify(decorator.func) == JIT:
+            for keyword in decorator.keywords:
+                if keyword.arg == "do_not_specialize" and isinstance(keyword.value, (ast.List, ast.Tuple)):
+                    for item in keyword.value.elts:
+                        value = item.value if isinstance(item, ast.Constant) else None
+                        if isinstance(value, int) and 0 <= value < len(kernel.params):
+                            value = kernel.params[value].name
+                        if isinstance(value, str):
+                            names.add(value)
+    return names
+
+
+class LaunchValues:
+    """What this module's launches of the kernel pass, reduced to the host values they derive from."""
+
+    def __init__(self, model: ModuleModel, kernel: JitFunction) -> None:
+        self.model = model
+        self.sites: list[tuple[HostScope, dict[str, ast.expr]]] = []
+        self.open: set[int] = set()  # indices of launches with *args or **kwargs: an unnamed argument may be there
+        for launch in model.launches:
+            if model.kernel_for(launch) is not kernel and not _chooses(model, launch, kernel):
+                continue
+            positional = [a for a in launch.args if a.name is None]
+            starred = next((i for i, a in enumerate(positional) if isinstance(a.node, ast.Starred)), None)
+            passed = {p.name: a.node for p, a in zip(kernel.params, positional[:starred]) if a.node is not None}
+            passed.update({a.name: a.node for a in launch.args if a.name and a.node is not None})
+            if starred is not None or any(kw.arg is None for kw in launch.node.keywords):  # *args, **kwargs
+                self.open.add(len(self.sites))
+            self.sites.append((HostScope(model, launch.scope), passed))
+
+    def sources(self, scope: HostScope, expr: ast.expr, depth: int = 4) -> set[str]:
+        """The host values an expression is computed from (`x.shape[1]`, a function argument), through the
+        function's assignments; literals, module constants and imported names contribute nothing."""
+        if isinstance(expr, ast.Constant) or self._reads_dtype(expr) and not isinstance(expr, ast.Name):
+            return set()  # literals; a tensor's dtype or element size, which Triton keys itself
+        if isinstance(expr, ast.Name):
+            if scope.node is not None and expr.id in scope.values:
+                values = scope.values_of(expr.id)
+                if values is None or not depth:
+                    return {expr.id}
+                return set().union(set(), *(self.sources(scope, v, depth - 1) for v in values
+                                            if not any(isinstance(n, ast.Name) and n.id == expr.id for n in ast.walk(v))))
+            if expr.id in self.model.local_names or expr.id in self.model.imports:
+                return set()  # a module-level value: the same on every call of this process
+            return {expr.id}
+        if isinstance(expr, ast.Call):
+            if self.model.qualify(expr.func) is None and not (isinstance(expr.func, ast.Name) and hasattr(builtins, expr.func.id)):
+                return {ast.unparse(expr)}  # a method of a host object: x.size(0)
+            return set().union(set(), *(self.sources(scope, a, depth) for a in [*expr.args, *(k.value for k in expr.keywords)]))
+        if isinstance(expr, (ast.Attribute, ast.Subscript)):
+            return set() if self.model.qualify(expr) is not None else {ast.unparse(expr)}
+        if isinstance(expr, (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Tuple)):
+            return set().union(set(), *(self.sources(scope, c, depth) for c in ast.iter_child_nodes(expr) if isinstance(c, ast.expr)))
+        return {ast.unparse(expr)}
+
+    def _flag_value(self, scope: HostScope, expr: ast.expr, depth: int = 3) -> list[ast.expr]:
+        """A flag's value and, through local names, the flag-like values it is computed from (comparisons,
+        boolean logic, names and attributes; never a call that builds a tensor)."""
+        found = [expr]
+        if depth:
+            for name in {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}:
+                for value in scope.values_of(name) or ():
+                    if isinstance(value, (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Name, ast.Attribute, ast.IfExp)):
+                        found += self._flag_value(scope, value, depth - 1)
+        return found
+
+    @staticmethod
+    def _reads_dtype(expr: ast.expr) -> bool:
+        """`x.dtype == ...`, `w_dtype.is_floating_point`, `kv_cache_dtype == "fp8"`."""
+        for node in ast.walk(expr):
+            word = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+            if word is not None and (_DTYPE_TEXT.search(word)):
+                return True
+        return False
+
+    def _none_test(self, scope: HostScope, expr: ast.expr, passed: set[str], depth: int = 3) -> bool:
+        """`x is not None` (or a combination of such tests) about tensors the launch passes to the kernel."""
+        if isinstance(expr, ast.Name) and depth:
+            values = scope.values_of(expr.id)
+            return values is not None and len(values) == 1 and self._none_test(scope, values[0], passed, depth - 1)
+        if isinstance(expr, ast.Compare) and len(expr.ops) == 1 and isinstance(expr.ops[0], (ast.Is, ast.IsNot)):
+            other = expr.comparators[0]
+            return isinstance(other, ast.Constant) and other.value is None and ast.unparse(expr.left) in passed
+        if isinstance(expr, ast.BoolOp):
+            return all(self._none_test(scope, v, passed, depth) for v in expr.values)
+        if isinstance(expr, ast.IfExp) and isinstance(expr.body, ast.Constant) and isinstance(expr.orelse, ast.Constant):
+            return self._none_test(scope, expr.test, passed, depth)  # True if beta is not None else False
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "bool" and len(expr.args) == 1:
+            return self._none_test(scope, expr.args[0], passed, depth)
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+            return self._none_test(scope, expr.operand, passed, depth)
+        return False
+
+    def never_passed(self, name: str) -> bool:
+        """No launch here passes the argument: without a default, the autotuner's configs must supply it."""
+        return bool(self.sites) and not self.open and all(name not in passed for _, passed in self.sites)
+
+    def follows(self, name: str, key: list[str], default: object | None) -> bool | None:
+        """Whether every launch here passes this argument a value computed from what it passes for keyed
+        arguments, or one and the same constant; None when no launch here shows it."""
+        if not self.sites:
+            return None
+        constants = set()
+        seen = 0
+        for index, (scope, passed) in enumerate(self.sites):
+            value = passed.get(name)
+            if value is None and index in self.open:
+                continue  # maybe in the **kwargs
+            seen += 1
+            if value is None:
+                if default is None:
+                    return False
+                constants.add(repr(default))
+                continue
+            own = self.sources(scope, value)
+            if not own:
+                constants.add(ast.unparse(value))
+                continue
+            leaf = self._leaf(scope, value)
+            if leaf is not None:  # passed as is (K=K): the key must hold that very value, not a function of it
+                if leaf not in {self._leaf(scope, passed[k]) for k in key if k in passed}:
+                    return False
+                continue
+            keyed = set().union(set(), *(self.sources(scope, passed[k]) for k in key if k in passed))
+            if not own <= keyed:
+                return False
+        return len(constants) <= 1 if seen else None
+
+    def _leaf(self, scope: HostScope, expr: ast.expr, depth: int = 4) -> str | None:
+        """The host value an expression passes on unchanged (`K`, `x.shape[1]`, `n_rows` after `n_rows = M`),
+        or None when it computes something."""
+        while isinstance(expr, ast.Name) and depth:
+            values = scope.values_of(expr.id)
+            if values is None or len(values) != 1:
+                break
+            expr, depth = values[0], depth - 1
+        sources = self.sources(scope, expr)
+        return next(iter(sources)) if len(sources) == 1 and next(iter(sources)) == ast.unparse(expr) else None
+
+    def bucketed_in(self, name: str, key: list[str]) -> str | None:
+        """A bucket in the key that every launch here computes from this argument's value, such as
+        `bucket_M = get_bucket_m(B * S)` for S (a key named like a bucket, not a block size derived from it)."""
+        buckets = [k for k in key if BUCKET_WORDS & set(name_words(k))]
+        found = None
+        for scope, passed in self.sites:
+            leaf = self._leaf(scope, passed[name]) if name in passed else None
+            if leaf is None:
+                return None
+            found = next((k for k in buckets if k in passed and leaf in self.sources(scope, passed[k])), None)
+            if found is None:
+                return None
+        return found
+
+    def keyed_by_triton(self, name: str) -> bool:
+        """Every launch here derives the argument from a tensor's dtype, or from whether a tensor argument is
+        None: both already change Triton's own key (it appends the dtype of every tensor argument)."""
+        if not self.sites:
+            return False
+        for scope, passed in self.sites:
+            value = passed.get(name)
+            if value is None:
+                return False
+            texts = {ast.unparse(v) for v in passed.values()}
+            if not (any(self._reads_dtype(e) for e in self._flag_value(scope, value))
+                    or self._none_test(scope, value, texts)):
+                return False
+        return True
+
+
+def _chooses(model: ModuleModel, launch, kernel: JitFunction) -> bool:
+    """`kernel = a if static else b; kernel[grid](...)` (or an if/else assigning it): a launch through a local
+    name that may pick this kernel."""
+    callee = launch.node.func.value
+    if not isinstance(callee, ast.Name) or launch.scope is None:
+        return False
+    values = HostScope(model, launch.scope).values_of(callee.id) or []
+    return any(isinstance(n, ast.Name) and model.qualify(n) == kernel.qualname
+               for value in values if isinstance(value, (ast.IfExp, ast.BoolOp, ast.Name)) for n in ast.walk(value))
+
+
+# ---- the condition and the fixer -------------------------------------------------------------------------
+def _kernel_of(model: ModuleModel, call: ast.Call) -> JitFunction | None:
+    return next((f for f in model.functions if f.autotune is not None and f.autotune.node is call), None)
+
+
+@condition("autotune-key-omissions", params={"ignore": ParamSpec("list", required=False)},
+           provides=("key", "missing", "reasons", "impact"))
+def autotune_key_omissions(ctx: MatchContext, ignore: list[str] | None = None) -> Verdict | None:
+    """A @triton.autotune whose literal `key` leaves out a kernel argument that sets a loop trip count, the
+    tiled extent, a mask along a tuned block, or a constexpr flag that selects a code path."""
+    call = ctx.ast_node(types=(ast.Call,))
+    kernel = _kernel_of(ctx.model, call) if isinstance(call, ast.Call) else None
+    if kernel is None or kernel.autotune is None or kernel.autotune.key is None:
+        return None
+    autotune = kernel.autotune
+    if autotune.configs is not None and len(autotune.configs) < 2:
+        return None  # nothing to tune
+    tuned = autotune.tuned_meta if autotune.configs is not None else {
+        name for name in kernel.constexprs if is_block_name(name) and name not in kernel.heuristics}
+    uses = KernelUses(ctx.model, kernel, tuned)
+    omissions = Omissions(ctx, kernel, uses, call, ignore or [])
+    missing = [(p.name, uses.reasons[p.name]) for p in kernel.params
+               if p.name in uses.reasons and not omissions.covered(p.name, p.default, p.default_value)]
+    if not missing:
+        return None
+    start, end = ctx.file.span_of(call.func)  # type: ignore[arg-type]
+    return Verdict(
+        vars={
+            "key": _key_text(ctx, autotune),
+            "missing": ", ".join(name for name, _ in missing),
+            "reasons": "; ".join(reason.describe(name) for name, reason in missing),
+            "impact": evidence.measured_phrase("TL006", "slower"),
+        },
+        span=(start, end + 1 if ctx.file.text[end:end + 1] == "(" else end),
+        data={"missing": [name for name, _ in missing], "autotune": autotune},
+    )
+
+
+class Omissions:
+    """Why an argument that drives the work may still be left out of the key."""
+
+    def __init__(self, ctx: MatchContext, kernel: JitFunction, uses: KernelUses, call: ast.Call, ignore: list[str]):
+        autotune: Autotune = kernel.autotune  # type: ignore[assignment]
+        self.ctx = ctx
+        self.key = autotune.key or []
+        self.configs_known = autotune.configs is not None
+        self.uses = uses
+        self.skip = (set(self.key) | autotune.tuned_meta | set(kernel.heuristics) | set(ignore)
+                     | not_specialized(ctx.model, kernel) | {"num_warps", "num_stages", "num_ctas"})
+        self.launches = LaunchValues(ctx.model, kernel)
+        self.first_line = min([call.lineno] + [d.lineno for d in kernel.node.decorator_list])  # type: ignore[union-attr]
+        self.last_line = call.end_lineno or call.lineno
+
+    def covered(self, name: str, default: str | None, default_value: object | None) -> bool:
+        words = set(name_words(name))
+        if name in self.skip or words & DTYPE_WORDS or words & DEVICE_WORDS or self.launches.keyed_by_triton(name):
+            return True  # keyed, tuned, computed, ignored, varying per call by design, a dtype or the device
+        if default is None and self.launches.never_passed(name):
+            return True  # no launch passes it: the configs (unknown here) supply it
+        follows = self.launches.follows(name, self.key, default_value)
+        if follows:
+            return True  # every launch here passes one constant, or a value computed from keyed arguments
+        if follows is None:  # no launch here shows it
+            if is_block_name(name) or not self.configs_known and name.lower() in TUNING_KNOBS:
+                return True  # a tile size or tuning knob, presumably tuned or derived
+            if self.uses.reasons[name].kind == "mode" and name in self.uses.optional_guards:
+                return True  # probably `x is not None`, which Triton's key sees
+        return bool(bucketed_by(name, self.key) or self.launches.bucketed_in(name, self.key)
+                    or explaining_comment(self.ctx.file.text, self.first_line, self.last_line, name))
+
+
+def _key_text(ctx: MatchContext, autotune: Autotune) -> str:
+    """`["M"]`, or `KEYS = ["M"]` when the key names a module-level list."""
+    node = autotune.key_node
+    text = _short(ctx.file.text_of(node), 80)  # type: ignore[arg-type]
+    if isinstance(node, ast.Name) and node.id in ctx.model.assignments:
+        text += " = " + _short(ctx.file.text_of(ctx.model.assignments[node.id]), 80)
+    return text
+
+
+@fixer("autotune-key-append")
+def autotune_key_append(ctx: MatchContext, verdict: Verdict):
+    """Append the missing names to the key list, keeping its quotes, trailing comma and line layout."""
+    autotune: Autotune = verdict.data["autotune"]
+    node = autotune.key_node
+    if isinstance(node, ast.Name):
+        reads = sum(isinstance(n, ast.Name) and n.id == node.id and isinstance(n.ctx, ast.Load) for n in ast.walk(ctx.model.tree))
+        if reads != 1:
+            verdict.notes.append(f"No fix offered: the key list `{node.id}` is shared by other code; extend it there.")
+            return None
+        node = ctx.model.assignments.get(node.id)
+    if not isinstance(node, (ast.List, ast.Tuple)) or not ctx.file.text_of(node)[:1] in "[(":
+        return None
+    return [append_to_list(ctx.file, node, verdict.data["missing"])]
+
+
+def append_to_list(file: ParsedFile, node: ast.List | ast.Tuple, names: list[str]) -> tuple[int, int, str]:
+    """One insertion that appends string items to a list or tuple display, in its style."""
+    text = file.text
+    quote = "'" if node.elts and file.text_of(node.elts[0]).startswith("'") else '"'
+    items = [f"{quote}{name}{quote}" for name in names]
+    close = file.span_of(node)[1] - 1  # the closing bracket
+    if not node.elts:
+        single_tuple = isinstance(node, ast.Tuple) and len(items) == 1
+        return (close, close, ", ".join(items) + ("," if single_tuple else ""))
+    last_start, last_end = file.span_of(node.elts[-1])
+    after = text[last_end:close]
+    comma = last_end + after.index(",") + 1 if after.lstrip().startswith(",") else None
+    indent = text[text.rfind("\n", 0, last_start) + 1:last_start]
+    if not indent.strip() and "\n" in after:  # one item per line
+        lines = "".join(f"\n{indent}{item}," for item in items)
+        return (comma, comma, lines) if comma is not None else (last_end, last_end, "," + lines[:-1])
+    if comma is not None:
+        return (comma, comma, " " + ", ".join(items) + ",")
+    return (last_end, last_end, ", " + ", ".join(items))

@@ -1,0 +1,384 @@
+"""TL004: launches of @triton.autotune kernels that fight the tuner.
+
+Semantics taken from triton/runtime/autotuner.py (Triton 3.6): `Autotuner.run` calls
+`self.fn.run(*args, **kwargs, **config.all_kwargs())`, where `all_kwargs()` is the config's meta dict plus
+num_warps, num_ctas and num_stages (always set). A launch keyword that a config also sets therefore raises
+TypeError ("got multiple values for keyword argument"); with several configs, `_bench` raises first:
+ValueError("Conflicting meta-parameters: ..."). A tuned meta-parameter passed positionally collides the same
+way in the kernel's argument binder. The grid, when callable, receives the bound arguments including the
+chosen config's meta-parameters (META); a grid computed on the host cannot follow the chosen config.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from tritonlint import evidence
+from tritonlint.checks.host import HostScope, remove_arguments
+from tritonlint.checks.names import is_block_name
+from tritonlint.consteval import Value
+from tritonlint.engine import MatchContext
+from tritonlint.model import Autotune, JitFunction, LaunchArg, LaunchSite
+from tritonlint.registry import Verdict, condition, fixer
+
+# Config.all_kwargs() passes these for every config, so a launch that passes them always collides.
+CONFIG_LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas")
+_CDIV = {"triton.cdiv", "triton.language.cdiv"}
+
+
+def config_refs(autotune: Autotune, name: str, verb: str) -> str:
+    """'configs #1-#4 (1024/2048/4096/8192) set': the configs that set a meta-parameter, its values, and the
+    verb agreeing with them."""
+    indices = [c.index for c in autotune.configs or () if name in c.meta]
+    values = {c.meta[name] for c in autotune.configs or () if name in c.meta}
+    shown = "/".join("?" if v is None else str(v) for v in sorted(values, key=lambda v: (type(v).__name__, str(v).zfill(12))))
+    return f"{_numbers(indices)} ({shown}) {verb if len(indices) > 1 else verb + 's'}"
+
+
+def _numbers(indices: list[int]) -> str:
+    if len(indices) == 1:
+        return f"config #{indices[0] + 1}"
+    runs: list[list[int]] = []
+    for index in indices:
+        if runs and index == runs[-1][-1] + 1:
+            runs[-1].append(index)
+        else:
+            runs.append([index])
+    parts = [f"#{r[0] + 1}" if len(r) == 1 else f"#{r[0] + 1}-#{r[-1] + 1}" for r in runs]
+    return "configs " + ", ".join(parts)
+
+
+@dataclass
+class FrozenGrid:
+    """A host value in the grid that stands for a tuned meta-parameter."""
+    node: ast.expr  # the divisor in the grid
+    meta: str  # the tuned meta-parameter it stands for
+    host: str  # how the message shows the host value
+    editable: bool  # inside the grid expression the fix rewrites
+
+
+@dataclass
+class GridInfo:
+    """The expression a launch's grid stands for, and what the fix may rewrite."""
+    axes: list[ast.expr]  # one expression per grid axis, or the whole grid expression when not a tuple
+    meta_param: str | None  # the parameter name of a grid lambda/function
+    editable: ast.expr | None  # the node the fix may replace (inline grid, or a grid variable's single value)
+    tupled: bool  # whether axes are the grid's axes (their positions match tl.program_id's axis)
+
+
+@dataclass
+class LaunchProblems:
+    conflicts: list[tuple[LaunchArg, str]]  # (argument, why it collides)
+    frozen: list[FrozenGrid]
+
+
+def launch_at(ctx: MatchContext) -> LaunchSite | None:
+    call = ctx.ast_node(types=(ast.Call,))
+    return next((launch for launch in ctx.model.launches if launch.node is call), None)
+
+
+def resolve_kernel(ctx: MatchContext, launch: LaunchSite) -> JitFunction | None:
+    """The launched kernel: defined here, or in another linted module (never matched by bare name)."""
+    local = ctx.model.kernel_for(launch)
+    if local is not None or launch.target is None or launch.target.startswith(ctx.model.module + "."):
+        return local
+    return ctx.project.kernel(launch.target, ctx.source_root)
+
+
+def _tuned(autotune: Autotune) -> set[str]:
+    """Meta-parameters the benchmarked configs set: any config's, or every config's when a pruning function
+    may drop some before benchmarking."""
+    configs = autotune.configs or []
+    if autotune.has_prune:
+        return set.intersection(*(set(c.meta) for c in configs)) if configs else set()
+    return autotune.tuned_meta
+
+
+# ---- (a) conflicting meta-parameters -------------------------------------------------------------------
+def conflicts(kernel: JitFunction, launch: LaunchSite) -> list[tuple[LaunchArg, str]]:
+    autotune = kernel.autotune
+    assert autotune is not None
+    tuned = _tuned(autotune) if autotune.configs is not None else set()
+    found = []
+    positional = []
+    for arg in launch.args:
+        if arg.name is None:
+            if isinstance(arg.node, ast.Starred):
+                break
+            positional.append(arg)
+    for param, arg in zip(kernel.params, positional):
+        if param.name in tuned:
+            found.append((arg, (f"passes {param.name} positionally (`{arg.text}`), which "
+                                f"{config_refs(autotune, param.name, 'set')} too: the argument binder fails with "
+                                f"TypeError (multiple values for '{param.name}')")))
+    for arg in launch.args:
+        if arg.name in tuned:
+            how = ("Triton raises ValueError(\"Conflicting meta-parameters: {0}\") at the first call, while it benchmarks "
+                   "the configs" if len(autotune.configs or ()) > 1 else
+                   "the call fails with TypeError (multiple values for keyword argument '{0}')").format(arg.name)
+            found.append((arg, f"passes `{arg.name}={arg.text}`, which {config_refs(autotune, arg.name, 'set')} too: {how}"))
+        elif arg.name in CONFIG_LAUNCH_OPTIONS:
+            found.append((arg, (f"passes `{arg.name}={arg.text}`, which the autotuner also passes from every config: "
+                                f"the call fails with TypeError (multiple values for keyword argument '{arg.name}')")))
+    return found
+
+
+# ---- (b) a host grid where the configs tune the block ----------------------------------------------------
+def grid_info(ctx: MatchContext, launch: LaunchSite, host: HostScope) -> GridInfo | None:
+    grid: ast.expr | None = launch.grid
+    editable: ast.expr | None = grid
+    if isinstance(grid, ast.Name):
+        value = host.value_of(grid.id)
+        definition = host.function_def(grid.id)
+        if definition is not None:
+            returns = [n.value for n in ast.walk(definition) if isinstance(n, ast.Return) and n.value is not None]
+            params = definition.args.args
+            if len(returns) != 1 or not params:
+                return None
+            return _axes(returns[0], params[0].arg, None)
+        used_once = host.reads.get(grid.id, 0) == 1 and host.node is not None and value is not None \
+            and grid.id in host.values
+        grid, editable = value, (value if used_once else None)
+    if isinstance(grid, ast.Lambda):
+        params = grid.args.args
+        if not params:
+            return None
+        return _axes(grid.body, params[0].arg, editable)
+    if isinstance(grid, (ast.Tuple, ast.List)):
+        return _axes(grid, None, editable)
+    return None
+
+
+def _axes(body: ast.expr, meta_param: str | None, editable: ast.expr | None) -> GridInfo:
+    if isinstance(body, (ast.Tuple, ast.List)):
+        return GridInfo(list(body.elts), meta_param, editable, tupled=True)
+    return GridInfo([body], meta_param, editable, tupled=False)
+
+
+def divisors(expr: ast.expr, model) -> list[ast.expr]:
+    """Block-size divisors in a grid axis: `triton.cdiv(n, B)`, `n // B`, `(n + B - 1) // B`, `math.ceil(n / B)`."""
+    found = []
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Call) and len(node.args) == 2:
+            name = model.qualify(node.func) or ""
+            if name in _CDIV or name.rpartition(".")[2] in ("cdiv", "ceildiv", "div_up", "ceil_div", "round_up_div"):
+                found.append(node.args[1])
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
+            found.append(node.right)
+        elif isinstance(node, ast.Call) and (model.qualify(node.func) or "") == "math.ceil" and node.args \
+                and isinstance(node.args[0], ast.BinOp) and isinstance(node.args[0].op, ast.Div):
+            found.append(node.args[0].right)
+    return found
+
+
+def _mentions(node: ast.AST, name: str | None) -> bool:
+    return name is not None and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
+
+
+def _meta_keys(node: ast.AST, meta_param: str | None) -> set[str]:
+    """META["BLOCK_M"] keys an axis reads."""
+    return {n.slice.value for n in ast.walk(node) if isinstance(n, ast.Subscript) and _mentions(n.value, meta_param)
+            and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str)}
+
+
+def _host_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def frozen_grid(ctx: MatchContext, kernel: JitFunction, launch: LaunchSite, host: HostScope) -> list[FrozenGrid]:
+    autotune = kernel.autotune
+    assert autotune is not None
+    if not autotune.configs:
+        return []
+    tuned = {name for name in _tuned(autotune) if is_block_name(name)}
+    if not tuned:
+        return []
+    info = grid_info(ctx, launch, host)
+    if info is None:
+        return []
+    evaluator = host.evaluator()
+    kwarg_for = {arg.text: arg.name for arg in launch.args if arg.name}
+    positional = [a for a in launch.args if a.name is None]
+    passed_as = {arg.text: param.name for param, arg in zip(kernel.params, positional)}
+    passed_as.update({text: name for text, name in kwarg_for.items()})
+    found: list[FrozenGrid] = []
+    for axis_index, axis in enumerate(info.axes):
+        expressions = [(axis, True)]
+        for node in ast.walk(axis):  # follow local names one level: n_blocks = triton.cdiv(n, BLOCK)
+            if isinstance(node, ast.Name) and node.id != info.meta_param:
+                value = host.value_of(node.id)
+                if value is not None and host.node is not None and node.id in host.values:
+                    expressions.append((value, False))
+        covered = _meta_keys(axis, info.meta_param)
+        candidates: list[tuple[ast.expr, bool]] = [
+            (d, editable) for expr, editable in expressions for d in divisors(expr, ctx.model)
+            if not _mentions(d, info.meta_param) and not _meta_keys(d, info.meta_param)
+        ]
+        axis_tiles = set(kernel.tiles.get(axis_index, ())) if info.tupled else set()
+        for divisor, editable in candidates:
+            text = ast.unparse(divisor)
+            name = _host_name(divisor)
+            meta = None
+            if name is not None:
+                meta = next((t for t in tuned if t.lower() == name.lower()), None)
+            if meta is None and passed_as.get(text) in tuned:
+                meta = passed_as[text]
+            elif meta is None and text in passed_as:
+                continue  # the host value is what the launch passes for another (untuned) parameter
+            if meta is None:
+                free = (axis_tiles & tuned) - covered - {f.meta for f in found}
+                looks_like_block = (name is not None and is_block_name(name)) or isinstance(divisor, ast.Constant)
+                if len(free) == 1 and looks_like_block:
+                    meta = next(iter(free))
+            if meta is None or meta in covered:
+                continue
+            value = evaluator.evaluate(divisor)
+            config_values = {c.meta.get(meta) for c in autotune.configs if meta in c.meta}
+            if len(config_values) == 1 and (value is None or value.value in config_values):
+                continue  # the configs agree with each other and (as far as can be seen) with the host value
+            host_text = f"`{text}`"
+            if value is not None and not isinstance(divisor, ast.Constant):
+                host_text += f" ({value.describe()})"
+            found.append(FrozenGrid(divisor, meta, host_text, editable and info.editable is not None))
+    return found
+
+
+def grid_fix(ctx: MatchContext, launch: LaunchSite, host: HostScope, frozen: list[FrozenGrid]) -> list[tuple[int, int, str]] | None:
+    """Rewrite the grid (inline, or its single-use variable) as a lambda of META with the tuned names."""
+    info = grid_info(ctx, launch, host)
+    if info is None or info.editable is None or not all(f.editable for f in frozen):
+        return None
+    target = info.editable
+    file = ctx.file
+    start, end = file.span_of(target)
+    if isinstance(target, ast.Lambda):
+        param = target.args.args[0].arg
+        body = target.body
+    else:
+        param = None
+        body = target
+    meta_name = param if param and not param.startswith("_") else ("meta" if _mentions(body, "META") else "META")
+    replacements: list[tuple[int, int, str]] = []
+    for item in frozen:
+        key = ast.unparse(item.node)
+        for node in ast.walk(body):
+            if isinstance(node, ast.expr) and type(node) is type(item.node) and ast.unparse(node) == key:
+                s, e = file.span_of(node)
+                replacements.append((s, e, f'{meta_name}["{item.meta}"]'))
+    replacements = sorted(set(replacements))
+    body_start, body_end = file.span_of(body)
+    text = file.text[body_start:body_end]
+    for s, e, new in reversed(replacements):
+        text = text[: s - body_start] + new + text[e - body_start:]
+    if isinstance(body, ast.Tuple) and not file.text[body_start:body_end].startswith("("):
+        text = f"({text})"
+    return [(start, end, f"lambda {meta_name}: {text}")]
+
+
+# ---- (c) every block size frozen on the host, only warps/stages tuned -------------------------------------
+def fixed_blocks(kernel: JitFunction, launch: LaunchSite, host: HostScope) -> list[tuple[str, Value | None, str]] | None:
+    autotune = kernel.autotune
+    assert autotune is not None
+    configs = autotune.configs
+    if not configs or len(configs) < 2 or any(is_block_name(name) for name in autotune.tuned_meta):
+        return None
+    blocks = [p for p in kernel.params if p.is_constexpr and is_block_name(p.name) and p.name not in kernel.heuristics]
+    if not blocks:
+        return None
+    evaluator = host.evaluator()
+    positional = [a for a in launch.args if a.name is None and not isinstance(a.node, ast.Starred)]
+    by_param = {param.name: arg for param, arg in zip(kernel.params, positional)}
+    by_param.update({a.name: a for a in launch.args if a.name})
+    if any(a.name is None and isinstance(a.node, ast.Starred) for a in launch.args) or \
+            any(kw.arg is None for kw in launch.node.keywords):
+        return None  # *args / **kwargs: the values cannot be seen
+    result = []
+    for param in blocks:
+        arg = by_param.get(param.name)
+        if arg is None:
+            if not isinstance(param.default_value, int):
+                return None
+            result.append((param.name, None, f"{param.name}={param.default_value} (default)"))
+            continue
+        value = evaluator.evaluate(arg.node) if arg.node is not None else None
+        if value is None:
+            return None
+        result.append((param.name, value, f"{param.name}={value.value}"))
+    if all(value is None for _, value, _ in result):
+        return None  # nothing is frozen at this launch: the kernel's defaults do it
+    return result
+
+
+# ---- the condition and the fixer -------------------------------------------------------------------------
+@condition("autotune-launch-problems", provides=("kernel", "defined", "problem"))
+def autotune_launch_problems(ctx: MatchContext) -> Verdict | None:
+    """A launch `kernel[grid](...)` of an autotuned kernel that passes a meta-parameter the configs set
+    (error), computes the grid from a host block size standing for a tuned meta-parameter (error), or passes
+    every block size as a host constant while the configs tune only warps/stages (warning)."""
+    launch = launch_at(ctx)
+    if launch is None:
+        return None
+    kernel = resolve_kernel(ctx, launch)
+    if kernel is None or kernel.autotune is None:
+        return None
+    host = HostScope(ctx.model, launch.scope)
+    problems = LaunchProblems(conflicts(kernel, launch), frozen_grid(ctx, kernel, launch, host))
+    fixed = None if problems.conflicts or problems.frozen else fixed_blocks(kernel, launch, host)
+    parts = [why for _, why in problems.conflicts]
+    for item in problems.frozen:
+        parts.append(f"computes the grid from the host block size {item.host} where {config_refs(kernel.autotune, item.meta, 'tune')} "
+                     f"{item.meta}: the program count follows the host value whatever config wins, so programs "
+                     f"miss part of the problem or run empty; compute the grid from META[\"{item.meta}\"]")
+    severity = None
+    if fixed:
+        names = "/".join(name for name, _, _ in fixed)
+        shown = ", ".join(text for _, _, text in fixed)
+        parts.append(f"passes every block size as a fixed host constant ({shown}) while the configs tune only "
+                     f"num_warps/num_stages, so the tile shape is never tuned ({evidence.measured_phrase('TL004', 'slower')}); "
+                     f"move {names} into the configs with several values and compute the grid from META")
+        severity = "warning"
+    if not parts:
+        return None
+    defined = ""
+    if kernel.path != ctx.file.path:
+        defined = f" (defined at {kernel.path}:{kernel.line})"
+    call_start = ctx.file.span_of(launch.node)[0]
+    callee_end = ctx.file.span_of(launch.node.func)[1]
+    return Verdict(
+        vars={"kernel": launch.callee_text, "defined": defined, "problem": "; it also ".join(parts)},
+        severity=severity,
+        span=(call_start, callee_end),
+        data={"launch": launch, "problems": problems, "host": host},
+    )
+
+
+@fixer("autotune-launch-fix")
+def autotune_launch_fix(ctx: MatchContext, verdict: Verdict):
+    """Drop the keywords the configs set; rewrite a host grid as `lambda META: (...)` reading the tuned
+    meta-parameters. No fix when only the block sizes are frozen (that changes the tuning space)."""
+    launch: LaunchSite = verdict.data["launch"]
+    problems: LaunchProblems = verdict.data["problems"]
+    edits: list[tuple[int, int, str]] = []
+    if problems.frozen:
+        rewritten = grid_fix(ctx, launch, verdict.data["host"], problems.frozen)
+        if rewritten is None:
+            verdict.notes.append("No fix offered: the grid is not a tuple or lambda this launch alone uses.")
+            return None
+        edits += rewritten
+    dropped = [arg.keyword or arg.node for arg, _ in problems.conflicts]
+    positional = [arg.node for arg in launch.args if arg.name is None]
+    if any(arg.name is None and arg.node is not positional[-1] for arg, _ in problems.conflicts):
+        verdict.notes.append("No fix offered: dropping a positional argument would shift the ones after it.")
+        return None
+    if dropped:
+        if any(node is None for node in dropped):
+            return None
+        edits += remove_arguments(ctx.file, launch.node, dropped)  # type: ignore[arg-type]
+    if not edits:
+        return None
+    return edits

@@ -1,0 +1,166 @@
+"""Host-side code around a launch: the names a host function binds, how often it reads them, and removal of
+call arguments that keeps the call well-formed."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from tritonlint.checks.common import LocalScope
+from tritonlint.consteval import Binding, Evaluator, literal_value
+from tritonlint.model import ModuleModel
+from tritonlint.source import ParsedFile
+
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
+    """Every node of a function (or module) body, not descending into nested functions, lambdas or classes;
+    the nested definitions themselves are yielded."""
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, _NESTED):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+class HostScope:
+    """The host function (or module) a launch sits in: single assignments, nested defs, reads per name."""
+
+    def __init__(self, model: ModuleModel, scope: ast.AST | None) -> None:
+        self.model = model
+        self.node = scope if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        root = self.node or model.tree
+        self.values: dict[str, list[ast.expr | None]] = {}  # None: bound some other way
+        self.defs: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        self.reads: dict[str, int] = {}
+        if self.node is not None:
+            args = self.node.args
+            for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+                if arg is not None:
+                    self.values.setdefault(arg.arg, []).append(None)
+        for node in own_nodes(root):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    self._bind(target, node.value if len(node.targets) == 1 else None)
+            elif isinstance(node, ast.AnnAssign):
+                self._bind(node.target, node.value)
+            elif isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.NamedExpr)):
+                self._bind(node.target, None)
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
+                for item in node.items:
+                    if item.optional_vars is not None:
+                        self._bind(item.optional_vars, None)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.defs[node.name] = node
+                self.values.setdefault(node.name, []).append(None)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    self.values.setdefault((alias.asname or alias.name).split(".")[0], []).append(None)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                self.reads[node.id] = self.reads.get(node.id, 0) + 1
+
+    def _bind(self, target: ast.expr, value: ast.expr | None) -> None:
+        if isinstance(target, ast.Name):
+            self.values.setdefault(target.id, []).append(value)
+            return
+        if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
+                and len(target.elts) == len(value.elts) and not any(isinstance(e, ast.Starred) for e in target.elts):
+            for part, part_value in zip(target.elts, value.elts):  # BT, BD = 128, min(64, D)
+                self._bind(part, part_value)
+            return
+        for name in ast.walk(target):
+            if isinstance(name, ast.Name):
+                self.values.setdefault(name.id, []).append(None)
+
+    def value_of(self, name: str) -> ast.expr | None:
+        """The expression a name stands for: its single assignment in the function, else the module's."""
+        if self.node is not None and name in self.values:
+            bound = self.values[name]
+            return bound[0] if len(bound) == 1 else None
+        if name in self.model.assignments:
+            return self.model.assignments[name]
+        return None
+
+    def values_of(self, name: str) -> list[ast.expr] | None:
+        """Every value a name of this function is assigned, when all its bindings are plain assignments."""
+        bound = self.values.get(name) if self.node is not None else None
+        if not bound or any(value is None for value in bound):
+            return None
+        return bound  # type: ignore[return-value]
+
+    def function_def(self, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        if self.node is not None and name in self.values:
+            return self.defs.get(name) if len(self.values[name]) == 1 else None
+        node = next((n for n in self.model.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and n.name == name), None)
+        return node if node is not None and name not in self.model.assignments else None
+
+    def evaluator(self) -> Evaluator:
+        env = _module_tuple_constants(self.model)
+        env.update({name: Binding(None, "argument") for name, bound in self.values.items() if None in bound})
+        return LocalScope(self.model, env, self.node).evaluator()  # type: ignore[arg-type]
+
+
+def _module_tuple_constants(model: ModuleModel) -> dict[str, Binding]:
+    """`BLOCK_M, BLOCK_N = 64, 32` at module level: constants the kernel model (single targets only) skips."""
+    found: dict[str, Binding] = {}
+    seen: dict[str, int] = {}
+    for stmt in model.tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Tuple) \
+                and isinstance(stmt.value, ast.Tuple) and len(stmt.targets[0].elts) == len(stmt.value.elts):
+            for target, value in zip(stmt.targets[0].elts, stmt.value.elts):
+                if isinstance(target, ast.Name):
+                    seen[target.id] = seen.get(target.id, 0) + 1
+                    literal = literal_value(value)
+                    if isinstance(literal, int) and not isinstance(literal, bool):
+                        found[target.id] = Binding(literal, f"module constant at line {stmt.lineno}")
+    return {name: binding for name, binding in found.items()
+            if seen[name] == 1 and name not in model.assignments and name not in model.constants}
+
+
+def call_items(call: ast.Call) -> list[ast.AST]:
+    """Positional and keyword arguments in source order."""
+    items: list[ast.AST] = [*call.args, *call.keywords]
+    return sorted(items, key=lambda n: (n.lineno, n.col_offset))
+
+
+_LINE_TAIL = re.compile(r"[ \t]*,?[ \t]*(#[^\n]*)?(\r?\n|$)")
+
+
+def remove_arguments(file: ParsedFile, call: ast.Call, remove: list[ast.AST]) -> list[tuple[int, int, str]]:
+    """Edits deleting some arguments of a call; separators, trailing commas and multi-line layouts stay valid.
+    An argument alone on its line loses the whole line; otherwise the comma before it goes with it."""
+    items = call_items(call)
+    spans = [file.span_of(item) for item in items]
+    text = file.text
+    doomed = {id(node) for node in remove}
+    kept = [i for i, item in enumerate(items) if id(item) not in doomed]
+    if not kept:
+        return [(spans[0][0], file.span_of(call)[1] - 1, "")]  # everything up to the closing parenthesis
+    edits: list[tuple[int, int, str]] = []
+    for index, item in enumerate(items):
+        if id(item) not in doomed:
+            continue
+        start, end = spans[index]
+        if index < kept[0]:  # leading arguments: take the separator that follows
+            edits.append((start, spans[index + 1][0], ""))
+            continue
+        line_start = text.rfind("\n", 0, start) + 1
+        tail = _LINE_TAIL.match(text, end)
+        alone = (tail is not None and not text[line_start:start].strip() and "," in text[spans[index - 1][1]:start]
+                 and ("," in text[end:tail.end()] or index == len(items) - 1))
+        edits.append((line_start, tail.end(), "") if alone else (spans[index - 1][1], end, ""))  # type: ignore[union-attr]
+    return _merge(edits)
+
+
+def _merge(edits: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    merged: list[tuple[int, int, str]] = []
+    for start, end, content in sorted(edits):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]), "")
+        else:
+            merged.append((start, end, content))
+    return merged

@@ -1,0 +1,23 @@
+"""What a parameter's name says about it: block sizes, name words."""
+
+from __future__ import annotations
+
+import re
+
+_NOT_A_SIZE = frozenset({"use", "has", "is", "num", "count", "counts", "total", "per", "idx", "indices", "ids", "ptr",
+                         "stride", "offset", "offsets", "mode", "order"})
+
+
+def name_words(name: str) -> list[str]:
+    """`CACHE_KEY_SEQLEN_Q` -> cache, key, seqlen, q; `blockSizeM` -> block, size, m."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    return [word for word in spaced.lower().split("_") if word]
+
+
+def is_block_name(name: str) -> bool:
+    """A block or tile size (BLOCK_M, BLOCK_SIZE, TILE_N, XBLOCK), not a count of blocks or a flag about them
+    (NUM_BLOCKS, USE_BLOCK_COUNTS)."""
+    words = name_words(name)
+    if not any("block" in word or "tile" in word for word in words):
+        return False
+    return not any(word in _NOT_A_SIZE or word.endswith(("blocks", "tiles")) for word in words)
