@@ -21,7 +21,7 @@ from tritonlint.model import module_name
 from tritonlint.reporting import FORMATS, RENDERERS, Style, statistics, summary
 from tritonlint.ruleset import Rule, RuleFileError, load_rules
 from tritonlint.runner import display_path, lint_paths, make_linter
-from tritonlint.source import SourceError, decode_source
+from tritonlint.source import SourceError, decode_source, split_lines
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -35,8 +35,8 @@ def _split(values: tuple[str, ...]) -> list[str]:
 
 
 def load_project(config: str | None, anchor: Path) -> tuple[Settings, list[Rule]]:
-    path = Path(config) if config else find_config(anchor)
     try:
+        path = Path(config) if config else find_config(anchor)
         data = read_config(path) if path else {}
         rules = load_rules(extend_rule_dirs(path, data))
         return build_settings(path, data, rules), rules
@@ -102,6 +102,9 @@ def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool, sho
     else:
         if "-" in path_list:
             raise UsageFailure("`-` (standard input) cannot be combined with other paths")
+        missing = [p for p in path_list if not os.path.lexists(p)]
+        if missing:  # a typo in CI must not read as "All checks passed!"
+            raise UsageFailure(f"{missing[0]}: no such file or directory")
         run = lint_paths([Path(p) for p in path_list], settings, linter, jobs)
         results, problems = run.files, run.problems
     exit_code = _report(results, problems, rules, settings, mode, output_format, output_file, statistics,
@@ -127,19 +130,39 @@ def _apply_flags(settings: Settings, rules: list[Rule], select, extend_select, i
 
 def _lint_stdin(linter, stdin_filename: str | None) -> FileResult:
     display = stdin_filename or "-"
+    data = sys.stdin.buffer.read()
+    if linter.mode is not FixMode.FIX:
+        try:
+            source = decode_source(data)
+        except SourceError as exc:
+            return FileResult(display, skipped=str(exc))
+        return linter.lint_source(source, None, display, _stdin_module(stdin_filename), Project())
+    # --fix: the text goes back to standard output, where an editor or pre-commit hook takes it as the new
+    # file content, so something is written whatever happens: the input itself when it cannot be fixed.
+    output = data
     try:
-        source = decode_source(sys.stdin.buffer.read())
+        source = decode_source(data)
+        linter.mode = FixMode.DIFF  # never write the named file
+        result = linter.lint_source(source, None, display, _stdin_module(stdin_filename), Project())
+        if result.fixed is not None:
+            output = source.encode(result.fixed)
     except SourceError as exc:
-        return FileResult(display, skipped=str(exc))
-    module = module_name(Path(stdin_filename).absolute()) if stdin_filename else "stdin"
-    if linter.mode is FixMode.FIX:
-        linter.mode = FixMode.DIFF  # never write the named file: the fixed text goes to standard output
-        result = linter.lint_source(source, None, display, module, Project())
-        sys.stdout.write(result.fixed if result.fixed is not None else source.text)
+        result = FileResult(display, skipped=str(exc))
+    except UnicodeEncodeError:
+        linter.mode = FixMode.NONE  # report the findings as they stand in the unchanged input
+        result = linter.lint_source(source, None, display, _stdin_module(stdin_filename), Project())
+        result.skipped = f"fixes not applied: a fix inserts characters that {source.encoding} cannot encode"
+    finally:
         linter.mode = FixMode.FIX
-        result.original = result.fixed = None
-        return result
-    return linter.lint_source(source, None, display, module, Project())
+        sys.stdout.flush()
+        sys.stdout.buffer.write(output)  # bytes: the input's own encoding, BOM and line endings
+        sys.stdout.buffer.flush()
+    result.original = result.fixed = None
+    return result
+
+
+def _stdin_module(stdin_filename: str | None) -> str:
+    return module_name(Path(stdin_filename).absolute()) if stdin_filename else "stdin"
 
 
 def _report(results: list[FileResult], problems: list[tuple[str, str]], rules: list[Rule], settings: Settings,
@@ -157,7 +180,10 @@ def _report(results: list[FileResult], problems: list[tuple[str, str]], rules: l
     for message in internal:
         click.echo(f"error: {message}", err=True)
 
-    stream = open(output_file, "w", encoding="utf-8") if output_file else None  # noqa: SIM115
+    try:  # file names that are not valid UTF-8 come through as they are, as on standard output
+        stream = open(output_file, "w", encoding="utf-8", errors="surrogateescape") if output_file else None  # noqa: SIM115
+    except OSError as exc:
+        raise UsageFailure(f"cannot write the report to {output_file}: {exc.strerror or exc}") from None
     to_terminal = stream is None and sys.stdout.isatty() and not stdin
     style = Style(to_terminal and not os.environ.get("NO_COLOR"))
     out: Callable[[str], None] = (lambda text: stream.write(text + "\n")) if stream else (  # type: ignore[union-attr]
@@ -211,7 +237,7 @@ def _source_lines(results: list[FileResult]) -> Callable[[str], list[str] | None
         if filename not in cache:
             try:
                 source = Path(filename).read_bytes()
-                cache[filename] = decode_source(source).text.splitlines()
+                cache[filename] = split_lines(decode_source(source).text)
             except (OSError, SourceError):
                 cache[filename] = None
         return cache[filename]
