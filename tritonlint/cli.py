@@ -21,7 +21,7 @@ from tritonlint.reporting import (COLOR_CHOICES, FORMATS, RENDERERS, TEXT_FORMAT
                                   has_hidden_fix, statistics, summary, unified_diff, would_fix)
 from tritonlint.ruleset import Rule, RuleFileError, load_rules
 from tritonlint.runner import lint_paths, make_linter
-from tritonlint.source import LineIndex, SourceError, decode_source
+from tritonlint.source import SourceError, decode_source, split_lines
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -35,8 +35,8 @@ def _split(values: tuple[str, ...]) -> list[str]:
 
 
 def load_project(config: str | None, anchor: Path) -> tuple[Settings, list[Rule]]:
-    path = Path(config) if config else find_config(anchor)
     try:
+        path = Path(config) if config else find_config(anchor)
         data = read_config(path) if path else {}
         rules = load_rules(extend_rule_dirs(path, data))
         return build_settings(path, data, rules), rules
@@ -115,6 +115,9 @@ def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool, sho
     else:
         if "-" in path_list:
             raise UsageFailure("`-` (standard input) cannot be combined with other paths")
+        missing = [p for p in path_list if not os.path.lexists(p)]
+        if missing:  # a typo in CI must not read as "All checks passed!"
+            raise UsageFailure(f"{missing[0]}: no such file or directory")
         targets = [Path(p) for p in path_list]
         if force_exclude:
             targets = [p for p in targets if not is_excluded(p, settings.root, settings.excludes)]
@@ -163,7 +166,7 @@ def _lint_stdin(linter: FileLinter, stdin_filename: str | None, excluded: bool
     module = module_name(Path(stdin_filename).absolute()) if stdin_filename else "stdin"
     if not fixing:
         result = linter.lint_source(source, None, display, module, Project())
-        return [result], {display: _rows(source.text)}
+        return [result], {display: split_lines(source.text)}
     linter.mode = FixMode.DIFF  # never write the named file: the fixed text goes to standard output
     try:
         result = linter.lint_source(source, None, display, module, Project())
@@ -176,7 +179,7 @@ def _lint_stdin(linter: FileLinter, stdin_filename: str | None, excluded: bool
         _write_stdout(data)
         result.skipped = f"fixes not written: {exc}"
     result.original = result.fixed = None
-    return [result], {display: _rows(text)}
+    return [result], {display: split_lines(text)}
 
 
 def _write_stdout(data: bytes) -> None:
@@ -204,7 +207,8 @@ def _report(results: list[FileResult], problems: list[tuple[str, str]], rules: l
     if output_file:
         try:
             Path(output_file).parent.mkdir(parents=True, exist_ok=True)
-            stream = open(output_file, "w", encoding="utf-8")  # noqa: SIM115 - closed below
+            # file names that are not valid UTF-8 come through as they are, as on standard output
+            stream = open(output_file, "w", encoding="utf-8", errors="surrogateescape")  # noqa: SIM115 - closed below
         except OSError as exc:
             raise UsageFailure(f"cannot write the output file {output_file}: {exc.strerror or exc}") from None
     else:
@@ -251,12 +255,6 @@ def _report(results: list[FileResult], problems: list[tuple[str, str]], rules: l
     return failed or (EXIT_FINDINGS if diagnostics else EXIT_CLEAN)
 
 
-def _rows(text: str) -> list[str]:
-    """A text's lines as findings count them: Python's line breaks, of which a form feed is none."""
-    index = LineIndex(text)
-    return [index.line(row) for row in range(1, index.row_count + 1)]
-
-
 def _source_lines(texts: dict[str, list[str]]) -> Callable[[str], list[str] | None]:
     """Source lines for code frames: the linted text where the CLI holds it (standard input), else the
     file as it is on disk now (after --fix, the fixed text the findings refer to)."""
@@ -266,7 +264,7 @@ def _source_lines(texts: dict[str, list[str]]) -> Callable[[str], list[str] | No
         if filename not in cache:
             try:
                 source = Path(filename).read_bytes()
-                cache[filename] = _rows(decode_source(source).text)
+                cache[filename] = split_lines(decode_source(source).text)
             except (OSError, SourceError):
                 cache[filename] = None
         return cache[filename]

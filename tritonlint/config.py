@@ -93,9 +93,14 @@ def find_config(start: Path) -> Path | None:
 
 def _has_tool_table(path: Path) -> bool:
     try:
-        return "tritonlint" in tomllib.loads(path.read_text(encoding="utf-8")).get("tool", {})
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return "[tool.tritonlint" in path.read_text(encoding="utf-8", errors="replace")
+        text = path.read_text(encoding="utf-8", errors="replace")  # read_config names a decoding error
+    except OSError as exc:
+        raise ConfigError(path, "<file>", f"cannot read: {exc.strerror or exc}") from None
+    try:
+        tool = tomllib.loads(text).get("tool")
+    except tomllib.TOMLDecodeError:
+        return "[tool.tritonlint" in text  # someone else's broken file, unless it holds our table
+    return isinstance(tool, dict) and "tritonlint" in tool
 
 
 def read_config(path: Path) -> dict[str, Any]:
@@ -106,7 +111,10 @@ def read_config(path: Path) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(path, "<toml>", f"not valid TOML: {exc}") from None
     if path.name == "pyproject.toml":
-        data = data.get("tool", {}).get("tritonlint", {})
+        tool = data.get("tool", {})
+        if not isinstance(tool, dict):
+            raise ConfigError(path, "tool", "must be a table")
+        data = tool.get("tritonlint", {})
     if not isinstance(data, dict):
         raise ConfigError(path, "tool.tritonlint", "must be a table")
     return data

@@ -47,6 +47,7 @@ _BINARY: dict[type, Callable[[int, int], int]] = {
     ast.BitOr: operator.or_,
 }
 
+MAX_BITS = 256  # larger values are unknown: operands stay small, so every operation below stays cheap
 _CDIV = {"triton.cdiv", "triton.language.cdiv"}
 _NEXT_POW2 = {"triton.next_power_of_2"}
 _CONSTEXPR = {"triton.language.constexpr"}
@@ -74,6 +75,12 @@ class Evaluator:
             return None
 
     def _eval(self, node: ast.expr) -> Value | None:
+        value = self._eval_node(node)
+        if value is not None and value.value.bit_length() > MAX_BITS:
+            return None  # no loop or grid is that big; and a tower of ** would take forever to compute
+        return value
+
+    def _eval_node(self, node: ast.expr) -> Value | None:
         if isinstance(node, ast.Constant):
             if isinstance(node.value, bool) or not isinstance(node.value, int):
                 return None

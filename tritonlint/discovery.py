@@ -3,9 +3,11 @@ safe against symlink loops. Paths named explicitly on the command line are alway
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import re
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,7 +66,13 @@ def _compile(line: str) -> _Pattern | None:
     line = line.lstrip("/")
     body = _glob_to_regex(line)
     prefix = "" if anchored else r"(?:.*/)?"
-    return _Pattern(re.compile(f"^{prefix}{body}$"), negated, dir_only)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "possible nested set" FutureWarnings for `[[...]]`
+            regex = re.compile(f"^{prefix}{body}$")
+    except re.error:
+        return None  # a pattern git cannot use either (`[z-a]`, `[]`): it matches nothing
+    return _Pattern(regex, negated, dir_only)
 
 
 def _glob_to_regex(glob: str) -> str:
@@ -124,8 +132,10 @@ def discover(paths: list[Path], root: Path, excludes: list[str], respect_gitigno
         elif path.is_dir():
             ignores = _ancestor_ignores(path, root) if respect_gitignore else []
             _walk(path, _relative(path, root), excludes, respect_gitignore, ignores, seen_dirs, files, problems)
+        elif path.is_symlink():
+            problems.append((path, _broken_link(path)))
         else:
-            problems.append((path, "not a file or folder (a broken link?)"))
+            problems.append((path, "not a file or folder, skipped"))
     unique = list(dict.fromkeys(files))
     return Discovery(unique, problems)
 
@@ -150,8 +160,10 @@ def _walk(folder: Path, relative_folder: str, excludes: list[str], respect_gitig
         problems.append((folder, f"cannot read folder: {exc.strerror or exc}"))
         return
     identity = (stat.st_dev, stat.st_ino)
-    if identity in seen:
-        return  # a symlink loop or a folder reached twice
+    if identity in seen:  # a folder reached twice, or a symbolic link loop
+        if folder.is_symlink() and _points_to_enclosing_folder(folder):
+            problems.append((folder, "symbolic link loop (it points to an enclosing folder), not followed"))
+        return
     seen.add(identity)
     if respect_gitignore:
         own = GitIgnore.load(folder)
@@ -168,7 +180,7 @@ def _walk(folder: Path, relative_folder: str, excludes: list[str], respect_gitig
             is_dir = entry.is_dir()
             is_file = not is_dir and entry.is_file()
         except OSError:
-            continue
+            is_dir = is_file = False  # a symbolic link loop, among others: reported below if it names a .py
         relative = f"{relative_folder}/{entry.name}" if relative_folder not in ("", ".") else entry.name
         if _excluded(entry.name, relative, excludes) or _ignored(path, is_dir, ignores):
             continue
@@ -176,6 +188,25 @@ def _walk(folder: Path, relative_folder: str, excludes: list[str], respect_gitig
             _walk(path, relative, excludes, respect_gitignore, ignores, seen, files, problems)
         elif is_file and entry.name.endswith(PYTHON_SUFFIXES):
             files.append(path)
+        elif entry.name.endswith(PYTHON_SUFFIXES) and entry.is_symlink():
+            problems.append((path, _broken_link(path)))
+
+
+def _points_to_enclosing_folder(link: Path) -> bool:
+    target, here = link.resolve(), link.parent.resolve()
+    return target == here or target in here.parents
+
+
+def _broken_link(path: Path) -> str:
+    try:
+        path.stat()
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "symbolic link loop, skipped"
+        if exc.errno == errno.ENOENT:
+            return "broken symbolic link (its target does not exist), skipped"
+        return f"cannot follow symbolic link: {exc.strerror or exc}, skipped"
+    return "symbolic link to something that is not a file, skipped"
 
 
 def _relative(path: Path, root: Path) -> str:

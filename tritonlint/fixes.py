@@ -1,5 +1,5 @@
-"""Apply fixes: non-overlapping edits, newline style kept, and atomic writes that keep encoding and
-permissions. Whether a fixed text still parses is decided by the caller, which re-parses it."""
+"""Apply fixes: non-overlapping edits, newline style kept, and atomic writes that keep encoding,
+permissions and owner, and never overwrite a change made on disk meanwhile. Whether a fixed text still parses is decided by the caller, which re-parses it."""
 
 from __future__ import annotations
 
@@ -43,19 +43,40 @@ def _overlaps(start: int, end: int, other_start: int, other_end: int) -> bool:
     return start < other_end and other_start < end
 
 
+class WriteRefused(Exception):
+    """Writing the fixed text could lose or corrupt something: the file is left as it is."""
+
+
 def write_atomic(path: Path, source: SourceText, text: str) -> None:
     """Write through a temporary file in the same folder, then rename over the original (following a
-    symlink to its target), keeping the original's encoding, BOM and permission bits."""
+    symlink to its target), keeping the original's encoding, BOM, permission bits and owner. Refused when
+    the file is read-only, when its encoding would not give back the bytes it was read from, or when it
+    changed on disk since it was read (an editor or another tool wrote to it meanwhile)."""
     target = path.resolve()
-    data = source.encode(text)
-    mode = stat.S_IMODE(target.stat().st_mode)
+    info = target.stat()  # a file deleted meanwhile fails here, before anything is written
+    if not os.access(target, os.W_OK):
+        raise WriteRefused("the file is read-only")
+    if source.data is not None and source.encode(source.text) != source.data:
+        raise WriteRefused(f"its {source.encoding} text does not encode back to the same bytes, so writing "
+                           "it could change text outside the fixes")
+    try:
+        data = source.encode(text)
+    except UnicodeEncodeError:
+        raise WriteRefused(f"a fix inserts characters that {source.encoding} cannot encode") from None
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tritonlint", dir=target.parent)
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
-        os.chmod(temporary, mode)
+        if hasattr(os, "chown") and (info.st_uid, info.st_gid) != (os.getuid(), os.getgid()):
+            try:
+                os.chown(temporary, info.st_uid, info.st_gid)
+            except OSError:
+                pass  # only root may give a file away; the permission bits are kept regardless
+        os.chmod(temporary, stat.S_IMODE(info.st_mode))  # after chown, which may clear setuid bits
+        if source.data is not None and target.read_bytes() != source.data:
+            raise WriteRefused("the file changed on disk while it was being linted")
         os.replace(temporary, target)
     except BaseException:
         try:

@@ -11,7 +11,7 @@ from pathlib import Path
 from tritonlint.config import Settings
 from tritonlint.diagnostics import Diagnostic, syntax_error
 from tritonlint.engine import Deferred, Engine, Project, RuleCrash
-from tritonlint.fixes import applicable, apply_fixes, write_atomic
+from tritonlint.fixes import WriteRefused, applicable, apply_fixes, write_atomic
 from tritonlint.model import JitFunction, ModuleModel
 from tritonlint.ruleset import Rule
 from tritonlint.source import ParsedFile, SourceError, SourceText, check_syntax, read_source
@@ -80,12 +80,18 @@ class FileLinter:
             result.internal_error = str(crash)
         except RecursionError:
             result.skipped = "nested too deeply to analyse, skipped"
+        except Exception as exc:  # noqa: BLE001 - one file's surprise must not take down the whole run
+            result.diagnostics = []
+            result.internal_error = f"internal error on file {display}: {type(exc).__name__}: {exc}"
         return result
 
     def _lint_text(self, text: str, display: str, module: str, project: Project, rules: list[Rule],
                    result: FileResult) -> list[Diagnostic] | None:
         """Findings for one text, or None when it does not parse (a TL000 finding is recorded instead)."""
         tree, problem = check_syntax(text, display)
+        if problem is not None and problem.too_deep:
+            result.skipped = f"{problem.message}, skipped"
+            return None
         if problem is not None:
             if self.report_syntax_errors:
                 result.diagnostics = [syntax_error(display, problem.message, problem.row, problem.column)]
@@ -100,6 +106,7 @@ class FileLinter:
     def _fix(self, source: SourceText, path: Path | None, display: str, module: str, project: Project,
              rules: list[Rule], result: FileResult, diagnostics: list[Diagnostic]) -> None:
         text = source.text
+        original_diagnostics = diagnostics
         refused_keys: set[tuple[str, int, int]] = set()
         for _ in range(MAX_FIX_ROUNDS):
             candidates = [d for d in applicable(diagnostics, self.unsafe) if _key(d) not in refused_keys]
@@ -137,12 +144,23 @@ class FileLinter:
         result.diagnostics = diagnostics
         if text == source.text:
             return
-        result.original, result.fixed = source.text, text
         if self.mode is FixMode.FIX and path is not None:
             try:
                 write_atomic(path, source, text)
-            except (OSError, UnicodeEncodeError) as exc:
-                result.skipped = f"fixes not written: {exc}"
+            except (OSError, UnicodeEncodeError, WriteRefused) as exc:
+                # Nothing was written: report the findings as they stand in the file, not as fixed.
+                result.skipped = f"fixes not written: {_reason(exc)}"
+                result.diagnostics = original_diagnostics
+                result.fixes_applied = 0
+                result.fixed_codes.clear()
+                return
+        result.original, result.fixed = source.text, text
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower()
+    return str(exc)
 
 
 def _key(diagnostic: Diagnostic) -> tuple[str, int, int]:

@@ -13,6 +13,7 @@ import dataclasses
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from tritonlint.consteval import Binding, Evaluator, literal_value
@@ -583,16 +584,20 @@ class ModuleModel:
     # ---- queries -------------------------------------------------------------------------------------
     def function_at(self, line: int) -> JitFunction | None:
         """The innermost jit function whose definition spans `line` (1-based)."""
-        best = None
-        for function in self.functions:
+        return self._function_by_line.get(line)
+
+    @cached_property
+    def _function_by_line(self) -> dict[int, JitFunction]:
+        # Built once per module: scanning every function for every match is quadratic, and files with
+        # thousands of kernels (generated code) would take hours.
+        by_line: dict[int, JitFunction] = {}
+        own = [f for f in self.functions if f.node is not None and f.name == f.node.name]  # not aliases
+        for function in sorted(own, key=lambda f: f.node.lineno):  # type: ignore[union-attr]
             node = function.node
-            if node is None or function.name != node.name:
-                continue  # wrapped assignment aliases share the node of their base function
-            start = min([node.lineno] + [d.lineno for d in node.decorator_list])
-            if start <= line <= (node.end_lineno or node.lineno):
-                if best is None or node.lineno > best.node.lineno:  # type: ignore[union-attr]
-                    best = function
-        return best
+            start = min([node.lineno] + [d.lineno for d in node.decorator_list])  # type: ignore[union-attr]
+            for line in range(start, (node.end_lineno or node.lineno) + 1):  # type: ignore[union-attr]
+                by_line[line] = function  # an inner function starts later, so it overwrites its outer one
+        return by_line
 
     def local_function(self, name: str) -> JitFunction | None:
         return next((f for f in self.functions if f.qualname == f"{self.module}.{name}"), None)

@@ -94,18 +94,59 @@ class Rule:
         return self.fix is not None and self.fix.applicability != "display-only"
 
 
+MAX_YAML_VALUES = 100_000  # far more than any rule needs; aliases can make a small file expand without end
+
+
+class _DuplicateKey(yaml.constructor.ConstructorError):
+    def __init__(self, key: str, first: yaml.Mark, second: yaml.Mark) -> None:
+        super().__init__(None, None, f"given twice (lines {first.line + 1} and {second.line + 1})", second)
+        self.key = key
+
+
+class _StrictSafeLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """YAML's safe subset (no tags that build Python objects), and a key given twice is an error: plain
+    YAML lets the second silently replace the first."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: dict[str, yaml.Mark] = {}
+        for key_node, _ in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
+                if key_node.value in seen:
+                    raise _DuplicateKey(key_node.value, seen[key_node.value], key_node.start_mark)
+                seen[key_node.value] = key_node.start_mark
+        return super().construct_mapping(node, deep)
+
+
 def load_rule_file(path: Path) -> Rule:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise RuleFileError(path, "<file>", f"cannot read: {exc}") from None
     try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        data = yaml.load(text, Loader=_StrictSafeLoader)
+    except _DuplicateKey as exc:
+        raise RuleFileError(path, exc.key, exc.problem) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise RuleFileError(path, "<yaml>", f"not valid YAML{where}: {getattr(exc, 'problem', None) or exc}") from None
+    if _value_count(data, MAX_YAML_VALUES) > MAX_YAML_VALUES:
+        raise RuleFileError(path, "<yaml>", f"expands to more than {MAX_YAML_VALUES} values "
+                            "(an alias that refers to itself, or aliases nested to explode)")
     return _RuleBuilder(path, data).build()
+
+
+def _value_count(data: Any, limit: int) -> int:
+    """How many values the loaded YAML holds, counting each use of an alias; stops once past `limit`."""
+    count, stack = 0, [data]
+    while stack and count <= limit:
+        item = stack.pop()
+        count += 1
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return count
 
 
 class _RuleBuilder:
@@ -204,7 +245,7 @@ class _RuleBuilder:
                 raise self.error(key, "option names are kebab-case")
             if not isinstance(spec, dict) or set(spec) - {"type", "default", "doc"} or "type" not in spec:
                 raise self.error(key, "must be a mapping with `type`, `default` and `doc` only")
-            if spec["type"] not in _OPTION_TYPES:
+            if not isinstance(spec["type"], str) or spec["type"] not in _OPTION_TYPES:
                 raise self.error(f"{key}.type", f"must be one of {', '.join(_OPTION_TYPES)}")
             default = spec.get("default")
             if not _is_type(default, spec["type"]):
@@ -245,7 +286,7 @@ class _RuleBuilder:
                 continue
             value = args[param]
             if isinstance(value, dict) and set(value) == {"option"}:
-                option = options.get(value["option"])
+                option = options.get(value["option"]) if isinstance(value["option"], str) else None
                 if option is None:
                     raise self.error(f"{key}.{param}", f"names option {value['option']!r}, which `options` does not declare")
                 continue
@@ -268,7 +309,7 @@ class _RuleBuilder:
             return None
         if not isinstance(raw, dict):
             raise self.error("fix", "must be a mapping with applicability, message and fixer or template")
-        unknown = set(raw) - {"applicability", "message", "fixer", "template"}
+        unknown = set(map(str, raw)) - {"applicability", "message", "fixer", "template"}
         if unknown:
             raise self.error(f"fix.{sorted(unknown)[0]}", "unknown key (allowed: applicability, message, fixer, template)")
         applicability = raw.get("applicability")
@@ -281,7 +322,7 @@ class _RuleBuilder:
         fixer, template = raw.get("fixer"), raw.get("template")
         if (fixer is None) == (template is None):
             raise self.error("fix", "needs exactly one of `fixer` (a built-in fixer's name) or `template`")
-        if fixer is not None and fixer not in FIXERS:
+        if fixer is not None and (not isinstance(fixer, str) or fixer not in FIXERS):
             raise self.error("fix.fixer", f"unknown fixer {fixer!r} (known: {', '.join(sorted(FIXERS))})")
         if template is not None:
             if not isinstance(template, str):
@@ -294,7 +335,7 @@ class _RuleBuilder:
         raw = self.data.get("doc")
         if not isinstance(raw, dict):
             raise self.error("doc", f"missing: a mapping with {', '.join(DOC_SECTIONS)}")
-        unknown = set(raw) - set(DOC_SECTIONS)
+        unknown = set(map(str, raw)) - set(DOC_SECTIONS)
         if unknown:
             raise self.error(f"doc.{sorted(unknown)[0]}", f"unknown section (allowed: {', '.join(DOC_SECTIONS)})")
         for section in ("what", "why"):

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import ast
 import codecs
-import io
+import itertools
 import re
 import tokenize
 import warnings
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -22,6 +23,8 @@ from ast_grep_py import SgNode, SgRoot
 from tritonlint.diagnostics import Position
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+_LONE_CR = re.compile(r"\r(?!\n)")
+_LINE = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 
 
 class SourceError(Exception):
@@ -34,6 +37,7 @@ class SourceText:
     encoding: str  # as Python names it: "utf-8", "latin-1", ...
     bom: bool
     newline: str  # the first line ending in the file; "\n" when there is none
+    data: bytes | None = field(default=None, repr=False, compare=False)  # the bytes read, to check before writing
 
     def encode(self, text: str) -> bytes:
         data = text.encode(self.encoding)
@@ -45,13 +49,14 @@ def decode_source(data: bytes) -> SourceText:
     if b"\0" in data[:8192]:
         raise SourceError("binary file (contains NUL bytes), skipped")
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        encoding, _ = tokenize.detect_encoding(_first_lines(data).__next__)
     except SyntaxError as exc:
         try:
             data.decode("utf-8")
         except UnicodeDecodeError as bad:
             raise SourceError(f"not valid utf-8 at byte {bad.start} and no coding declaration, skipped") from None
         raise SourceError(f"bad coding declaration: {exc}, skipped") from None
+    original = data
     bom = encoding == "utf-8-sig"
     if bom:
         data = data[len(codecs.BOM_UTF8):]
@@ -63,7 +68,14 @@ def decode_source(data: bytes) -> SourceText:
     except LookupError:
         raise SourceError(f"unknown encoding {encoding!r}, skipped") from None
     match = _NEWLINE.search(text)
-    return SourceText(text, encoding, bom, match.group() if match else "\n")
+    return SourceText(text, encoding, bom, match.group() if match else "\n", original)
+
+
+def _first_lines(data: bytes) -> Iterator[bytes]:
+    """The first two lines (where a coding cookie may be), ended the way Python ends lines: BytesIO's
+    readline only knows b"\\n", so a file with lone-CR line endings would be one long first line."""
+    lines = itertools.islice(_LINE.finditer(data), 2)
+    return itertools.chain((match.group() for match in lines), itertools.repeat(b""))
 
 
 def read_source(path: Path) -> SourceText:
@@ -78,6 +90,12 @@ def read_source(path: Path) -> SourceText:
     except OSError as exc:
         raise SourceError(f"cannot read: {exc.strerror or exc}, skipped") from None
     return decode_source(data)
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of a text as Python counts them: only \\r\\n, \\r and \\n end a line. (str.splitlines()
+    also breaks at form feeds, \\x1c-\\x1e, \\x85 and \\u2028/\\u2029, shifting every row after one.)"""
+    return _NEWLINE.split(text)
 
 
 class LineIndex:
@@ -126,6 +144,7 @@ class SyntaxProblem:
     message: str
     row: int
     column: int
+    too_deep: bool = False  # the parser ran out of stack: not proof of a syntax error
 
 
 def check_syntax(text: str, filename: str) -> tuple[ast.Module | None, SyntaxProblem | None]:
@@ -136,8 +155,11 @@ def check_syntax(text: str, filename: str) -> tuple[ast.Module | None, SyntaxPro
             return ast.parse(text, filename=filename), None
     except SyntaxError as exc:
         return None, SyntaxProblem(exc.msg or "invalid syntax", exc.lineno or 1, exc.offset or 1)
-    except (ValueError, RecursionError, MemoryError) as exc:  # NUL bytes, absurd nesting
-        return None, SyntaxProblem(f"{type(exc).__name__}: {exc}", 1, 1)
+    except ValueError as exc:  # NUL bytes
+        return None, SyntaxProblem(str(exc), 1, 1)
+    except (RecursionError, MemoryError):
+        # The limit depends on the caller's own stack depth, so a file Python imports fine can hit it here.
+        return None, SyntaxProblem("nested too deeply for Python's parser", 1, 1, too_deep=True)
 
 
 class ParsedFile:
@@ -153,7 +175,9 @@ class ParsedFile:
 
     @cached_property
     def sg_root(self) -> SgNode:
-        return SgRoot(self.text, "python").root()
+        # tree-sitter ends a line only at \n, so in a file with lone-CR line endings the first comment would
+        # swallow the rest of the file; \n in their place keeps every offset and makes both trees agree.
+        return SgRoot(_LONE_CR.sub("\n", self.text), "python").root()
 
     @cached_property
     def _ast_index(self) -> dict[tuple[int, int], list[ast.AST]]:

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from tritonlint.diagnostics import Diagnostic
+from tritonlint.source import split_lines
 
 _DIRECTIVE = re.compile(
     r"#\s*(?:(?P<tool>tritonlint)\s*:\s*(?P<kind>file-ignore|ignore)(?:\s*\[(?P<codes>[^\]]*)\])?"
@@ -32,7 +33,7 @@ class Suppressions:
         found = cls()
         if "noqa" not in text and "tritonlint" not in text:
             return found
-        for row, line in enumerate(text.splitlines(), start=1):
+        for row, line in enumerate(split_lines(text), start=1):  # not str.splitlines(): see split_lines
             if "#" not in line:
                 continue
             for match in _DIRECTIVE.finditer(line):

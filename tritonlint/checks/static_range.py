@@ -36,6 +36,12 @@ def _constant_arguments(name: str | None, call: ast.Call) -> list[ast.expr]:
     return [arg for index, arg in enumerate(call.args) if index in positions]
 
 
+def _range_length(*bounds: int) -> int:
+    """len(range(*bounds)), also for bounds len() cannot handle (it raises OverflowError past 2**63)."""
+    r = range(*bounds)
+    return max(0, (r.stop - r.start + r.step - (1 if r.step > 0 else -1)) // r.step)
+
+
 def trip_count(ctx: MatchContext, loop: ast.For) -> tuple[Value, str] | None:
     """The largest statically known trip count of a static_range loop over all scenarios, with its source."""
     call = loop.iter
@@ -51,7 +57,7 @@ def trip_count(ctx: MatchContext, loop: ast.For) -> tuple[Value, str] | None:
         values = [b.value for b in bounds]  # type: ignore[union-attr]
         if len(values) == 3 and values[2] == 0:
             continue
-        count = len(range(*values))
+        count = _range_length(*values)
         sources = tuple(s for b in bounds for s in b.sources)  # type: ignore[union-attr]
         if best is None or count > best[0].value:
             best = (Value(count, sources), Value(count, sources).describe())
