@@ -136,7 +136,7 @@ def test_large_file(tmp_path):
     assert path.stat().st_size >= 10_000_000
     started = time.monotonic()
     result = run_cli("big.py", "--output-format", "concise", cwd=tmp_path)
-    assert result.returncode == 1 and result.stdout.count("TL001") == 2, result.stderr
+    assert result.returncode == 1 and result.stdout.count(": TL001 ") == 2, result.stderr
     fixed = run_cli("big.py", "--fix", cwd=tmp_path)
     assert fixed.returncode == 0, fixed.stderr
     assert time.monotonic() - started < 60
@@ -217,10 +217,10 @@ def test_path_that_does_not_exist_is_a_usage_error(tmp_path):
 
 def test_report_file_that_cannot_be_written(tmp_path):
     (tmp_path / "good.py").write_text(KERNEL)
-    result = run_cli("good.py", "-o", "missing/report.json", cwd=tmp_path)
+    result = run_cli("good.py", "-o", "good.py/report.json", cwd=tmp_path)  # a file where a folder must be
     assert result.returncode == 2
-    assert result.stderr.strip().splitlines() == [
-        "error: cannot write the report to missing/report.json: No such file or directory"]
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("error: cannot write the output file good.py/report.json: ")
 
 
 # ---- failures that cannot be set up for real on these machines, simulated in-process ------------------

@@ -242,7 +242,9 @@ def check_fix_safety(variant: Variant) -> None:
         assert stat.S_IMODE(path.stat().st_mode) == variant.mode
         assert sorted(os.listdir(folder)) == ["kernel.py"], "a temporary file was left behind"
         spans = [(d.start, d.end) for d in before.diagnostics]
-        assert unchanged_outside(original.text, after.text, spans), "a fix changed text outside its finding's span"
+        spans += [(r.start, r.end) for d in before.diagnostics for r in d.related]
+        assert unchanged_outside(original.text, after.text, spans), \
+            "a fix changed text outside its finding's span and the related code it names"
         if offered:
             assert after.text != original.text and fixed.fixes_applied > 0
         else:

@@ -306,3 +306,21 @@ def test_model_reads_program_tiles_and_configs_from_a_local_function():
     assert kernel.tiles == {0: ("BLOCK_M",), 1: ("BLOCK_N",)}
     assert [c.meta["BLOCK_M"] for c in kernel.autotune.configs] == [64, 128]
     assert kernel.summary().tiles == kernel.tiles
+
+
+def test_double_star_kwargs_at_a_launch_are_not_positional(rules):
+    """`**pdl_kwargs` after the last positional argument once mapped onto the next parameter (a tuned
+    BLOCK_SIZE_K), a false TL004 found in vllm."""
+    code = textwrap.dedent('''\
+        import triton
+        import triton.language as tl
+
+        @triton.autotune(configs=[triton.Config({"BLOCK_K": 64}), triton.Config({"BLOCK_K": 128})], key=["n"])
+        @triton.jit
+        def kernel(x_ptr, n, BLOCK_K: tl.constexpr, USE_PDL: tl.constexpr):
+            tl.store(x_ptr + tl.arange(0, BLOCK_K), 0.0)
+
+        def launch(x, use_pdl, pdl_kwargs):
+            kernel[(1,)](x, x.numel(), USE_PDL=use_pdl, **pdl_kwargs)
+        ''')
+    assert lint_code(code, rules, select=["TL004"]).diagnostics == []

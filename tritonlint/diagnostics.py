@@ -32,6 +32,17 @@ class Edit:
 
 
 @dataclass(frozen=True)
+class Span:
+    """Code a finding is about besides its own span (e.g. the grid variable of a launch), which its fix may
+    edit too; SARIF reports it as a related location."""
+
+    start: int
+    end: int
+    location: Position
+    end_location: Position
+
+
+@dataclass(frozen=True)
 class Fix:
     applicability: str
     message: str
@@ -53,6 +64,7 @@ class Diagnostic:
     fix: Fix | None = None
     url: str | None = None
     notes: list[str] = field(default_factory=list)
+    related: tuple[Span, ...] = ()
 
     @property
     def sort_key(self) -> tuple:

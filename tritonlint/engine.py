@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ast_grep_py import SgNode
 
 from tritonlint import evidence
-from tritonlint.diagnostics import Diagnostic, Edit, Fix
+from tritonlint.diagnostics import Diagnostic, Edit, Fix, Span
 from tritonlint.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.registry import CONDITIONS, FIXERS, Verdict
 from tritonlint.sgutil import find_all
@@ -158,6 +158,7 @@ class Engine:
                 verdict.severity = result.severity or verdict.severity
                 verdict.span = result.span or verdict.span
                 verdict.applicability = result.applicability or verdict.applicability
+                verdict.related.extend(result.related)
         return verdict
 
     def _diagnostic(self, rule: Rule, ctx: MatchContext, verdict: Verdict) -> Diagnostic:
@@ -178,6 +179,7 @@ class Engine:
             fix=self._fix(rule, ctx, verdict, variables),
             url=rule.url,
             notes=verdict.notes,
+            related=tuple(Span(s, e, lines.position(s), lines.position(e)) for s, e in verdict.related),
         )
 
     @staticmethod

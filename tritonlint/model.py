@@ -129,7 +129,7 @@ class JitFunction:
 
 @dataclass
 class LaunchArg:
-    name: str | None  # keyword name, None for positional
+    name: str | None  # keyword name; None for a positional (`*args` too, its node is a Starred); "**" for `**kwargs`
     text: str
     value: object | None  # literal value, else None
     node: ast.expr | None = field(default=None, repr=False, compare=False)
@@ -567,7 +567,7 @@ class ModuleModel:
                 continue
             args = [LaunchArg(None, ast.unparse(a), literal_value(a), node=a) for a in node.args]
             args += [
-                LaunchArg(kw.arg, ast.unparse(kw.value), literal_value(kw.value), node=kw.value, keyword=kw)
+                LaunchArg(kw.arg or "**", ast.unparse(kw.value), literal_value(kw.value), node=kw.value, keyword=kw)
                 for kw in node.keywords
             ]
             self.launches.append(LaunchSite(

@@ -24,6 +24,7 @@ class Verdict:
     severity: str | None = None  # overrides the rule's default severity
     span: tuple[int, int] | None = None  # character offsets, when the finding belongs elsewhere than the match
     applicability: str | None = None  # overrides the rule's fix applicability for this finding
+    related: list[tuple[int, int]] = field(default_factory=list)  # other code the finding (and its fix) touches
     data: dict[str, Any] = field(default_factory=dict)  # for the fixer
     notes: list[str] = field(default_factory=list)
 

@@ -222,7 +222,7 @@ def _artifact_location(filename: str) -> dict[str, str]:
     path = Path(filename)
     if path.is_absolute():
         return {"uri": path.as_uri()}
-    return {"uri": quote(path.as_posix()), "uriBaseId": SRCROOT}
+    return {"uri": quote(path.as_posix(), errors="surrogateescape"), "uriBaseId": SRCROOT}  # undecodable names as %XX
 
 
 def _region(start: Position, end: Position, empty_means_line: bool = False) -> dict[str, int]:
@@ -246,6 +246,10 @@ def _sarif_result(d: Diagnostic, rule_index: int) -> dict[str, Any]:
             "region": _region(d.location, d.end_location, empty_means_line=True),
         }}],
     }
+    if d.related:
+        result["relatedLocations"] = [{"id": index, "physicalLocation": {
+            "artifactLocation": artifact, "region": _region(span.location, span.end_location)},
+            "message": {"text": "related code the fix also edits"}} for index, span in enumerate(d.related)]
     if d.notes:
         result["properties"] = {"notes": list(d.notes)}
     if d.fix is not None and d.fix.edits:

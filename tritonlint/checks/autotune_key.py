@@ -567,7 +567,7 @@ def autotune_key_omissions(ctx: MatchContext, ignore: list[str] | None = None) -
                if p.name in uses.reasons and not omissions.covered(p.name, p.default, p.default_value)]
     if not missing:
         return None
-    start, end = ctx.file.span_of(call.func)  # type: ignore[arg-type]
+    start, end = ctx.file.span_of(call)  # the whole decorator call: the fix edits its key list
     return Verdict(
         vars={
             "key": _key_text(ctx, autotune),
@@ -575,7 +575,7 @@ def autotune_key_omissions(ctx: MatchContext, ignore: list[str] | None = None) -
             "reasons": "; ".join(reason.describe(name) for name, reason in missing),
             "impact": evidence.measured_phrase("TL006", "slower"),
         },
-        span=(start, end + 1 if ctx.file.text[end:end + 1] == "(" else end),
+        span=(start, end),
         data={"missing": [name for name, _ in missing], "autotune": autotune},
     )
 
@@ -633,6 +633,8 @@ def autotune_key_append(ctx: MatchContext, verdict: Verdict):
             verdict.notes.append(f"No fix offered: the key list `{node.id}` is shared by other code; extend it there.")
             return None
         node = ctx.model.assignments.get(node.id)
+        if isinstance(node, (ast.List, ast.Tuple)):
+            verdict.related.append(ctx.file.span_of(node))  # the module-level key list the fix extends
     if not isinstance(node, (ast.List, ast.Tuple)) or not ctx.file.text_of(node)[:1] in "[(":
         return None
     return [append_to_list(ctx.file, node, verdict.data["missing"])]

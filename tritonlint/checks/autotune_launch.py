@@ -347,12 +347,10 @@ def autotune_launch_problems(ctx: MatchContext) -> Verdict | None:
     defined = ""
     if kernel.path != ctx.file.path:
         defined = f" (defined at {kernel.path}:{kernel.line})"
-    call_start = ctx.file.span_of(launch.node)[0]
-    callee_end = ctx.file.span_of(launch.node.func)[1]
     return Verdict(
         vars={"kernel": launch.callee_text, "defined": defined, "problem": "; it also ".join(parts)},
         severity=severity,
-        span=(call_start, callee_end),
+        span=ctx.file.span_of(launch.node),  # the whole launch: the fix edits its grid and arguments
         data={"launch": launch, "problems": problems, "host": host},
     )
 
@@ -369,6 +367,8 @@ def autotune_launch_fix(ctx: MatchContext, verdict: Verdict):
         if rewritten is None:
             verdict.notes.append("No fix offered: the grid is not a tuple or lambda this launch alone uses.")
             return None
+        call_start, call_end = ctx.file.span_of(launch.node)
+        verdict.related += [(s, e) for s, e, _ in rewritten if not call_start <= s <= e <= call_end]  # a grid variable
         edits += rewritten
     dropped = [arg.keyword or arg.node for arg, _ in problems.conflicts]
     positional = [arg.node for arg in launch.args if arg.name is None]
