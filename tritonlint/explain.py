@@ -51,7 +51,7 @@ def rule_summary(rule: Rule) -> dict[str, Any]:
         "severity": rule.severity,
         "category": rule.category,
         "fix": rule.fix.applicability if rule.fix else None,
-        "summary": rule.doc["what"].split(".")[0].replace("\n", " ").strip() + ".",
+        "summary": rule.summary,
         "explanation": explain(rule),
         "options": {o.name: {"type": o.type, "default": o.default, "doc": o.doc} for o in rule.options.values()},
         "evidence": evidence.results_for(rule.id),

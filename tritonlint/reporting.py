@@ -197,13 +197,11 @@ def _one_line(text: str) -> str:
 
 
 def _rule_descriptor(rule: Rule) -> dict[str, Any]:
-    first_paragraph = rule.doc["what"].split("\n\n")[0]
-    sentence = re.split(r"(?<=\.)\s", _one_line(first_paragraph), maxsplit=1)[0]
     help_text = rule_markdown(rule)
     descriptor: dict[str, Any] = {
         "id": rule.id,
         "name": rule.name,
-        "shortDescription": {"text": sentence},
+        "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": _one_line(rule.doc["what"]) + " " + _one_line(rule.doc["why"])},
         "help": {"text": help_text, "markdown": help_text},
         "defaultConfiguration": {"level": _SARIF_LEVEL[rule.severity]},

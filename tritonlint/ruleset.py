@@ -90,6 +90,12 @@ class Rule:
     metavars: frozenset[str] = field(default_factory=frozenset)
 
     @property
+    def summary(self) -> str:
+        """The first sentence of the doc's "what" section, on one line."""
+        first_paragraph = " ".join(self.doc["what"].split("\n\n")[0].split())
+        return re.split(r"(?<=\.)\s", first_paragraph, maxsplit=1)[0]
+
+    @property
     def fixable(self) -> bool:
         return self.fix is not None and self.fix.applicability != "display-only"
 
