@@ -201,6 +201,10 @@ def test_other_backend_files_are_skipped_unless_configured(rules, code, rule):
     path = "ops/backends/triton_ascend/chunk.py"
     assert _codes(lint_code(code, rules, select=[rule], filename=path), rule) == []
     assert _codes(lint_code(code, rules, select=[rule], filename="ops/mm_gfx950.py"), rule) == []
+    # AMD architecture families and AMD's FlyDSL (vllm: rdna_hybrid_w4a16.py, flydsl_ultraquant_decode.py)
+    for amd_path in ("linear/mixed_precision/rdna_hybrid_w4a16.py", "linear/rdna3_w4a16.py", "ops/cdna3_gemm.py",
+                     "attention/ops/flydsl_ultraquant_decode.py"):
+        assert _codes(lint_code(code, rules, select=[rule], filename=amd_path), rule) == [], amd_path
     assert _codes(lint_code(code, rules, select=[rule], filename="ops/hipster.py"), rule) != []
     relinted = lint_code(code, rules, select=[rule], filename=path, options={"other-backend-names": []})
     assert _codes(relinted, rule) != []

@@ -559,7 +559,7 @@ class ModuleModel:
 
     # ---- launch sites --------------------------------------------------------------------------------
     def _collect_launches(self) -> None:
-        for scope, node in _calls_with_scope(self.tree):
+        for scope, node in calls_with_scope(self.tree):
             if not isinstance(node.func, ast.Subscript):
                 continue
             callee = node.func.value
@@ -675,7 +675,8 @@ def _function_defs(tree: ast.Module) -> Iterator[tuple[ast.FunctionDef | ast.Asy
                 stack.append((child, nested))
 
 
-def _calls_with_scope(tree: ast.Module) -> Iterator[tuple[ast.AST | None, ast.Call]]:
+def calls_with_scope(tree: ast.Module) -> Iterator[tuple[ast.AST | None, ast.Call]]:
+    """Every call of a module with the function (or lambda) it sits in; None at module level."""
     stack: list[tuple[ast.AST, ast.AST | None]] = [(tree, None)]
     while stack:
         node, scope = stack.pop()

@@ -21,7 +21,7 @@ from tritonlint.checks.common import DESCRIPTOR_METHODS, MEMORY_CALLS, TL
 from tritonlint.checks.host import HostScope
 from tritonlint.checks.names import is_block_name, name_words
 from tritonlint.engine import MatchContext
-from tritonlint.model import JIT, Autotune, JitFunction, ModuleModel
+from tritonlint.model import JIT, Autotune, JitFunction, ModuleModel, calls_with_scope
 from tritonlint.registry import ParamSpec, Verdict, condition, fixer
 from tritonlint.source import ParsedFile
 
@@ -44,6 +44,10 @@ DEVICE_WORDS = frozenset({"sms", "sm", "cores", "core", "multiprocessors", "cus"
 DTYPE_WORDS = frozenset({"dtype", "fp8", "fp16", "f16", "bf16", "bfloat16", "float16", "half", "fp32", "f32", "float32",
                          "tf32", "fp64", "int8", "int4", "uint8", "fp4", "nvfp4", "mxfp4", "mxfp8", "e4m3", "e5m2",
                          "float8", "i8"})
+# Math helpers imported from utility modules (`from .op import exp2, log`, `softplus`, `fast_exp`): elementwise
+# math like tl.exp, which changes the work only inside a loop.
+MATH_HELPER_WORDS = TRANSCENDENTAL | {"softplus", "expf", "exp2f", "logf", "log2f"}
+NO_WORK, MATH_WORK, STRUCTURAL_WORK = 0, 1, 2
 KINDS = ("loop", "extent", "mask", "mode")  # most telling first
 _DTYPE_TEXT = re.compile(r"dtype|is_floating_point|element_size|itemsize", re.IGNORECASE)
 _KEY_WORD = re.compile(r"\bkeys?\b|\bkey=", re.IGNORECASE)
@@ -72,10 +76,12 @@ class KernelUses:
     block, and (constexprs) code paths. Values loaded from memory drive nothing, and a parameter that only
     splits or scales a program index (`pid // H`, `pid_m * BLOCK_M`) locates a tile rather than sizing work."""
 
-    def __init__(self, model: ModuleModel, function: JitFunction, tuned: set[str], depth: int = 2) -> None:
+    def __init__(self, model: ModuleModel, function: JitFunction, tuned: set[str], depth: int = 2,
+                 called_in_loop: bool = False) -> None:
         self.model = model
         self.function = function
         self.tuned = tuned
+        self.called_in_loop = called_in_loop  # a helper called inside a loop: all of its body runs there
         self.params = {p.name for p in function.params}
         self.constexprs = set(function.constexprs)
         self.derived: dict[str, set[str]] = {}  # local name -> the parameters its value depends on
@@ -85,6 +91,7 @@ class KernelUses:
         self._loops: set[int] | None = None
         self._guards: dict[int, set[str]] | None = None
         self._tile_names: set[str] | None = None
+        self._masks: set[int] | None = None
         self.optional_guards: set[str] = set()  # flags that guard the only uses of a tensor argument
         if function.node is not None:
             self._derive(function.node)
@@ -188,14 +195,14 @@ class KernelUses:
             elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv) and self._mentions_tuned(node.right):
                 self._note(self.params_of(node.left), "extent", node)
             elif isinstance(node, ast.Compare) and len(node.ops) == 1 and \
-                    isinstance(node.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
+                    isinstance(node.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) and id(node) in self._memory_masks():
                 for side, other in ((node.left, node.comparators[0]), (node.comparators[0], node.left)):
                     if self._along_block(side) and not self._along_block(other):
                         self._note(self.params_of(other), "mask", node)
-            if isinstance(node, ast.If) and self._does_work([*node.body, *node.orelse], node):
+            if isinstance(node, ast.If) and self._changes_work([node.body, node.orelse], node):
                 self._note(self.params_of(node.test), "mode", node, f"if {_short(ast.unparse(node.test))}:")
                 self._note_optional(node)
-            elif isinstance(node, ast.IfExp) and self._does_work([node.body, node.orelse], node):
+            elif isinstance(node, ast.IfExp) and self._changes_work([[node.body], [node.orelse]], node):
                 self._note(self.params_of(node.test), "mode", node)
             if depth and isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 self._follow_helper(node, depth)
@@ -221,31 +228,53 @@ class KernelUses:
                             self._guards.setdefault(id(sub), set()).update(tested)
         return bool(self._guards.get(id(name), set()) & flags)
 
-    def _does_work(self, branch: list[ast.AST], node: ast.AST) -> bool:
-        """Whether a branch changes the work, not just a few scalar operations: memory traffic, tl.dot, a loop,
-        a call into a helper, or transcendental math inside a loop (a soft cap on every tile)."""
-        in_loop = self._in_loop(node)
+    def _changes_work(self, arms: list[list[ast.AST]], node: ast.AST) -> bool:
+        """Whether the arms of a branch differ in work, not just in a few scalar operations: one arm has memory
+        traffic, tl.dot, a loop or a call into a helper that does such work, or only one arm runs
+        transcendental math inside a loop (a soft cap on every tile). Choosing between two formulas (exp or
+        exp2, softplus or sigmoid) changes no work."""
+        kinds = [self._work(arm, self._in_loop(node)) for arm in arms]
+        return STRUCTURAL_WORK in kinds or (MATH_WORK in kinds and NO_WORK in kinds)
+
+    def _work(self, branch: list[ast.AST], in_loop: bool, depth: int = 2) -> int:
+        """The work statements do: STRUCTURAL_WORK (a loop, a tile load or store, tl.dot, a descriptor, a
+        helper that does any of these or that this module cannot show), MATH_WORK (transcendental math inside
+        a loop) or NO_WORK."""
+        kind = NO_WORK
         for part in branch:
             for sub in ast.walk(part):
                 if isinstance(sub, (ast.For, ast.AsyncFor, ast.While)):
-                    return True
+                    return STRUCTURAL_WORK
                 if not isinstance(sub, ast.Call):
                     continue
                 name = self.model.qualify(sub.func)
                 if name in BLOCK_POINTERS or name in MEMORY_CALLS and (name.endswith(".dot") or self._on_tile(sub)):
-                    return True  # a scalar load (one flag, one count) does not change the work
+                    return STRUCTURAL_WORK  # a scalar load (one flag, one count) does not change the work
                 if isinstance(sub.func, ast.Attribute) and sub.func.attr in DESCRIPTOR_METHODS and name is None:
-                    return True  # desc.load([...])
+                    return STRUCTURAL_WORK  # desc.load([...])
                 if name is not None and name.startswith(TL + "."):
                     if in_loop and name.rpartition(".")[2] in TRANSCENDENTAL:
-                        return True
+                        kind = MATH_WORK
                     continue
                 if isinstance(sub.func, ast.Name) and hasattr(builtins, sub.func.id):
                     continue
                 if name is None and isinstance(sub.func, ast.Attribute):
                     continue  # a method of a tensor value: x.to(...), acc.reshape(...)
-                return True  # a jit helper (leaky_relu, gather, exp2 from a utility module)
-        return False
+                helper = self.model.local_function(sub.func.id) if isinstance(sub.func, ast.Name) else None
+                if helper is not None and helper.node is not None and helper is not self.function and depth:
+                    kind = max(kind, self._work(helper.node.body, in_loop, depth - 1))  # judged by its body
+                elif helper is None and set(name_words((name or "").rpartition(".")[2])) & MATH_HELPER_WORDS:
+                    kind = max(kind, MATH_WORK if in_loop else NO_WORK)  # exp2, log, softplus from a utility module
+                else:
+                    return STRUCTURAL_WORK  # a jit helper this module cannot show (leaky_relu, gather)
+                if kind == STRUCTURAL_WORK:
+                    return kind
+        return kind
+
+    def _memory_masks(self) -> set[int]:
+        if self._masks is None:
+            self._masks = memory_masks(self.model, self.function.node)[0]  # type: ignore[arg-type]
+        return self._masks
 
     def _on_tile(self, call: ast.Call) -> bool:
         """A load or store whose pointer is a tile (built from tl.arange or a block pointer), not one scalar."""
@@ -273,6 +302,8 @@ class KernelUses:
         return False
 
     def _in_loop(self, node: ast.AST) -> bool:
+        if self.called_in_loop:
+            return True
         if self._loops is None:
             self._loops = {id(sub) for loop in ast.walk(self.function.node)  # type: ignore[arg-type]
                            if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
@@ -287,11 +318,49 @@ class KernelUses:
         passed: dict[str, ast.expr] = dict(zip((p.name for p in helper.params), call.args))
         passed.update({kw.arg: kw.value for kw in call.keywords if kw.arg})
         tuned = {name for name, arg in passed.items() if self._mentions_tuned(arg)}
-        inner = KernelUses(self.model, helper, tuned, depth - 1)
+        inner = KernelUses(self.model, helper, tuned, depth - 1, self._in_loop(call))
         for helper_param, reason in inner.reasons.items():
             if helper_param in passed:
                 text = f"{reason.text}` in {helper.name} (line {reason.line}), called as `{_short(ast.unparse(call))}"
                 self._note(self.params_of(passed[helper_param]), reason.kind, call, text)
+
+
+def memory_masks(model: ModuleModel, function: ast.FunctionDef | ast.AsyncFunctionDef,
+                 depth: int = 2) -> tuple[set[int], set[str]]:
+    """The nodes, and the local names, of every expression that can bound memory traffic in a jit function:
+    the mask of a load, store or atomic, what the local names used there are assigned, and what is passed
+    for a parameter that a helper of this module uses that way. A comparison elsewhere
+    (`tl.where(x > threshold, ...)`, a value picked per element) sizes no work."""
+    values: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(function):
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+            for name, value in _assigned_pairs(node):
+                values.setdefault(name, []).append(value)
+    roots: list[ast.expr] = []
+    for call in (n for n in ast.walk(function) if isinstance(n, ast.Call)):
+        name = model.qualify(call.func) or ""
+        if name in MEMORY_CALLS and not name.endswith((".dot", ".dot_scaled")):
+            position = 1 if name.endswith("load") else 2
+            mask = next((k.value for k in call.keywords if k.arg == "mask"), None)
+            if mask is None and len(call.args) > position:
+                mask = call.args[position]
+            roots += [mask] if mask is not None else []
+        elif depth and isinstance(call.func, ast.Name):
+            helper = model.local_function(call.func.id)
+            if helper is not None and helper.node is not None and helper.node is not function:
+                used = memory_masks(model, helper.node, depth - 1)[1]
+                passed = [*zip((p.name for p in helper.params), call.args),
+                          *((k.arg, k.value) for k in call.keywords if k.arg)]
+                roots += [value for param, value in passed if param in used]
+    nodes: set[int] = set()
+    names: set[str] = set()
+    while roots:
+        for node in ast.walk(roots.pop()):
+            nodes.add(id(node))
+            if isinstance(node, ast.Name) and node.id not in names:
+                names.add(node.id)
+                roots += values.get(node.id, [])
+    return nodes, names
 
 
 def _is_program_index(name: str) -> bool:
@@ -391,6 +460,21 @@ class LaunchValues:
             if starred is not None or any(kw.arg is None for kw in launch.node.keywords):  # *args, **kwargs
                 self.open.add(len(self.sites))
             self.sites.append((HostScope(model, launch.scope), passed))
+        self._add_handoffs(kernel)
+
+    def _add_handoffs(self, kernel: JitFunction) -> None:
+        """Launches through a wrapper that gets the kernel and its arguments by keyword,
+        `launch_autotuned(kernel, grid, x_ptr=x, HAS_Z=z is not None)`: what the wrapper passes on."""
+        params = {p.name for p in kernel.params}
+        for scope, call in calls_with_scope(self.model.tree):
+            if isinstance(call.func, ast.Subscript) or not call.args or self.model.qualify(call.args[0]) != kernel.qualname:
+                continue
+            passed = {kw.arg: kw.value for kw in call.keywords if kw.arg in params}
+            if not passed:
+                continue  # the kernel handed over without its arguments (a registry, a decorator)
+            if any(kw.arg is None for kw in call.keywords):
+                self.open.add(len(self.sites))
+            self.sites.append((HostScope(self.model, scope), passed))
 
     def sources(self, scope: HostScope, expr: ast.expr, depth: int = 4) -> set[str]:
         """The host values an expression is computed from (`x.shape[1]`, a function argument), through the
@@ -520,6 +604,8 @@ class LaunchValues:
         None: both already change Triton's own key (it appends the dtype of every tensor argument)."""
         if not self.sites:
             return False
+        if self._follows_none_arguments(name):
+            return True
         for scope, passed in self.sites:
             value = passed.get(name)
             if value is None:
@@ -529,6 +615,20 @@ class LaunchValues:
                     or self._none_test(scope, value, texts)):
                 return False
         return True
+
+    def _follows_none_arguments(self, name: str) -> bool:
+        """Every launch passes the flag a literal, and launches that pass it different values also differ in
+        which arguments they pass as a literal None (`matmul[grid](a, b, c, None, ..., HAS_INPUT=False)` and
+        `matmul[grid](a, b, c, x, ..., HAS_INPUT=True)`): Triton's key tells them apart already."""
+        values: dict[frozenset[str], object] = {}
+        for index, (_, passed) in enumerate(self.sites):
+            value = passed.get(name)
+            if not isinstance(value, ast.Constant) or index in self.open:
+                return False
+            nones = frozenset(k for k, v in passed.items() if isinstance(v, ast.Constant) and v.value is None)
+            if values.setdefault(nones, value.value) != value.value:
+                return False
+        return len(set(values.values())) > 1
 
 
 def _chooses(model: ModuleModel, launch, kernel: JitFunction) -> bool:

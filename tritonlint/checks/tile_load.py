@@ -3,7 +3,11 @@ in a loop that goes straight to tl.dot, on a target with TMA (sm_90 and newer).
 
 Only regular tiles are reported (see indexing.py): offsets that come from another load (paged-KV block
 tables, MoE token lists, varlen sequence starts) or from anything the analysis cannot follow keep the rule
-silent, and so does a tile that is transformed in registers before the tl.dot.
+silent, and so does a tile that is transformed in registers before the tl.dot. Only tiles the loop streams
+are reported: the address changes every iteration and the tl.dot that uses the tile runs in that same loop
+(a tile loaded once per outer iteration and reused by an inner loop's tl.dot is not). A raw load that is
+the fallback arm of a branch whose other arm loads the same tile through a tensor descriptor is not
+reported either: the kernel already has the descriptor path.
 """
 
 from __future__ import annotations
@@ -14,7 +18,13 @@ from tritonlint.checks.common import TL
 from tritonlint.checks.descriptor_form import Layout, descriptor_edits, tile_layout
 from tritonlint.checks.flow import FunctionFlow, Loop, flow_of
 from tritonlint.checks.indexing import Indices, load_pointer
-from tritonlint.checks.transpose import DOTS, describe_loop
+from tritonlint.checks.transpose import (
+    DESCRIPTOR_LOADS,
+    DOTS,
+    LOADS,
+    describe_loop,
+    varies_in,
+)
 from tritonlint.engine import MatchContext
 from tritonlint.model import ModuleModel
 from tritonlint.registry import Verdict, condition, fixer
@@ -45,9 +55,11 @@ def feeds_dot(model: ModuleModel, flow: FunctionFlow, load: ast.Call, loop: Loop
     """Whether the loaded tile goes straight to an operand (not the accumulator) of a tl.dot in `loop`,
     written into the call or through local names, with only casts, transposes and reshapes on the way.
     A tile that is first transformed in registers (dequantised, normalised, rotated, masked) is consumed
-    there, where a descriptor load has nothing to offer."""
+    there, where a descriptor load has nothing to offer. The tl.dot must run in `loop` itself, not in a
+    loop nested in it, where the tile stays the same on every iteration."""
     operands = [_tile_source(model, arg) for n in ast.walk(loop)
-                if isinstance(n, ast.Call) and model.qualify(n.func) in DOTS for arg in n.args[:2]]
+                if isinstance(n, ast.Call) and model.qualify(n.func) in DOTS and flow.enclosing_loops(n)[0] is loop
+                for arg in n.args[:2]]
     if any(operand is load for operand in operands):
         return True
     stmt = flow.statement_of(load)
@@ -72,12 +84,42 @@ def feeds_dot(model: ModuleModel, flow: FunctionFlow, load: ast.Call, loop: Loop
     return False
 
 
+def _is_descriptor_load(model: ModuleModel, node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    name = model.qualify(node.func)
+    if name is not None:
+        return name in LOADS and name != LOAD
+    return isinstance(node.func, ast.Attribute) and node.func.attr in DESCRIPTOR_LOADS
+
+
+def has_descriptor_path(model: ModuleModel, flow: FunctionFlow, load: ast.Call) -> bool:
+    """Whether the load is one arm of an `if` whose other arm assigns the same name from a tensor-descriptor
+    load (`if USE_TMA: a = a_desc.load([...]) else: a = tl.load(a_ptrs)`): the raw load is the kernel's
+    deliberate fallback, and the descriptor form already exists."""
+    stmt = flow.statement_of(load)
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+        return False
+    name = stmt.targets[0].id
+    child, parent = stmt, flow.parents.get(id(stmt))
+    while parent is not None and parent is not flow.function:
+        if isinstance(parent, ast.If):
+            other = parent.orelse if any(child is s for s in parent.body) else parent.body
+            for node in (n for arm in other for n in ast.walk(arm)):
+                if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets) \
+                        and any(_is_descriptor_load(model, n) for n in ast.walk(node.value)):
+                    return True
+        child, parent = parent, flow.parents.get(id(parent))
+    return False
+
+
 @condition("raw-2d-tile-load", provides=("tile", "loop", "target"))
 def raw_2d_tile_load(ctx: MatchContext) -> Verdict | None:
     """The match is a tl.load of a regular 2-D block tile (pointer offsets broadcast along both axes,
-    affine in program ids, aranges, loop indices and scalars, nothing read from memory) inside a loop, and
-    the tile goes straight to an operand of a tl.dot in that loop. Silent unless the configured target is
-    sm_90 or newer."""
+    affine in program ids, aranges, loop indices and scalars, nothing read from memory) inside a loop, at an
+    address that changes every iteration, and the tile goes straight to an operand of a tl.dot in that
+    loop; not when another arm of an enclosing `if` loads the same tile through a tensor descriptor.
+    Silent unless the configured target is sm_90 or newer."""
     if ctx.target is None or ctx.target < MIN_TARGET:
         return None
     call = ctx.ast_node(types=(ast.Call,))
@@ -96,7 +138,8 @@ def raw_2d_tile_load(ctx: MatchContext) -> Verdict | None:
     if index.rank != 2 or index.axes != frozenset({0, 1}) or not index.regular:
         return None
     loop = loops[0]
-    if not feeds_dot(ctx.model, flow, call, loop):
+    if not varies_in(flow, pointer, loop) or not feeds_dot(ctx.model, flow, call, loop) \
+            or has_descriptor_path(ctx.model, flow, call):
         return None
     layout = tile_layout(ctx, call, flow, loop, indices)
     tile = f"`{layout.base}` [{layout.rows.block}, {layout.cols.block}]" if layout else "a 2-D tile"
