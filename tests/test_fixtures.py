@@ -357,8 +357,8 @@ def test_interpreter_autotune_stub_keeps_conflict_check():
 
 
 def test_readme_results_table_matches_the_committed_results():
-    from fixtures.table import RESULTS, table
+    from fixtures.table import load_table
 
     readme = (REPO_ROOT / "README.md").read_text()
     block = readme.split("<!-- results -->\n", 1)[1].split("\n<!-- /results -->", 1)[0]
-    assert block == table(json.loads(RESULTS.read_text())), "README results table is stale: run python -m fixtures.table"
+    assert block == load_table(), "README results table is stale: run python -m fixtures.table"
