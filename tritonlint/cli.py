@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from tritonlint import __version__
+from tritonlint.cache import cache_folder, clean, open_cache
 from tritonlint.config import ConfigError, Settings, build_settings, check_selectors, extend_rule_dirs, find_config, read_config, validate_target
 from tritonlint.engine import Project
 from tritonlint.explain import explain, rule_summary, rules_table
@@ -87,10 +88,13 @@ def cli() -> None:
 @click.option("--stdin-filename", help="The name of the file read from standard input.")
 @click.option("--jobs", "-j", type=click.IntRange(1), help="Worker processes (default: one per CPU).")
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only, no summary.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
+@click.option("--cache-dir", envvar="TRITONLINT_CACHE_DIR", type=click.Path(file_okay=False),
+              help="Where the cache lives (default: .tritonlint_cache beside the configuration).")
 def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool, show_fixes: bool, output_format: str,
           output_file: str | None, statistics: bool, exit_zero: bool, select: tuple[str, ...],
           extend_select: tuple[str, ...], ignore: tuple[str, ...], target: str | None, config_path: str | None,
-          stdin_filename: str | None, jobs: int | None, quiet: bool) -> None:
+          stdin_filename: str | None, jobs: int | None, quiet: bool, no_cache: bool, cache_dir: str | None) -> None:
     """Lint PATHS (default: the current folder); `-` reads one file from standard input."""
     path_list = list(paths) or ["."]
     settings, rules = load_project(config_path, _anchor(path_list, stdin_filename))
@@ -102,7 +106,8 @@ def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool, sho
     else:
         if "-" in path_list:
             raise UsageFailure("`-` (standard input) cannot be combined with other paths")
-        run = lint_paths([Path(p) for p in path_list], settings, linter, jobs)
+        cache = None if no_cache else open_cache(cache_folder(settings, cache_dir), settings, rules, unsafe_fixes)
+        run = lint_paths([Path(p) for p in path_list], settings, linter, jobs, cache)
         results, problems = run.files, run.problems
     exit_code = _report(results, problems, rules, settings, mode, output_format, output_file, statistics,
                         show_fixes, unsafe_fixes, quiet, stdin=path_list == ["-"])
@@ -217,6 +222,22 @@ def _source_lines(results: list[FileResult]) -> Callable[[str], list[str] | None
         return cache[filename]
 
     return lines
+
+
+@cli.command("clean")
+@click.option("--cache-dir", envvar="TRITONLINT_CACHE_DIR", type=click.Path(file_okay=False),
+              help="The cache to remove (default: .tritonlint_cache beside the configuration).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False))
+def clean_command(cache_dir: str | None, config_path: str | None) -> None:
+    """Remove the cache."""
+    settings, _ = load_project(config_path, Path.cwd())
+    folder = cache_folder(settings, cache_dir)
+    if clean(folder):
+        click.echo(f"Removed cache at {folder}", err=True)
+    elif folder.exists():
+        raise UsageFailure(f"{folder} is not a tritonlint cache (no CACHEDIR.TAG from tritonlint): left alone")
+    else:
+        click.echo(f"No cache at {folder}", err=True)
 
 
 @cli.command("rule")

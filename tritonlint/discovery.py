@@ -7,6 +7,7 @@ import fnmatch
 import os
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 PYTHON_SUFFIXES = (".py", ".pyi")
@@ -103,7 +104,18 @@ def _glob_to_regex(glob: str) -> str:
 
 
 def _excluded(name: str, relative: str, excludes: list[str]) -> bool:
-    return any(fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(relative, pattern) for pattern in excludes)
+    """fnmatch of the name or the relative path against any pattern, as one regex (called per entry)."""
+    matcher = _exclude_matcher(tuple(excludes))
+    if matcher is None:
+        return False
+    return matcher.match(os.path.normcase(name)) is not None or matcher.match(os.path.normcase(relative)) is not None
+
+
+@lru_cache(maxsize=32)
+def _exclude_matcher(excludes: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not excludes:
+        return None
+    return re.compile("|".join(fnmatch.translate(os.path.normcase(pattern)) for pattern in excludes))
 
 
 @dataclass

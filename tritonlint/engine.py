@@ -8,17 +8,18 @@ from collections.abc import Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from ast_grep_py import SgNode
-
 from tritonlint import evidence
 from tritonlint.diagnostics import Diagnostic, Edit, Fix
 from tritonlint.model import JitFunction, LaunchSite, ModuleModel
+from tritonlint.prefilter import Requirement, holds, rule_requirement
 from tritonlint.registry import CONDITIONS, FIXERS, Verdict
 from tritonlint.sgutil import find_all
 from tritonlint.source import ParsedFile
 from tritonlint.templates import render
 
 if TYPE_CHECKING:
+    from ast_grep_py import SgNode
+
     from tritonlint.ruleset import Rule
 
 
@@ -41,18 +42,28 @@ class Project:
     def __init__(self, linted_modules: frozenset[str] = frozenset(), summaries: dict[str, JitFunction] | None = None):
         self.linted_modules = linted_modules
         self.summaries = summaries  # None in the first pass: nothing is known about other modules yet
+        self.consulted: set[str] = set()  # launch targets looked up: what a cached result depends on
 
     def kernel(self, qualname: str | None) -> JitFunction | None:
         if not qualname:
             return None
+        self.consulted.add(qualname)
         if self.summaries is not None:
             return self.summaries.get(qualname)
-        module = qualname.rpartition(".")[0]
-        while module:
-            if module in self.linted_modules:
-                raise Deferred(module)
-            module = module.rpartition(".")[0]
+        module = defining_module(qualname, self.linted_modules)
+        if module is not None:
+            raise Deferred(module)
         return None
+
+
+def defining_module(qualname: str, linted_modules: frozenset[str]) -> str | None:
+    """The linted module a dotted name lives in (the longest linted prefix), if any."""
+    module = qualname.rpartition(".")[0]
+    while module:
+        if module in linted_modules:
+            return module
+        module = module.rpartition(".")[0]
+    return None
 
 
 class MatchContext:
@@ -101,10 +112,17 @@ class Engine:
         self.rules = rules
         self.options = options
         self.target = target
+        self.requirements: dict[str, Requirement | None] = {rule.id: rule_requirement(rule) for rule in rules}
+
+    def could_match(self, rules: Iterable[Rule], text: str) -> list[Rule]:
+        """The rules whose required text the file has: the others cannot fire, so they are not run."""
+        requirements = self.requirements
+        return [rule for rule in rules
+                if holds(requirements[rule.id] if rule.id in requirements else rule_requirement(rule), text)]
 
     def run(self, file: ParsedFile, model: ModuleModel, project: Project, rules: Iterable[Rule]) -> list[Diagnostic]:
         diagnostics = []
-        for rule in rules:
+        for rule in self.could_match(rules, file.text):
             if _needs_jit(rule) and not model.functions:
                 continue
             options = {name: self.options.get(name, spec.default) for name, spec in rule.options.items()}

@@ -9,8 +9,11 @@ tree). Kernel summaries are plain data so worker processes can hand them to each
 from __future__ import annotations
 
 import ast
+import bisect
 import dataclasses
 import itertools
+import re
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +37,10 @@ HEURISTICS = "triton.heuristics"
 CONFIG = "triton.Config"
 CONSTEXPR = "triton.language.constexpr"
 _MAX_EXPANDED_CONFIGS = 1024
+# Text a launch `kernel[grid](...)` cannot do without: the subscript's `]`, then the call's `(`, with only
+# blanks, closing parentheses (`(kernel[grid])(...)`), whole comments or line continuations between them
+# (a comment runs to its line's end, which keeps the search linear).
+LAUNCH_TEXT = re.compile(r"\](?:[\s)\\]|#[^\n]*\n)*\(")
 
 
 def canonical(name: str | None) -> str | None:
@@ -45,15 +52,24 @@ def canonical(name: str | None) -> str | None:
     return name
 
 
-def module_name(path: Path) -> str:
-    """Dotted module name: the file's stem plus every enclosing folder that holds an __init__.py."""
+def module_name(path: Path, packages: dict[Path, bool] | None = None) -> str:
+    """Dotted module name: the file's stem plus every enclosing folder that holds an __init__.py.
+    `packages` remembers which folders are packages across the calls of one run."""
     path = path.resolve() if not path.is_absolute() else path
     parts = [] if path.stem == "__init__" else [path.stem]
     folder = path.parent
-    while (folder / "__init__.py").is_file() and folder.parent != folder:
+    while _is_package(folder, packages) and folder.parent != folder:
         parts.append(folder.name)
         folder = folder.parent
     return ".".join(reversed(parts)) or path.stem
+
+
+def _is_package(folder: Path, known: dict[Path, bool] | None) -> bool:
+    if known is None:
+        return (folder / "__init__.py").is_file()
+    if folder not in known:
+        known[folder] = (folder / "__init__.py").is_file()
+    return known[folder]
 
 
 @dataclass
@@ -149,7 +165,9 @@ class LaunchSite:
 class ModuleModel:
     """Everything a module says about Triton, plus name resolution through its imports."""
 
-    def __init__(self, tree: ast.Module, module: str, path: str, is_package: bool = False) -> None:
+    def __init__(self, tree: ast.Module, module: str, path: str, is_package: bool = False,
+                 text: str | None = None) -> None:
+        """`text`, the source of `tree`, lets the launch search skip the lines that cannot hold a launch."""
         self.tree = tree
         self.module = module
         self.path = path
@@ -164,7 +182,7 @@ class ModuleModel:
         self._collect_imports()
         self._collect_constants()
         self._collect_functions()
-        self._collect_launches()
+        self._collect_launches(None if text is None else _launch_lines(text))
 
     # ---- names -------------------------------------------------------------------------------------
     def _collect_module_names(self) -> None:
@@ -180,7 +198,7 @@ class ModuleModel:
                 self.assignments.pop(name, None)  # rebound: not a constant
 
     def _collect_imports(self) -> None:
-        for node in ast.walk(self.tree):
+        for node in _statements_breadth_first(self.tree):  # ast.walk's order, without the expressions
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
@@ -308,8 +326,8 @@ class ModuleModel:
             params.append(Param(
                 name=arg.arg,
                 is_constexpr=self._is_constexpr(arg.annotation),
-                annotation=ast.unparse(arg.annotation) if arg.annotation else None,
-                default=ast.unparse(default) if default is not None else None,
+                annotation=_unparse(arg.annotation) if arg.annotation else None,
+                default=_unparse(default) if default is not None else None,
                 default_value=value,
             ))
         return params
@@ -492,21 +510,24 @@ class ModuleModel:
         }
 
     # ---- launch sites --------------------------------------------------------------------------------
-    def _collect_launches(self) -> None:
-        for scope, node in _calls_with_scope(self.tree):
+    def _collect_launches(self, lines: list[int] | None) -> None:
+        """`lines`: the 1-based lines where launch-shaped text ends a subscript (None: search everywhere)."""
+        if lines is not None and not lines:
+            return
+        for scope, node in _calls_with_scope(self.tree, lines):
             if not isinstance(node.func, ast.Subscript):
                 continue
             callee = node.func.value
             if not isinstance(callee, (ast.Name, ast.Attribute)):
                 continue
-            args = [LaunchArg(None, ast.unparse(a), literal_value(a), node=a) for a in node.args]
+            args = [LaunchArg(None, _unparse(a), literal_value(a), node=a) for a in node.args]
             args += [
-                LaunchArg(kw.arg, ast.unparse(kw.value), literal_value(kw.value), node=kw.value, keyword=kw)
+                LaunchArg(kw.arg, _unparse(kw.value), literal_value(kw.value), node=kw.value, keyword=kw)
                 for kw in node.keywords
             ]
             self.launches.append(LaunchSite(
                 target=self.qualify(callee),
-                callee_text=ast.unparse(callee),
+                callee_text=_unparse(callee),
                 line=node.lineno,
                 args=args,
                 grid=node.func.slice,
@@ -547,6 +568,17 @@ class ModuleModel:
 
     def summaries(self) -> dict[str, JitFunction]:
         return {f.qualname: f.summary() for f in self.functions if ".<locals>." not in f.qualname}
+
+
+def _unparse(node: ast.expr) -> str:
+    """ast.unparse, with the common names, dotted names and small literals spelled without its visitor."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"{node.value.id}.{node.attr}"
+    if isinstance(node, ast.Constant) and (node.value is None or type(node.value) in (bool, int)) and node.kind is None:
+        return repr(node.value)
+    return ast.unparse(node)
 
 
 def _bound_names(stmt: ast.stmt) -> Iterator[tuple[str, ast.expr | None]]:
@@ -595,7 +627,7 @@ def _function_defs(tree: ast.Module) -> Iterator[tuple[ast.FunctionDef | ast.Asy
     stack: list[tuple[ast.AST, bool]] = [(tree, False)]
     while stack:
         node, nested = stack.pop()
-        for child in ast.iter_child_nodes(node):
+        for child in _block_children(node):  # definitions are statements: expressions never hold one
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 yield child, nested
                 stack.append((child, True))
@@ -605,11 +637,64 @@ def _function_defs(tree: ast.Module) -> Iterator[tuple[ast.FunctionDef | ast.Asy
                 stack.append((child, nested))
 
 
-def _calls_with_scope(tree: ast.Module) -> Iterator[tuple[ast.AST | None, ast.Call]]:
+# Fields that hold statements (or the except handlers and match cases that hold them), in _fields order.
+_BLOCK_FIELDS = frozenset({"body", "handlers", "orelse", "finalbody", "cases"})
+_block_fields_of: dict[type, tuple[str, ...]] = {}
+
+
+def _block_children(node: ast.AST) -> Iterator[ast.AST]:
+    """The statements (and except handlers, match cases) directly under a statement, in ast order."""
+    fields = _block_fields_of.get(type(node))
+    if fields is None:
+        fields = _block_fields_of[type(node)] = tuple(f for f in node._fields if f in _BLOCK_FIELDS)
+    for name in fields:
+        value = getattr(node, name, None)
+        if isinstance(value, list):
+            yield from value
+
+
+def _statements_breadth_first(tree: ast.Module) -> Iterator[ast.AST]:
+    """The statements of a module in ast.walk's order (statements only ever sit under statements)."""
+    queue = deque([tree])
+    while queue:
+        node = queue.popleft()
+        queue.extend(_block_children(node))
+        yield node
+
+
+def _launch_lines(text: str) -> list[int]:
+    """Sorted 1-based lines where a `]` is followed by a call's `(`: the only lines a launch can span."""
+    if "\r" in text:  # ast counts a lone \r as a line break too
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines: list[int] = []
+    row, position = 1, 0
+    for match in LAUNCH_TEXT.finditer(text):
+        row += text.count("\n", position, match.start())
+        position = match.start()
+        if not lines or lines[-1] != row:
+            lines.append(row)
+    return lines
+
+
+def _spans_any(node: ast.AST, lines: list[int]) -> bool:
+    """Whether a node's lines include one of `lines` (sorted); nodes without a position may."""
+    start = getattr(node, "lineno", None)
+    if start is None:
+        return True
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.decorator_list:
+        start = min(start, node.decorator_list[0].lineno)  # decorators sit above the `def` line
+    index = bisect.bisect_left(lines, start)
+    return index < len(lines) and lines[index] <= (node.end_lineno or start)
+
+
+def _calls_with_scope(tree: ast.Module, lines: list[int] | None = None) -> Iterator[tuple[ast.AST | None, ast.Call]]:
+    """Every call with its enclosing function or lambda; with `lines`, only the subtrees spanning one."""
     stack: list[tuple[ast.AST, ast.AST | None]] = [(tree, None)]
     while stack:
         node, scope = stack.pop()
         for child in ast.iter_child_nodes(node):
+            if lines is not None and not _spans_any(child, lines):
+                continue
             if isinstance(child, ast.Call):
                 yield scope, child
             inner = child if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else scope
