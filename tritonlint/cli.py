@@ -35,11 +35,15 @@ def _split(values: tuple[str, ...]) -> list[str]:
     return [item.strip() for value in values for item in value.split(",") if item.strip()]
 
 
-def load_project(config: str | None, anchor: Path) -> tuple[Settings, list[Rule]]:
+def load_project(config: str | None, anchor: Path, cache: bool = False,
+                 cache_dir: str | None = None) -> tuple[Settings, list[Rule]]:
+    """Settings and rules; with `cache`, validated rules are kept in (and read from) the cache folder."""
     path = Path(config) if config else find_config(anchor)
     try:
         data = read_config(path) if path else {}
-        rules = load_rules(extend_rule_dirs(path, data))
+        configured = data.get("cache-dir") if isinstance(data.get("cache-dir"), str) else None
+        folder = cache_folder(path.parent if path else Path.cwd(), configured, cache_dir) if cache else None
+        rules = load_rules(extend_rule_dirs(path, data), folder)
         return build_settings(path, data, rules), rules
     except (ConfigError, RuleFileError) as exc:
         raise UsageFailure(str(exc)) from None
@@ -97,7 +101,7 @@ def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool, sho
           stdin_filename: str | None, jobs: int | None, quiet: bool, no_cache: bool, cache_dir: str | None) -> None:
     """Lint PATHS (default: the current folder); `-` reads one file from standard input."""
     path_list = list(paths) or ["."]
-    settings, rules = load_project(config_path, _anchor(path_list, stdin_filename))
+    settings, rules = load_project(config_path, _anchor(path_list, stdin_filename), not no_cache, cache_dir)
     _apply_flags(settings, rules, select, extend_select, ignore, target)
     mode = FixMode.DIFF if diff else FixMode.FIX if fix else FixMode.NONE
     linter = make_linter(rules, settings, mode, unsafe_fixes)
@@ -106,7 +110,8 @@ def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool, sho
     else:
         if "-" in path_list:
             raise UsageFailure("`-` (standard input) cannot be combined with other paths")
-        cache = None if no_cache else open_cache(cache_folder(settings, cache_dir), settings, rules, unsafe_fixes)
+        cache = None if no_cache else open_cache(cache_folder(settings.root, settings.cache_dir, cache_dir), settings,
+                                                 rules, unsafe_fixes)
         run = lint_paths([Path(p) for p in path_list], settings, linter, jobs, cache)
         results, problems = run.files, run.problems
     exit_code = _report(results, problems, rules, settings, mode, output_format, output_file, statistics,
@@ -231,7 +236,7 @@ def _source_lines(results: list[FileResult]) -> Callable[[str], list[str] | None
 def clean_command(cache_dir: str | None, config_path: str | None) -> None:
     """Remove the cache."""
     settings, _ = load_project(config_path, Path.cwd())
-    folder = cache_folder(settings, cache_dir)
+    folder = cache_folder(settings.root, settings.cache_dir, cache_dir)
     if clean(folder):
         click.echo(f"Removed cache at {folder}", err=True)
     elif folder.exists():

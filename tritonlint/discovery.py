@@ -175,18 +175,22 @@ def _walk(folder: Path, relative_folder: str, excludes: list[str], respect_gitig
         problems.append((folder, f"cannot read folder: {exc.strerror or exc}"))
         return
     for entry in entries:
-        path = Path(entry.path)
         try:
             is_dir = entry.is_dir()
             is_file = not is_dir and entry.is_file()
         except OSError:
             continue
+        if not is_dir and not (is_file and entry.name.endswith(PYTHON_SUFFIXES)):
+            continue  # decided before any pattern is matched or a Path is made: most entries end here
         relative = f"{relative_folder}/{entry.name}" if relative_folder not in ("", ".") else entry.name
-        if _excluded(entry.name, relative, excludes) or _ignored(path, is_dir, ignores):
+        if _excluded(entry.name, relative, excludes):
+            continue
+        path = Path(entry.path)
+        if ignores and _ignored(path, is_dir, ignores):
             continue
         if is_dir:
             _walk(path, relative, excludes, respect_gitignore, ignores, seen, files, problems)
-        elif is_file and entry.name.endswith(PYTHON_SUFFIXES):
+        else:
             files.append(path)
 
 

@@ -112,7 +112,12 @@ class Engine:
         self.rules = rules
         self.options = options
         self.target = target
-        self.requirements: dict[str, Requirement | None] = {rule.id: rule_requirement(rule) for rule in rules}
+
+    @cached_property
+    def requirements(self) -> dict[str, Requirement | None]:
+        from tritonlint import checks  # noqa: F401 - the conditions (rules may come from the cache, unvalidated)
+
+        return {rule.id: rule_requirement(rule) for rule in self.rules}
 
     def could_match(self, rules: Iterable[Rule], text: str) -> list[Rule]:
         """The rules whose required text the file has: the others cannot fire, so they are not run."""

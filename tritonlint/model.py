@@ -12,6 +12,7 @@ import ast
 import bisect
 import dataclasses
 import itertools
+import os
 import re
 from collections import deque
 from collections.abc import Iterator
@@ -52,23 +53,26 @@ def canonical(name: str | None) -> str | None:
     return name
 
 
-def module_name(path: Path, packages: dict[Path, bool] | None = None) -> str:
+def module_name(path: Path, packages: dict[str, str] | None = None) -> str:
     """Dotted module name: the file's stem plus every enclosing folder that holds an __init__.py.
-    `packages` remembers which folders are packages across the calls of one run."""
+    `packages` remembers the dotted name of each folder across the calls of one run."""
     path = path.resolve() if not path.is_absolute() else path
-    parts = [] if path.stem == "__init__" else [path.stem]
-    folder = path.parent
-    while _is_package(folder, packages) and folder.parent != folder:
-        parts.append(folder.name)
-        folder = folder.parent
-    return ".".join(reversed(parts)) or path.stem
+    package = _package_name(os.path.dirname(path), {} if packages is None else packages)
+    if path.stem == "__init__":
+        return package or path.stem
+    return f"{package}.{path.stem}" if package else path.stem
 
 
-def _is_package(folder: Path, known: dict[Path, bool] | None) -> bool:
-    if known is None:
-        return (folder / "__init__.py").is_file()
+def _package_name(folder: str, known: dict[str, str]) -> str:
+    """The dotted name of a folder as a package ("" when it holds no __init__.py)."""
     if folder not in known:
-        known[folder] = (folder / "__init__.py").is_file()
+        parent = os.path.dirname(folder)
+        if parent == folder or not os.path.isfile(os.path.join(folder, "__init__.py")):
+            known[folder] = ""
+        else:
+            above = _package_name(parent, known)
+            name = os.path.basename(folder)
+            known[folder] = f"{above}.{name}" if above else name
     return known[folder]
 
 

@@ -5,16 +5,16 @@ need kernels defined in other linted modules, with the kernel summaries of every
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tritonlint.cache import LintCache, Session, Signature, digest, signature
+from tritonlint.cache import Entry, LintCache, Session, Signature, digest, signature
 from tritonlint.config import Settings
+from tritonlint.diagnostics import Diagnostic
 from tritonlint.discovery import discover
 from tritonlint.engine import Engine, Project
 from tritonlint.fixes import applicable
@@ -31,6 +31,7 @@ class Job:
     path: Path
     display: str
     module: str
+    absolute: str = ""
 
 
 @dataclass
@@ -83,7 +84,7 @@ def _lint_job(job: Job) -> tuple[FileResult, Facts]:
     result = FileResult(job.display, job.module)
     try:
         if _hashing:
-            facts.signature = signature(os.stat(job.path))  # before reading: a later edit changes it
+            facts.signature = signature(os.stat(job.absolute or job.path))  # before reading: a later edit shows
         data = read_bytes(job.path)
         source = decode_source(data)
     except (SourceError, OSError) as exc:
@@ -108,22 +109,27 @@ def lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs: 
                cache: LintCache | None = None) -> RunResult:
     found = discover(paths, settings.root, settings.excludes, settings.respect_gitignore)
     cwd = Path.cwd().resolve()
-    packages: dict[Path, bool] = {}
-    work = [Job(p, display_path(p, cwd), module_name(p.absolute(), packages)) for p in found.files]
+    here = os.getcwd()
+    packages: dict[str, str] = {}
+    work = []
+    for path in found.files:
+        absolute = os.path.join(here, path)  # path.absolute() asks the OS for the folder each time
+        work.append(Job(path, display_path(path, cwd), module_name(Path(absolute), packages), absolute))
     result = RunResult(problems=[(display_path(p, cwd), reason) for p, reason in found.problems])
     linted = frozenset(job.module for job in work)
-    session = Session(cache, [(str(j.path.absolute()), j.path, j.display, j.module) for j in work], linted) \
-        if cache is not None else None
+    session = Session(cache, [(j.absolute, j.display, j.module) for j in work], linted) if cache else None
 
     results: list[FileResult | None] = [None] * len(work)
     facts: dict[int, Facts] = {}
+    served: dict[int, Entry] = {}
     if session is not None:
         reusable = _reusable(linter)
         for index in range(len(work)):
-            entry = session.serve(index, reusable)
-            if entry is not None:
-                results[index] = FileResult(entry.display, entry.module, list(entry.diagnostics),
-                                            dict(entry.summaries), skipped=entry.skipped)
+            hit = session.serve(index, reusable)
+            if hit is not None:
+                served[index], diagnostics = hit
+                results[index] = FileResult(work[index].display, work[index].module, diagnostics,
+                                            skipped=hit[0].skipped)
     todo = [i for i, r in enumerate(results) if r is None]
     for index, (fresh, fact) in zip(todo, _map(linter, Project(linted), [work[i] for i in todo], jobs, session)):
         results[index], facts[index] = fresh, fact
@@ -131,14 +137,20 @@ def lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs: 
     deferred = [i for i in todo if results[i].deferred]  # type: ignore[union-attr]
     if deferred:
         summaries: dict[str, JitFunction] = {}
-        for r in results:
-            summaries.update(r.summaries)  # type: ignore[union-attr]
+        for index, r in enumerate(results):
+            if index in served:
+                try:
+                    summaries.update(served[index].summaries)
+                except Exception:  # noqa: BLE001 - a damaged entry: lint the file again, with the others
+                    deferred.append(index)
+            else:
+                summaries.update(r.summaries)  # type: ignore[union-attr]
         second = _map(linter, Project(linted, summaries), [work[i] for i in deferred], jobs, session)
         for index, (fresh, fact) in zip(deferred, second):
             results[index], facts[index] = fresh, fact
 
     if session is not None:
-        _remember(session, linter, results, facts)  # type: ignore[arg-type]
+        _remember(session, results, facts)  # type: ignore[arg-type]
         problem = session.cache.save()
         if problem:
             result.problems.append((str(session.cache.folder), problem))
@@ -146,14 +158,14 @@ def lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs: 
     return result
 
 
-def _reusable(linter: FileLinter):
+def _reusable(linter: FileLinter) -> Callable[[list[Diagnostic]], bool]:
     """In fix modes a cached result serves only files with nothing to fix (the others must be rewritten)."""
     if linter.mode is FixMode.NONE:
-        return lambda entry: True
-    return lambda entry: not applicable(entry.diagnostics, linter.unsafe)
+        return lambda diagnostics: True
+    return lambda diagnostics: not applicable(diagnostics, linter.unsafe)
 
 
-def _remember(session: Session, linter: FileLinter, results: list[FileResult], facts: dict[int, Facts]) -> None:
+def _remember(session: Session, results: list[FileResult], facts: dict[int, Facts]) -> None:
     for index, fact in facts.items():
         if fact.digest is not None:
             session.digests[index] = fact.digest  # the contents just linted, before dependencies are noted
@@ -174,6 +186,9 @@ def _map(linter: FileLinter, project: Project, tasks: list[Job], jobs: int | Non
     if workers <= 1 or len(tasks) < PARALLEL_THRESHOLD:
         _init_worker(linter, project, hashing)
         return [_lint_job(task) for task in tasks]
+    import multiprocessing  # here: a run served from the cache starts no process
+    from concurrent.futures import ProcessPoolExecutor
+
     forking = sys.platform != "win32" and "fork" in multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if forking else "spawn")
     chunk = max(1, min(16, len(tasks) // (workers * 8)))
