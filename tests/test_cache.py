@@ -273,3 +273,19 @@ def test_two_runs_at_once_leave_a_usable_cache(tmp_path):
     assert outcomes[0].stdout == outcomes[1].stdout
     again = run_cli(".", "--output-format", "concise", cwd=tmp_path)
     assert again.stdout == outcomes[0].stdout and again.stderr == ""
+
+
+def test_a_run_served_from_the_cache_loads_no_parser(tmp_path):
+    """Start-up is most of a warm run: YAML, ast-grep and libcst stay unimported when nothing is linted."""
+    import subprocess
+    import sys
+
+    (tmp_path / "k.py").write_text(KERNEL)
+    assert run_cli("k.py", cwd=tmp_path).returncode == 1
+    probe = ("import atexit, sys\n"
+             "atexit.register(lambda: print('loaded:', [m for m in ('yaml', 'ast_grep_py', 'libcst')"
+             " if m in sys.modules], file=sys.stderr))\n"
+             "from tritonlint.cli import main\nmain(['k.py'])\n")
+    result = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1 and "TL001" in result.stdout
+    assert "loaded: []" in result.stderr

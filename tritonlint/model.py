@@ -14,7 +14,6 @@ import dataclasses
 import itertools
 import os
 import re
-from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -182,11 +181,12 @@ class ModuleModel:
         self.constants: dict[str, Binding] = {}
         self.functions: list[JitFunction] = []
         self.launches: list[LaunchSite] = []
+        self._statements = _Statements(tree, None if text is None else _launch_lines(text))
         self._collect_module_names()
         self._collect_imports()
         self._collect_constants()
         self._collect_functions()
-        self._collect_launches(None if text is None else _launch_lines(text))
+        self._collect_launches()
 
     # ---- names -------------------------------------------------------------------------------------
     def _collect_module_names(self) -> None:
@@ -202,7 +202,7 @@ class ModuleModel:
                 self.assignments.pop(name, None)  # rebound: not a constant
 
     def _collect_imports(self) -> None:
-        for node in _statements_breadth_first(self.tree):  # ast.walk's order, without the expressions
+        for node in self._statements.imports:
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
@@ -260,7 +260,7 @@ class ModuleModel:
 
     # ---- jit functions -------------------------------------------------------------------------------
     def _collect_functions(self) -> None:
-        for node, nested in _function_defs(self.tree):
+        for node, nested in self._statements.definitions:
             function = self._jit_function(node, nested)
             if function is not None:
                 self.functions.append(function)
@@ -514,11 +514,8 @@ class ModuleModel:
         }
 
     # ---- launch sites --------------------------------------------------------------------------------
-    def _collect_launches(self, lines: list[int] | None) -> None:
-        """`lines`: the 1-based lines where launch-shaped text ends a subscript (None: search everywhere)."""
-        if lines is not None and not lines:
-            return
-        for scope, node in _calls_with_scope(self.tree, lines):
+    def _collect_launches(self) -> None:
+        for scope, node in self._statements.calls:
             if not isinstance(node.func, ast.Subscript):
                 continue
             callee = node.func.value
@@ -626,44 +623,60 @@ def _bind_target(target: ast.expr, value: object) -> dict[str, object] | None:
     return None
 
 
-def _function_defs(tree: ast.Module) -> Iterator[tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool]]:
-    """Every function definition with whether it is nested in another function or class."""
-    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
-    while stack:
-        node, nested = stack.pop()
-        for child in _block_children(node):  # definitions are statements: expressions never hold one
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                yield child, nested
-                stack.append((child, True))
-            elif isinstance(child, ast.ClassDef):
-                stack.append((child, True))
-            else:
-                stack.append((child, nested))
-
-
-# Fields that hold statements (or the except handlers and match cases that hold them), in _fields order.
+# Fields that hold statements (or the except handlers and match cases that hold them).
 _BLOCK_FIELDS = frozenset({"body", "handlers", "orelse", "finalbody", "cases"})
-_block_fields_of: dict[type, tuple[str, ...]] = {}
+_fields_of: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def _block_children(node: ast.AST) -> Iterator[ast.AST]:
-    """The statements (and except handlers, match cases) directly under a statement, in ast order."""
-    fields = _block_fields_of.get(type(node))
-    if fields is None:
-        fields = _block_fields_of[type(node)] = tuple(f for f in node._fields if f in _BLOCK_FIELDS)
-    for name in fields:
-        value = getattr(node, name, None)
-        if isinstance(value, list):
-            yield from value
+def _split_fields(kind: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A node type's statement-holding fields and its other fields, each in _fields order."""
+    found = _fields_of.get(kind)
+    if found is None:
+        found = _fields_of[kind] = (tuple(f for f in kind._fields if f in _BLOCK_FIELDS),
+                                    tuple(f for f in kind._fields if f not in _BLOCK_FIELDS))
+    return found
 
 
-def _statements_breadth_first(tree: ast.Module) -> Iterator[ast.AST]:
-    """The statements of a module in ast.walk's order (statements only ever sit under statements)."""
-    queue = deque([tree])
-    while queue:
-        node = queue.popleft()
-        queue.extend(_block_children(node))
-        yield node
+class _Statements:
+    """One walk over a module's statements (expressions never hold one) that finds what the model needs:
+    - imports, in ast.walk's breadth-first order (by depth, then position), so the first binding wins as
+      it always did;
+    - function definitions with whether they are nested in a function or class, in the order the
+      depth-first stack walk of earlier versions yielded them (duplicate names resolve the same way);
+    - calls with their enclosing function or lambda, searched only in the statements that span one of
+      `launch_lines` (all calls when it is None): only those can hold a launch `kernel[grid](...)`."""
+
+    def __init__(self, tree: ast.Module, launch_lines: list[int] | None) -> None:
+        self.definitions: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool]] = []
+        self.calls: list[tuple[ast.AST | None, ast.Call]] = []
+        imports: list[tuple[int, int, int, ast.stmt]] = []
+        search = launch_lines is None or bool(launch_lines)
+        stack: list[tuple[ast.AST, bool, int, ast.AST | None]] = [(tree, False, 0, None)]
+        while stack:
+            node, nested, depth, scope = stack.pop()
+            blocks, others = _split_fields(type(node))
+            if search and node is not tree and (launch_lines is None or _spans_any(node, launch_lines)):
+                inner = node if isinstance(node, (*_DEFINITIONS, ast.Lambda)) else scope
+                roots = []
+                for name in others:
+                    value = getattr(node, name, None)
+                    if isinstance(value, ast.AST):
+                        roots.append(value)
+                    elif isinstance(value, list):
+                        roots.extend(v for v in value if isinstance(v, ast.AST))
+                _calls_with_scope(roots, inner, launch_lines, self.calls)
+            for name in blocks:
+                for child in getattr(node, name):
+                    if isinstance(child, (ast.Import, ast.ImportFrom)):
+                        imports.append((depth + 1, child.lineno, child.col_offset, child))
+                    elif isinstance(child, _DEFINITIONS):
+                        self.definitions.append((child, nested))
+                        stack.append((child, True, depth + 1, child))
+                    else:
+                        stack.append((child, nested or isinstance(child, ast.ClassDef), depth + 1, scope))
+        imports.sort(key=lambda item: item[:3])
+        self.imports = [item[3] for item in imports]
 
 
 def _launch_lines(text: str) -> list[int]:
@@ -691,15 +704,16 @@ def _spans_any(node: ast.AST, lines: list[int]) -> bool:
     return index < len(lines) and lines[index] <= (node.end_lineno or start)
 
 
-def _calls_with_scope(tree: ast.Module, lines: list[int] | None = None) -> Iterator[tuple[ast.AST | None, ast.Call]]:
-    """Every call with its enclosing function or lambda; with `lines`, only the subtrees spanning one."""
-    stack: list[tuple[ast.AST, ast.AST | None]] = [(tree, None)]
+def _calls_with_scope(roots: list[ast.AST], scope: ast.AST | None, lines: list[int] | None,
+                      found: list[tuple[ast.AST | None, ast.Call]]) -> None:
+    """Every call under `roots` with its enclosing function or lambda; with `lines`, only in the subtrees
+    that span one of them."""
+    stack = [(root, scope) for root in roots]
     while stack:
-        node, scope = stack.pop()
-        for child in ast.iter_child_nodes(node):
-            if lines is not None and not _spans_any(child, lines):
-                continue
-            if isinstance(child, ast.Call):
-                yield scope, child
-            inner = child if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else scope
-            stack.append((child, inner))
+        node, outer = stack.pop()
+        if lines is not None and not _spans_any(node, lines):
+            continue
+        if isinstance(node, ast.Call):
+            found.append((outer, node))
+        inner = node if isinstance(node, (*_DEFINITIONS, ast.Lambda)) else outer
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
