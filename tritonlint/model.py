@@ -651,12 +651,16 @@ class _Statements:
         self.definitions: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool]] = []
         self.calls: list[tuple[ast.AST | None, ast.Call]] = []
         imports: list[tuple[int, int, int, ast.stmt]] = []
-        search = launch_lines is None or bool(launch_lines)
-        stack: list[tuple[ast.AST, bool, int, ast.AST | None]] = [(tree, False, 0, None)]
+        # Each entry: node, nested in a function or class, depth, enclosing function, and whether a
+        # launch line may lie inside (a statement outside every launch line has none inside it either).
+        stack: list[tuple[ast.AST, bool, int, ast.AST | None, bool]] = [
+            (tree, False, 0, None, launch_lines is None or bool(launch_lines))]
         while stack:
-            node, nested, depth, scope = stack.pop()
+            node, nested, depth, scope, search = stack.pop()
             blocks, others = _split_fields(type(node))
-            if search and node is not tree and (launch_lines is None or _spans_any(node, launch_lines)):
+            if search and node is not tree:
+                search = launch_lines is None or _spans_any(node, launch_lines)
+            if search and node is not tree:
                 inner = node if isinstance(node, (*_DEFINITIONS, ast.Lambda)) else scope
                 roots = []
                 for name in others:
@@ -672,9 +676,9 @@ class _Statements:
                         imports.append((depth + 1, child.lineno, child.col_offset, child))
                     elif isinstance(child, _DEFINITIONS):
                         self.definitions.append((child, nested))
-                        stack.append((child, True, depth + 1, child))
+                        stack.append((child, True, depth + 1, child, search))
                     else:
-                        stack.append((child, nested or isinstance(child, ast.ClassDef), depth + 1, scope))
+                        stack.append((child, nested or isinstance(child, ast.ClassDef), depth + 1, scope, search))
         imports.sort(key=lambda item: item[:3])
         self.imports = [item[3] for item in imports]
 

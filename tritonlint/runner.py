@@ -70,10 +70,16 @@ def _init_worker(linter: FileLinter, project: Project, hashing: bool) -> None:
 def _init_child(*state: object) -> None:
     if state:
         _init_worker(*state)  # type: ignore[arg-type]
-    # Parsing allocates many objects and makes few cycles: collecting as often as the defaults ask costs
-    # a fifth of the run. What the parent built is never garbage here, so the collector skips it for good.
+    _relax_gc()
+
+
+def _relax_gc() -> tuple[int, int, int]:
+    """Parsing allocates many objects and makes few cycles: collecting as often as the defaults ask costs
+    a fifth of the run. What exists already is never garbage here, so the collector skips it for good."""
+    before = gc.get_threshold()
     gc.freeze()
     gc.set_threshold(100_000, 50, 100)
+    return before
 
 
 def _lint_job(job: Job) -> tuple[FileResult, Facts]:
@@ -185,7 +191,12 @@ def _map(linter: FileLinter, project: Project, tasks: list[Job], jobs: int | Non
     workers = min(jobs or os.cpu_count() or 1, max(1, len(tasks) // 8))
     if workers <= 1 or len(tasks) < PARALLEL_THRESHOLD:
         _init_worker(linter, project, hashing)
-        return [_lint_job(task) for task in tasks]
+        before = _relax_gc()
+        try:
+            return [_lint_job(task) for task in tasks]
+        finally:
+            gc.set_threshold(*before)
+            gc.unfreeze()
     import multiprocessing  # here: a run served from the cache starts no process
     from concurrent.futures import ProcessPoolExecutor
 
