@@ -27,6 +27,7 @@ import json
 import os
 import platform
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -134,9 +135,11 @@ def _tree_rss_kb(root: int) -> int:
     return total
 
 
-def timed(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, int, int]:
-    """Wall seconds, peak resident MB of the process tree, and the exit code."""
+def timed(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds (user + system, all processes of the tool) and peak resident MB of the
+    process tree. The machine may be shared: CPU time shows the work done whatever the contention."""
     peak = [0]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     done = threading.Event()
@@ -150,11 +153,13 @@ def timed(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, in
     sampler.start()
     _, stderr = process.communicate()
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     done.set()
     sampler.join()
     if process.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(command[:3])}... failed ({process.returncode}): {stderr.decode()[-2000:]}")
-    return elapsed, peak[0] // 1024, process.returncode
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return elapsed, cpu, peak[0] // 1024
 
 
 class Tools:
@@ -182,9 +187,8 @@ class Tools:
                     "."]
         raise ValueError(tool)
 
-    def run(self, tool: str, corpus: Path) -> tuple[float, int]:
-        elapsed, peak, _ = timed(self.command(tool), corpus, self.env)
-        return elapsed, peak
+    def run(self, tool: str, corpus: Path) -> tuple[float, float, int]:
+        return timed(self.command(tool), corpus, self.env)
 
     def prime(self, corpus: Path) -> None:
         """Compile tritonlint's bytecode and fill the warm cache (not timed)."""
@@ -228,16 +232,18 @@ class Tools:
 
 def measure(tools: Tools, corpus: Path, names: list[str], runs: dict[str, int]) -> dict[str, dict]:
     """Alternate the tools run by run; medians and peaks per tool."""
-    samples: dict[str, list[tuple[float, int]]] = {name: [] for name in names}
+    samples: dict[str, list[tuple[float, float, int]]] = {name: [] for name in names}
     for round_index in range(max(runs.values())):
         for name in names:
             if round_index < runs[name]:
                 samples[name].append(tools.run(name, corpus))
-                print(f"  {name:16s} run {round_index + 1}: {samples[name][-1][0]:.3f} s, "
-                      f"{samples[name][-1][1]} MB", flush=True)
-    return {name: {"median_s": round(statistics.median(t for t, _ in values), 3),
-                   "runs_s": [round(t, 3) for t, _ in values],
-                   "peak_mb": max(m for _, m in values)} for name, values in samples.items()}
+                wall, cpu, peak = samples[name][-1]
+                print(f"  {name:16s} run {round_index + 1}: {wall:.3f} s, cpu {cpu:.2f} s, {peak} MB", flush=True)
+    return {name: {"median_s": round(statistics.median(w for w, _, _ in values), 3),
+                   "median_cpu_s": round(statistics.median(c for _, c, _ in values), 3),
+                   "runs_s": [round(w, 3) for w, _, _ in values],
+                   "runs_cpu_s": [round(c, 3) for _, c, _ in values],
+                   "peak_mb": max(m for _, _, m in values)} for name, values in samples.items()}
 
 
 def machine() -> dict[str, object]:
@@ -279,23 +285,28 @@ def markdown(report: dict) -> str:
         f"{report['corpus']['megabytes']} MB (files each tool saw: {report['corpus']['counts']}). "
         "Medians of alternating runs; peak memory is the resident set of the whole process tree.",
         "",
-        "| tool | median | runs | peak memory | vs ruff ALL |",
-        "| --- | --- | --- | --- | --- |",
+        "| tool | median wall | vs ruff ALL | median CPU (user+sys) | vs ruff ALL | runs | peak memory |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
-    ruff = main["ruff-all"]["median_s"]
+    ruff, ruff_cpu = main["ruff-all"]["median_s"], main["ruff-all"]["median_cpu_s"]
     for name, row in main.items():
-        lines.append(f"| {name} | {row['median_s']:.3f} s | {len(row['runs_s'])} | {row['peak_mb']} MB | "
-                     f"{row['median_s'] / ruff:.2f}x |")
+        lines.append(f"| {name} | {row['median_s']:.3f} s | {row['median_s'] / ruff:.2f}x | "
+                     f"{row['median_cpu_s']:.2f} s | {row['median_cpu_s'] / ruff_cpu:.2f}x | {len(row['runs_s'])} | "
+                     f"{row['peak_mb']} MB |")
     ratios = report["ratios"]
     lines += ["", "Ratios: " + ", ".join(f"{k} = {v}" for k, v in ratios.items()), "",
-              "Scaling (cold, medians):", "", "| files | tritonlint cold | ruff ALL | tritonlint s/1000 files |",
-              "| --- | --- | --- | --- |"]
+              "Scaling (cold, medians; nested random subsets):", "",
+              "| files | tritonlint wall | tritonlint CPU | ruff ALL wall | ruff ALL CPU | tritonlint CPU ms/file |",
+              "| --- | --- | --- | --- | --- | --- |"]
     for row in report["scaling"]["rows"]:
-        lines.append(f"| {row['files']} ({row['scale']}x) | {row['tritonlint-cold']:.3f} s | {row['ruff-all']:.3f} s | "
-                     f"{row['tritonlint-cold'] / row['files'] * 1000:.3f} |")
-    fit = report["scaling"]["fit_tritonlint"]
-    lines += ["", f"Linear fit of tritonlint cold time over file count: {fit['seconds_per_1000_files']} s per 1000 "
-              f"files + {fit['intercept_s']} s, R^2 = {fit['r_squared']}.", ""]
+        lines.append(f"| {row['files']} ({row['scale']}x) | {row['tritonlint-cold']:.3f} s | "
+                     f"{row['tritonlint-cold_cpu']:.2f} s | {row['ruff-all']:.3f} s | {row['ruff-all_cpu']:.2f} s | "
+                     f"{row['tritonlint-cold_cpu'] / row['files'] * 1000:.2f} |")
+    for label, key in (("wall", "fit_tritonlint"), ("CPU", "fit_tritonlint_cpu")):
+        fit = report["scaling"][key]
+        lines.append(f"\nLinear fit of tritonlint cold {label} time over file count: {fit['seconds_per_1000_files']} s "
+                     f"per 1000 files + {fit['intercept_s']} s, R^2 = {fit['r_squared']}.")
+    lines.append("")
     return "\n".join(lines)
 
 
@@ -342,14 +353,18 @@ def main() -> None:
         result = measure(tools, folder, ["tritonlint-cold", "ruff-all"],
                          {"tritonlint-cold": args.scaling_runs, "ruff-all": args.scaling_runs})
         rows.append({"scale": scale, "files": len(part), **{k: v["median_s"] for k, v in result.items()},
+                     **{f"{k}_cpu": v["median_cpu_s"] for k, v in result.items()},
                      "tritonlint_peak_mb": result["tritonlint-cold"]["peak_mb"]})
     load_after = os.getloadavg()
 
     ruff = main_rows["ruff-all"]["median_s"]
-    ratios = {"cold / ruff ALL": round(main_rows["tritonlint-cold"]["median_s"] / ruff, 3),
+    cold = main_rows["tritonlint-cold"]
+    ratios = {"cold / ruff ALL (wall)": round(cold["median_s"] / ruff, 3),
+              "cold / ruff ALL (CPU)": round(cold["median_cpu_s"] / main_rows["ruff-all"]["median_cpu_s"], 3),
               "warm (s)": main_rows["tritonlint-warm"]["median_s"]}
     if args.semgrep:
-        ratios["semgrep / cold"] = round(main_rows["semgrep"]["median_s"] / main_rows["tritonlint-cold"]["median_s"], 1)
+        ratios["semgrep / cold (wall)"] = round(main_rows["semgrep"]["median_s"] / cold["median_s"], 1)
+        ratios["semgrep / cold (CPU)"] = round(main_rows["semgrep"]["median_cpu_s"] / cold["median_cpu_s"], 1)
     report = {
         "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
         "machine": machine(),
@@ -368,6 +383,7 @@ def main() -> None:
         "ratios": ratios,
         "scaling": {"rows": rows,
                     "fit_tritonlint": linear_fit([(r["files"], r["tritonlint-cold"]) for r in rows]),
+                    "fit_tritonlint_cpu": linear_fit([(r["files"], r["tritonlint-cold_cpu"]) for r in rows]),
                     "fit_ruff": linear_fit([(r["files"], r["ruff-all"]) for r in rows])},
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
