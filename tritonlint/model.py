@@ -52,14 +52,17 @@ def canonical(name: str | None) -> str | None:
     return name
 
 
-def module_name(path: Path, packages: dict[str, str] | None = None) -> str:
+def module_name(path: Path | str, packages: dict[str, str] | None = None) -> str:
     """Dotted module name: the file's stem plus every enclosing folder that holds an __init__.py.
     `packages` remembers the dotted name of each folder across the calls of one run."""
-    path = path.resolve() if not path.is_absolute() else path
-    package = _package_name(os.path.dirname(path), {} if packages is None else packages)
-    if path.stem == "__init__":
-        return package or path.stem
-    return f"{package}.{path.stem}" if package else path.stem
+    text = os.fspath(path)
+    if not os.path.isabs(text):
+        text = os.path.realpath(text)
+    stem = os.path.splitext(os.path.basename(text))[0]
+    package = _package_name(os.path.dirname(text), {} if packages is None else packages)
+    if stem == "__init__":
+        return package or stem
+    return f"{package}.{stem}" if package else stem
 
 
 def _package_name(folder: str, known: dict[str, str]) -> str:

@@ -113,6 +113,16 @@ def display_path(path: Path, cwd: Path) -> str:
 
 def lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs: int | None = None,
                cache: LintCache | None = None) -> RunResult:
+    before = _relax_gc()  # the results pile up here: a full collection every few hundred files adds up
+    try:
+        return _lint_paths(paths, settings, linter, jobs, cache)
+    finally:
+        gc.set_threshold(*before)
+        gc.unfreeze()
+
+
+def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs: int | None,
+                cache: LintCache | None) -> RunResult:
     found = discover(paths, settings.root, settings.excludes, settings.respect_gitignore)
     cwd = Path.cwd().resolve()
     here = os.getcwd()
@@ -120,7 +130,7 @@ def lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs: 
     work = []
     for path in found.files:
         absolute = os.path.join(here, path)  # path.absolute() asks the OS for the folder each time
-        work.append(Job(path, display_path(path, cwd), module_name(Path(absolute), packages), absolute))
+        work.append(Job(path, display_path(path, cwd), module_name(absolute, packages), absolute))
     result = RunResult(problems=[(display_path(p, cwd), reason) for p, reason in found.problems])
     linted = frozenset(job.module for job in work)
     session = Session(cache, [(j.absolute, j.display, j.module) for j in work], linted) if cache else None
@@ -191,12 +201,7 @@ def _map(linter: FileLinter, project: Project, tasks: list[Job], jobs: int | Non
     workers = min(jobs or os.cpu_count() or 1, max(1, len(tasks) // 8))
     if workers <= 1 or len(tasks) < PARALLEL_THRESHOLD:
         _init_worker(linter, project, hashing)
-        before = _relax_gc()
-        try:
-            return [_lint_job(task) for task in tasks]
-        finally:
-            gc.set_threshold(*before)
-            gc.unfreeze()
+        return [_lint_job(task) for task in tasks]
     import multiprocessing  # here: a run served from the cache starts no process
     from concurrent.futures import ProcessPoolExecutor
 
