@@ -46,6 +46,7 @@ SKIPPED_FOLDERS = {"build", "dist", "site-packages", "node_modules", "venv", ".v
                    ".ipynb_checkpoints", "__pycache__", ".hg", ".svn", ".bzr", ".direnv", ".pants.d", ".pyenv",
                    ".pytype", ".vscode", "_darcs", "eggs"}
 SCALES = (1, 2, 4, 8)
+WARM_REPEATS = 3  # a warm run is short and so at the mercy of a shared machine's moment: sample it more
 
 
 # ---- corpus --------------------------------------------------------------------------------------------
@@ -235,7 +236,9 @@ def measure(tools: Tools, corpus: Path, names: list[str], runs: dict[str, int]) 
     samples: dict[str, list[tuple[float, float, int]]] = {name: [] for name in names}
     for round_index in range(max(runs.values())):
         for name in names:
-            if round_index < runs[name]:
+            for _ in range(WARM_REPEATS if name == "tritonlint-warm" else 1):
+                if round_index >= runs[name]:
+                    break
                 samples[name].append(tools.run(name, corpus))
                 wall, cpu, peak = samples[name][-1]
                 print(f"  {name:16s} run {round_index + 1}: {wall:.3f} s, cpu {cpu:.2f} s, {peak} MB", flush=True)

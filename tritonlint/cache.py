@@ -23,9 +23,7 @@ import hashlib
 import io
 import os
 import pickle
-import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -199,6 +197,8 @@ class LintCache:
 def write_file(path: Path, content: Callable[[], Any]) -> None:
     """Pickle `content()` to `path` atomically; `content` runs under the lock, so it may merge with what
     another run wrote meanwhile."""
+    import tempfile  # here: only a run that lints something writes
+
     path.parent.mkdir(parents=True, exist_ok=True)
     _mark(path.parent.parent)
     with _locked(path.with_suffix(".lock")):
@@ -246,6 +246,8 @@ def is_cache_folder(folder: Path) -> bool:
 
 def clean(folder: Path) -> bool:
     """Remove a cache folder tritonlint made; False when there is none (or it is not tritonlint's)."""
+    import shutil
+
     if not folder.is_dir() or not is_cache_folder(folder):
         return False
     shutil.rmtree(folder)

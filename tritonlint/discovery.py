@@ -165,15 +165,15 @@ def _walk(folder: Path, relative_folder: str, excludes: list[str], respect_gitig
     if identity in seen:
         return  # a symlink loop or a folder reached twice
     seen.add(identity)
-    if respect_gitignore:
-        own = GitIgnore.load(folder)
-        if own is not None:
-            ignores = [*ignores, own]
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError as exc:
         problems.append((folder, f"cannot read folder: {exc.strerror or exc}"))
         return
+    if respect_gitignore and any(entry.name == ".gitignore" for entry in entries):  # no failed open per folder
+        own = GitIgnore.load(folder)
+        if own is not None:
+            ignores = [*ignores, own]
     for entry in entries:
         try:
             is_dir = entry.is_dir()
