@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from tritonlint import __version__
+from tritonlint.cache import cache_folder, clean, open_cache
 from tritonlint.config import ConfigError, Settings, build_settings, check_selectors, extend_rule_dirs, find_config, read_config, validate_target
 from tritonlint.discovery import is_excluded
 from tritonlint.engine import Project
@@ -34,11 +35,15 @@ def _split(values: tuple[str, ...]) -> list[str]:
     return [item.strip() for value in values for item in value.split(",") if item.strip()]
 
 
-def load_project(config: str | None, anchor: Path) -> tuple[Settings, list[Rule]]:
+def load_project(config: str | None, anchor: Path, cache: bool = False,
+                 cache_dir: str | None = None) -> tuple[Settings, list[Rule]]:
+    """Settings and rules; with `cache`, validated rules are kept in (and read from) the cache folder."""
     try:
         path = Path(config) if config else find_config(anchor)
         data = read_config(path) if path else {}
-        rules = load_rules(extend_rule_dirs(path, data))
+        configured = data.get("cache-dir") if isinstance(data.get("cache-dir"), str) else None
+        folder = cache_folder(path.parent if path else Path.cwd(), configured, cache_dir) if cache else None
+        rules = load_rules(extend_rule_dirs(path, data), folder)
         return build_settings(path, data, rules), rules
     except (ConfigError, RuleFileError) as exc:
         raise UsageFailure(str(exc)) from None
@@ -92,17 +97,21 @@ def cli() -> None:
 @click.option("--stdin-filename", help="The name of the file read from standard input.")
 @click.option("--jobs", "-j", type=click.IntRange(1), help="Worker processes (default: one per CPU).")
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only, no summary.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
+@click.option("--cache-dir", envvar="TRITONLINT_CACHE_DIR", type=click.Path(file_okay=False),
+              help="Where the cache lives (default: .tritonlint_cache beside the configuration).")
 def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool, show_fixes: bool, output_format: str,
           output_file: str | None, statistics: bool, exit_zero: bool, color: str, force_exclude: bool,
           select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...], target: str | None,
-          config_path: str | None, stdin_filename: str | None, jobs: int | None, quiet: bool) -> None:
+          config_path: str | None, stdin_filename: str | None, jobs: int | None, quiet: bool, no_cache: bool,
+          cache_dir: str | None) -> None:
     """Lint PATHS (default: the current folder); `-` reads one file from standard input."""
     path_list = list(paths) or ["."]
     if diff and (show_fixes or statistics):
         raise UsageFailure(f"--diff cannot be combined with {'--show-fixes' if show_fixes else '--statistics'}")
     if statistics and output_format not in (*TEXT_FORMATS, "json"):
         raise UsageFailure(f"--statistics prints text or json, not {output_format}")
-    settings, rules = load_project(config_path, _anchor(path_list, stdin_filename))
+    settings, rules = load_project(config_path, _anchor(path_list, stdin_filename), not no_cache, cache_dir)
     _apply_flags(settings, rules, select, extend_select, ignore, target)
     mode = FixMode.DIFF if diff else FixMode.FIX if fix else FixMode.NONE
     linter = make_linter(rules, settings, mode, unsafe_fixes)
@@ -121,7 +130,9 @@ def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool, sho
         targets = [Path(p) for p in path_list]
         if force_exclude:
             targets = [p for p in targets if not is_excluded(p, settings.root, settings.excludes)]
-        run = lint_paths(targets, settings, linter, jobs)
+        cache = None if no_cache else open_cache(cache_folder(settings.root, settings.cache_dir, cache_dir), settings,
+                                                 rules, unsafe_fixes)
+        run = lint_paths(targets, settings, linter, jobs, cache)
         results, problems = run.files, run.problems
     exit_code = _report(results, problems, rules, settings, mode, output_format, output_file, statistics,
                         show_fixes, unsafe_fixes, quiet, color, stdin_texts,
@@ -270,6 +281,22 @@ def _source_lines(texts: dict[str, list[str]]) -> Callable[[str], list[str] | No
         return cache[filename]
 
     return lines
+
+
+@cli.command("clean")
+@click.option("--cache-dir", envvar="TRITONLINT_CACHE_DIR", type=click.Path(file_okay=False),
+              help="The cache to remove (default: .tritonlint_cache beside the configuration).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False))
+def clean_command(cache_dir: str | None, config_path: str | None) -> None:
+    """Remove the cache."""
+    settings, _ = load_project(config_path, Path.cwd())
+    folder = cache_folder(settings.root, settings.cache_dir, cache_dir)
+    if clean(folder):
+        click.echo(f"Removed cache at {folder}", err=True)
+    elif folder.exists():
+        raise UsageFailure(f"{folder} is not a tritonlint cache (no CACHEDIR.TAG from tritonlint): left alone")
+    else:
+        click.echo(f"No cache at {folder}", err=True)
 
 
 @cli.command("rule")

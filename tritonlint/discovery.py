@@ -9,6 +9,7 @@ import os
 import re
 import warnings
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 PYTHON_SUFFIXES = (".py", ".pyi")
@@ -111,7 +112,18 @@ def _glob_to_regex(glob: str) -> str:
 
 
 def _excluded(name: str, relative: str, excludes: list[str]) -> bool:
-    return any(fnmatch.fnmatch(name, pattern) or fnmatch.fnmatch(relative, pattern) for pattern in excludes)
+    """fnmatch of the name or the relative path against any pattern, as one regex (called per entry)."""
+    matcher = _exclude_matcher(tuple(excludes))
+    if matcher is None:
+        return False
+    return matcher.match(os.path.normcase(name)) is not None or matcher.match(os.path.normcase(relative)) is not None
+
+
+@lru_cache(maxsize=32)
+def _exclude_matcher(excludes: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not excludes:
+        return None
+    return re.compile("|".join(fnmatch.translate(os.path.normcase(pattern)) for pattern in excludes))
 
 
 @dataclass
@@ -165,30 +177,34 @@ def _walk(folder: Path, relative_folder: str, excludes: list[str], respect_gitig
             problems.append((folder, "symbolic link loop (it points to an enclosing folder), not followed"))
         return
     seen.add(identity)
-    if respect_gitignore:
-        own = GitIgnore.load(folder)
-        if own is not None:
-            ignores = [*ignores, own]
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError as exc:
         problems.append((folder, f"cannot read folder: {exc.strerror or exc}"))
         return
+    if respect_gitignore and any(entry.name == ".gitignore" for entry in entries):  # no failed open per folder
+        own = GitIgnore.load(folder)
+        if own is not None:
+            ignores = [*ignores, own]
     for entry in entries:
-        path = Path(entry.path)
         try:
             is_dir = entry.is_dir()
             is_file = not is_dir and entry.is_file()
         except OSError:
             is_dir = is_file = False  # a symbolic link loop, among others: reported below if it names a .py
+        if not is_dir and not entry.name.endswith(PYTHON_SUFFIXES):
+            continue  # decided before any pattern is matched or a Path is made: most entries end here
         relative = f"{relative_folder}/{entry.name}" if relative_folder not in ("", ".") else entry.name
-        if _excluded(entry.name, relative, excludes) or _ignored(path, is_dir, ignores):
+        if _excluded(entry.name, relative, excludes):
+            continue
+        path = Path(entry.path)
+        if ignores and _ignored(path, is_dir, ignores):
             continue
         if is_dir:
             _walk(path, relative, excludes, respect_gitignore, ignores, seen, files, problems)
-        elif is_file and entry.name.endswith(PYTHON_SUFFIXES):
+        elif is_file:
             files.append(path)
-        elif entry.name.endswith(PYTHON_SUFFIXES) and entry.is_symlink():
+        elif entry.is_symlink():
             problems.append((path, _broken_link(path)))
 
 

@@ -9,17 +9,18 @@ from collections.abc import Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from ast_grep_py import SgNode
-
 from tritonlint import evidence
 from tritonlint.diagnostics import Diagnostic, Edit, Fix, Span
 from tritonlint.model import JitFunction, LaunchSite, ModuleModel
+from tritonlint.prefilter import Requirement, holds, rule_requirement
 from tritonlint.registry import CONDITIONS, FIXERS, Verdict
 from tritonlint.sgutil import find_all
 from tritonlint.source import ParsedFile
 from tritonlint.templates import render
 
 if TYPE_CHECKING:
+    from ast_grep_py import SgNode
+
     from tritonlint.ruleset import Rule
 
 
@@ -47,16 +48,16 @@ class Project:
         # a package): module -> source root of each file -> that file's kernels. An import finds the one under
         # the importing file's own root, as Python would.
         self.shared = shared or {}
+        self.consulted: set[str] = set()  # launch targets looked up: what a cached result depends on
 
     def kernel(self, qualname: str | None, root: str | None = None) -> JitFunction | None:
         """The kernel `qualname` names, for a file whose source root is `root` (see `source_root`)."""
         if not qualname:
             return None
-        module = qualname.rpartition(".")[0]
-        while module and module not in self.linted_modules:
-            module = module.rpartition(".")[0]
+        self.consulted.add(qualname)
+        module = defining_module(qualname, self.linted_modules)
         if self.summaries is None:
-            if module:
+            if module is not None:
                 raise Deferred(module)
             return None
         if module in self.shared:
@@ -72,6 +73,16 @@ def source_root(path: str, module: str) -> str:
     for _ in range(module.count(".") + (posixpath.basename(path) == "__init__.py")):
         folder = posixpath.dirname(folder)
     return folder
+
+
+def defining_module(qualname: str, linted_modules: frozenset[str]) -> str | None:
+    """The linted module a dotted name lives in (the longest linted prefix), if any."""
+    module = qualname.rpartition(".")[0]
+    while module:
+        if module in linted_modules:
+            return module
+        module = module.rpartition(".")[0]
+    return None
 
 
 class MatchContext:
@@ -125,9 +136,21 @@ class Engine:
         self.options = options
         self.target = target
 
+    @cached_property
+    def requirements(self) -> dict[str, Requirement | None]:
+        from tritonlint import checks  # noqa: F401 - the conditions (rules may come from the cache, unvalidated)
+
+        return {rule.id: rule_requirement(rule) for rule in self.rules}
+
+    def could_match(self, rules: Iterable[Rule], text: str) -> list[Rule]:
+        """The rules whose required text the file has: the others cannot fire, so they are not run."""
+        requirements = self.requirements
+        return [rule for rule in rules
+                if holds(requirements[rule.id] if rule.id in requirements else rule_requirement(rule), text)]
+
     def run(self, file: ParsedFile, model: ModuleModel, project: Project, rules: Iterable[Rule]) -> list[Diagnostic]:
         diagnostics = []
-        for rule in rules:
+        for rule in self.could_match(rules, file.text):
             if _needs_jit(rule) and not model.functions:
                 continue
             options = {name: self.options.get(name, spec.default) for name, spec in rule.options.items()}

@@ -12,7 +12,7 @@ from tritonlint.config import Settings
 from tritonlint.diagnostics import Diagnostic, syntax_error
 from tritonlint.engine import Deferred, Engine, Project, RuleCrash
 from tritonlint.fixes import WriteRefused, applicable, apply_fixes, write_atomic
-from tritonlint.model import JitFunction, ModuleModel
+from tritonlint.model import LAUNCH_TEXT, JitFunction, ModuleModel
 from tritonlint.ruleset import Rule
 from tritonlint.source import ParsedFile, SourceError, SourceText, check_syntax, read_source
 from tritonlint.suppression import Suppressions
@@ -62,8 +62,8 @@ class FileLinter:
     def lint_source(self, source: SourceText, path: Path | None, display: str, module: str, project: Project,
                     result: FileResult | None = None) -> FileResult:
         result = result or FileResult(display, module)
-        if "triton" not in source.text:
-            return result  # a file that never mentions triton holds no kernel and launches none
+        if "triton" not in source.text and not LAUNCH_TEXT.search(source.text):
+            return result  # a file that never mentions triton defines no kernel, and this one launches none
         rules = self.settings.rules_for(self.engine.rules, display)
         try:
             lint = self._lint_text(source.text, display, module, project, rules, result)
@@ -96,9 +96,14 @@ class FileLinter:
             if self.report_syntax_errors:
                 result.diagnostics = [syntax_error(display, problem.message, problem.row, problem.column)]
             return None
+        rules = self.engine.could_match(rules, text)
+        if not rules and "jit" not in text:
+            return []  # no rule can fire here, and no kernel is defined here that other files launch
         parsed = ParsedFile(display, SourceText(text, "utf-8", False, "\n"), tree, module)
-        model = ModuleModel(tree, module, display, is_package=display.endswith("__init__.py"))
+        model = ModuleModel(tree, module, display, is_package=display.endswith("__init__.py"), text=text)
         result.summaries = model.summaries()
+        if not rules:
+            return []
         diagnostics = self.engine.run(parsed, model, project, rules)
         suppressions = Suppressions.scan(text)
         return sorted((d for d in diagnostics if not suppressions.suppresses(d)), key=lambda d: d.sort_key)

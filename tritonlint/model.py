@@ -9,8 +9,11 @@ tree). Kernel summaries are plain data so worker processes can hand them to each
 from __future__ import annotations
 
 import ast
+import bisect
 import dataclasses
 import itertools
+import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -36,6 +39,10 @@ CONFIG = "triton.Config"
 CONSTEXPR = "triton.language.constexpr"
 PROGRAM_ID = "triton.language.program_id"
 _MAX_EXPANDED_CONFIGS = 1024
+# Text a launch `kernel[grid](...)` cannot do without: the subscript's `]`, then the call's `(`, with only
+# blanks, closing parentheses (`(kernel[grid])(...)`), whole comments or line continuations between them
+# (a comment runs to its line's end, which keeps the search linear).
+LAUNCH_TEXT = re.compile(r"\](?:[\s)\\]|#[^\n]*\n)*\(")
 
 
 def canonical(name: str | None) -> str | None:
@@ -47,15 +54,30 @@ def canonical(name: str | None) -> str | None:
     return name
 
 
-def module_name(path: Path) -> str:
-    """Dotted module name: the file's stem plus every enclosing folder that holds an __init__.py."""
-    path = path.resolve() if not path.is_absolute() else path
-    parts = [] if path.stem == "__init__" else [path.stem]
-    folder = path.parent
-    while (folder / "__init__.py").is_file() and folder.parent != folder:
-        parts.append(folder.name)
-        folder = folder.parent
-    return ".".join(reversed(parts)) or path.stem
+def module_name(path: Path | str, packages: dict[str, str] | None = None) -> str:
+    """Dotted module name: the file's stem plus every enclosing folder that holds an __init__.py.
+    `packages` remembers the dotted name of each folder across the calls of one run."""
+    text = os.fspath(path)
+    if not os.path.isabs(text):
+        text = os.path.realpath(text)
+    stem = os.path.splitext(os.path.basename(text))[0]
+    package = _package_name(os.path.dirname(text), {} if packages is None else packages)
+    if stem == "__init__":
+        return package or stem
+    return f"{package}.{stem}" if package else stem
+
+
+def _package_name(folder: str, known: dict[str, str]) -> str:
+    """The dotted name of a folder as a package ("" when it holds no __init__.py)."""
+    if folder not in known:
+        parent = os.path.dirname(folder)
+        if parent == folder or not os.path.isfile(os.path.join(folder, "__init__.py")):
+            known[folder] = ""
+        else:
+            above = _package_name(parent, known)
+            name = os.path.basename(folder)
+            known[folder] = f"{above}.{name}" if above else name
+    return known[folder]
 
 
 @dataclass
@@ -153,7 +175,9 @@ class LaunchSite:
 class ModuleModel:
     """Everything a module says about Triton, plus name resolution through its imports."""
 
-    def __init__(self, tree: ast.Module, module: str, path: str, is_package: bool = False) -> None:
+    def __init__(self, tree: ast.Module, module: str, path: str, is_package: bool = False,
+                 text: str | None = None) -> None:
+        """`text`, the source of `tree`, lets the launch search skip the lines that cannot hold a launch."""
         self.tree = tree
         self.module = module
         self.path = path
@@ -164,6 +188,7 @@ class ModuleModel:
         self.constants: dict[str, Binding] = {}
         self.functions: list[JitFunction] = []
         self.launches: list[LaunchSite] = []
+        self._statements = _Statements(tree, None if text is None else _launch_lines(text))
         self._collect_module_names()
         self._collect_imports()
         self._collect_constants()
@@ -184,7 +209,7 @@ class ModuleModel:
                 self.assignments.pop(name, None)  # rebound: not a constant
 
     def _collect_imports(self) -> None:
-        for node in ast.walk(self.tree):
+        for node in self._statements.imports:
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
@@ -247,7 +272,7 @@ class ModuleModel:
 
     # ---- jit functions -------------------------------------------------------------------------------
     def _collect_functions(self) -> None:
-        for node, nested in _function_defs(self.tree):
+        for node, nested in self._statements.definitions:
             function = self._jit_function(node, nested)
             if function is not None:
                 self.functions.append(function)
@@ -319,8 +344,8 @@ class ModuleModel:
             params.append(Param(
                 name=arg.arg,
                 is_constexpr=self._is_constexpr(arg.annotation),
-                annotation=ast.unparse(arg.annotation) if arg.annotation else None,
-                default=ast.unparse(default) if default is not None else None,
+                annotation=_unparse(arg.annotation) if arg.annotation else None,
+                default=_unparse(default) if default is not None else None,
                 default_value=value,
             ))
         return params
@@ -559,20 +584,20 @@ class ModuleModel:
 
     # ---- launch sites --------------------------------------------------------------------------------
     def _collect_launches(self) -> None:
-        for scope, node in calls_with_scope(self.tree):
+        for scope, node in self._statements.calls:
             if not isinstance(node.func, ast.Subscript):
                 continue
             callee = node.func.value
             if not isinstance(callee, (ast.Name, ast.Attribute)):
                 continue
-            args = [LaunchArg(None, ast.unparse(a), literal_value(a), node=a) for a in node.args]
+            args = [LaunchArg(None, _unparse(a), literal_value(a), node=a) for a in node.args]
             args += [
-                LaunchArg(kw.arg or "**", ast.unparse(kw.value), literal_value(kw.value), node=kw.value, keyword=kw)
+                LaunchArg(kw.arg or "**", _unparse(kw.value), literal_value(kw.value), node=kw.value, keyword=kw)
                 for kw in node.keywords
             ]
             self.launches.append(LaunchSite(
                 target=self.qualify(callee),
-                callee_text=ast.unparse(callee),
+                callee_text=_unparse(callee),
                 line=node.lineno,
                 args=args,
                 grid=node.func.slice,
@@ -619,6 +644,17 @@ class ModuleModel:
         return {f.qualname: f.summary() for f in self.functions if ".<locals>." not in f.qualname}
 
 
+def _unparse(node: ast.expr) -> str:
+    """ast.unparse, with the common names, dotted names and small literals spelled without its visitor."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return f"{node.value.id}.{node.attr}"
+    if isinstance(node, ast.Constant) and (node.value is None or type(node.value) in (bool, int)) and node.kind is None:
+        return repr(node.value)
+    return ast.unparse(node)
+
+
 def _bound_names(stmt: ast.stmt) -> Iterator[tuple[str, ast.expr | None]]:
     """Names a module-level statement binds, with the value for plain single-target assignments."""
     if isinstance(stmt, ast.Assign):
@@ -660,28 +696,108 @@ def _bind_target(target: ast.expr, value: object) -> dict[str, object] | None:
     return None
 
 
-def _function_defs(tree: ast.Module) -> Iterator[tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool]]:
-    """Every function definition with whether it is nested in another function or class."""
-    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
-    while stack:
-        node, nested = stack.pop()
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                yield child, nested
-                stack.append((child, True))
-            elif isinstance(child, ast.ClassDef):
-                stack.append((child, True))
-            else:
-                stack.append((child, nested))
+# Fields that hold statements (or the except handlers and match cases that hold them).
+_BLOCK_FIELDS = frozenset({"body", "handlers", "orelse", "finalbody", "cases"})
+_fields_of: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def calls_with_scope(tree: ast.Module) -> Iterator[tuple[ast.AST | None, ast.Call]]:
+def calls_with_scope(tree: ast.Module) -> list[tuple[ast.AST | None, ast.Call]]:
     """Every call of a module with the function (or lambda) it sits in; None at module level."""
-    stack: list[tuple[ast.AST, ast.AST | None]] = [(tree, None)]
+    found: list[tuple[ast.AST | None, ast.Call]] = []
+    _calls_with_scope([tree], None, None, found)
+    return found
+
+
+def _split_fields(kind: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A node type's statement-holding fields and its other fields, each in _fields order."""
+    found = _fields_of.get(kind)
+    if found is None:
+        found = _fields_of[kind] = (tuple(f for f in kind._fields if f in _BLOCK_FIELDS),
+                                    tuple(f for f in kind._fields if f not in _BLOCK_FIELDS))
+    return found
+
+
+class _Statements:
+    """One walk over a module's statements (expressions never hold one) that finds what the model needs:
+    - imports, in ast.walk's breadth-first order (by depth, then position), so the first binding wins as
+      it always did;
+    - function definitions with whether they are nested in a function or class, in the order the
+      depth-first stack walk of earlier versions yielded them (duplicate names resolve the same way);
+    - calls with their enclosing function or lambda, searched only in the statements that span one of
+      `launch_lines` (all calls when it is None): only those can hold a launch `kernel[grid](...)`."""
+
+    def __init__(self, tree: ast.Module, launch_lines: list[int] | None) -> None:
+        self.definitions: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool]] = []
+        self.calls: list[tuple[ast.AST | None, ast.Call]] = []
+        imports: list[tuple[int, int, int, ast.stmt]] = []
+        # Each entry: node, nested in a function or class, depth, enclosing function, and whether a
+        # launch line may lie inside (a statement outside every launch line has none inside it either).
+        stack: list[tuple[ast.AST, bool, int, ast.AST | None, bool]] = [
+            (tree, False, 0, None, launch_lines is None or bool(launch_lines))]
+        while stack:
+            node, nested, depth, scope, search = stack.pop()
+            blocks, others = _split_fields(type(node))
+            if search and node is not tree:
+                search = launch_lines is None or _spans_any(node, launch_lines)
+            if search and node is not tree:
+                inner = node if isinstance(node, (*_DEFINITIONS, ast.Lambda)) else scope
+                roots = []
+                for name in others:
+                    value = getattr(node, name, None)
+                    if isinstance(value, ast.AST):
+                        roots.append(value)
+                    elif isinstance(value, list):
+                        roots.extend(v for v in value if isinstance(v, ast.AST))
+                _calls_with_scope(roots, inner, launch_lines, self.calls)
+            for name in blocks:
+                for child in getattr(node, name):
+                    if isinstance(child, (ast.Import, ast.ImportFrom)):
+                        imports.append((depth + 1, child.lineno, child.col_offset, child))
+                    elif isinstance(child, _DEFINITIONS):
+                        self.definitions.append((child, nested))
+                        stack.append((child, True, depth + 1, child, search))
+                    else:
+                        stack.append((child, nested or isinstance(child, ast.ClassDef), depth + 1, scope, search))
+        imports.sort(key=lambda item: item[:3])
+        self.imports = [item[3] for item in imports]
+
+
+def _launch_lines(text: str) -> list[int]:
+    """Sorted 1-based lines where a `]` is followed by a call's `(`: the only lines a launch can span."""
+    if "\r" in text:  # ast counts a lone \r as a line break too
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines: list[int] = []
+    row, position = 1, 0
+    for match in LAUNCH_TEXT.finditer(text):
+        row += text.count("\n", position, match.start())
+        position = match.start()
+        if not lines or lines[-1] != row:
+            lines.append(row)
+    return lines
+
+
+def _spans_any(node: ast.AST, lines: list[int]) -> bool:
+    """Whether a node's lines include one of `lines` (sorted); nodes without a position may."""
+    start = getattr(node, "lineno", None)
+    if start is None:
+        return True
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.decorator_list:
+        start = min(start, node.decorator_list[0].lineno)  # decorators sit above the `def` line
+    index = bisect.bisect_left(lines, start)
+    return index < len(lines) and lines[index] <= (node.end_lineno or start)
+
+
+def _calls_with_scope(roots: list[ast.AST], scope: ast.AST | None, lines: list[int] | None,
+                      found: list[tuple[ast.AST | None, ast.Call]]) -> None:
+    """Every call under `roots` with its enclosing function or lambda; with `lines`, only in the subtrees
+    that span one of them."""
+    stack = [(root, scope) for root in roots]
     while stack:
-        node, scope = stack.pop()
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.Call):
-                yield scope, child
-            inner = child if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else scope
-            stack.append((child, inner))
+        node, outer = stack.pop()
+        if lines is not None and not _spans_any(node, lines):
+            continue
+        if isinstance(node, ast.Call):
+            found.append((outer, node))
+        inner = node if isinstance(node, (*_DEFINITIONS, ast.Lambda)) else outer
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))

@@ -36,6 +36,9 @@ class ConditionSpec:
     params: dict[str, ParamSpec]
     provides: frozenset[str]
     doc: str
+    # Given the condition's arguments (as written in the rule file), text a file cannot pass without: a
+    # tritonlint.prefilter requirement, or None. Files that lack it skip the rule without being parsed.
+    prefilter: Callable[[dict[str, Any]], Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -49,9 +52,11 @@ CONDITIONS: dict[str, ConditionSpec] = {}
 FIXERS: dict[str, FixerSpec] = {}
 
 
-def condition(name: str, params: dict[str, ParamSpec] | None = None, provides: tuple[str, ...] = ()):
+def condition(name: str, params: dict[str, ParamSpec] | None = None, provides: tuple[str, ...] = (),
+              prefilter: Callable[[dict[str, Any]], Any] | None = None):
     def register(function: Callable[..., Verdict | bool | None]):
-        CONDITIONS[name] = ConditionSpec(name, function, params or {}, frozenset(provides), (function.__doc__ or "").strip())
+        CONDITIONS[name] = ConditionSpec(name, function, params or {}, frozenset(provides),
+                                         (function.__doc__ or "").strip(), prefilter)
         return function
     return register
 

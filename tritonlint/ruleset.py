@@ -15,9 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from tritonlint import checks  # noqa: F401 - registers the built-in conditions and fixers
 from tritonlint.diagnostics import APPLICABILITIES, SEVERITIES
 from tritonlint.registry import CONDITIONS, FIXERS, ParamSpec
 from tritonlint.sgutil import AstGrepError, compile_check, find_all, parse_snippet
@@ -103,34 +100,20 @@ class Rule:
 MAX_YAML_VALUES = 100_000  # far more than any rule needs; aliases can make a small file expand without end
 
 
-class _DuplicateKey(yaml.constructor.ConstructorError):
-    def __init__(self, key: str, first: yaml.Mark, second: yaml.Mark) -> None:
-        super().__init__(None, None, f"given twice (lines {first.line + 1} and {second.line + 1})", second)
-        self.key = key
-
-
-class _StrictSafeLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """YAML's safe subset (no tags that build Python objects), and a key given twice is an error: plain
-    YAML lets the second silently replace the first."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
-        seen: dict[str, yaml.Mark] = {}
-        for key_node, _ in node.value:
-            if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
-                if key_node.value in seen:
-                    raise _DuplicateKey(key_node.value, seen[key_node.value], key_node.start_mark)
-                seen[key_node.value] = key_node.start_mark
-        return super().construct_mapping(node, deep)
-
-
 def load_rule_file(path: Path) -> Rule:
+    import yaml  # here: a run that finds its rules in the cache never parses YAML
+
+    from tritonlint.strict_yaml import DuplicateKey, StrictSafeLoader
+
+    from tritonlint import checks  # noqa: F401 - registers the built-in conditions and fixers
+
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise RuleFileError(path, "<file>", f"cannot read: {exc}") from None
     try:
-        data = yaml.load(text, Loader=_StrictSafeLoader)
-    except _DuplicateKey as exc:
+        data = yaml.load(text, Loader=StrictSafeLoader)
+    except DuplicateKey as exc:
         raise RuleFileError(path, exc.key, exc.problem) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -404,17 +387,59 @@ def builtin_rules_dir() -> Path:
     return packaged if packaged.is_dir() else Path(__file__).resolve().parent.parent / "rules"
 
 
-def load_rules(extra_dirs: list[Path] = ()) -> list[Rule]:  # type: ignore[assignment]
-    rules: list[Rule] = []
-    seen: dict[str, str] = {}
+def rule_files(extra_dirs: list[Path] = ()) -> list[Path]:  # type: ignore[assignment]
+    files: list[Path] = []
     for folder in [builtin_rules_dir(), *extra_dirs]:
         if not folder.is_dir():
             raise RuleFileError(folder, "extend-rules", "is not a folder")
-        for path in sorted(folder.glob("*.y*ml")):
-            rule = load_rule_file(path)
-            for label in (rule.id, rule.name):
-                if label in seen:
-                    raise RuleFileError(path, "id" if label == rule.id else "name", f"{label!r} is already defined in {seen[label]}")
-                seen[label] = str(path)
-            rules.append(rule)
+        files.extend(sorted(folder.glob("*.y*ml")))
+    return files
+
+
+def load_rules(extra_dirs: list[Path] = (), cache_folder: Path | None = None) -> list[Rule]:  # type: ignore[assignment]
+    """Every rule file, validated. With `cache_folder`, rules validated before from files with the same
+    contents are read back from the cache instead (parsing YAML and matching every example costs more
+    than a run that finds all its files in the cache)."""
+    files = rule_files(extra_dirs)
+    cached = _rules_cache_path(cache_folder, files) if cache_folder is not None else None
+    if cached is not None:
+        from tritonlint.cache import safe_loads
+
+        try:
+            rules = safe_loads(cached.read_bytes())
+            if isinstance(rules, list) and all(isinstance(r, Rule) for r in rules):
+                return rules
+        except Exception:  # noqa: BLE001 - absent or unreadable: load the files
+            pass
+    rules: list[Rule] = []
+    seen: dict[str, str] = {}
+    for path in files:
+        rule = load_rule_file(path)
+        for label in (rule.id, rule.name):
+            if label in seen:
+                raise RuleFileError(path, "id" if label == rule.id else "name", f"{label!r} is already defined in {seen[label]}")
+            seen[label] = str(path)
+        rules.append(rule)
+    if cached is not None:
+        from tritonlint.cache import write_file
+
+        try:
+            write_file(cached, lambda: rules)
+        except OSError:
+            pass  # the run goes on; the next one validates the files again
     return rules
+
+
+def _rules_cache_path(folder: Path, files: list[Path]) -> Path | None:
+    import hashlib
+
+    from tritonlint import __version__
+    from tritonlint.cache import tool_digest
+
+    hasher = hashlib.blake2b(tool_digest().encode(), digest_size=16)
+    for path in files:
+        try:
+            hasher.update(f"\0{path}\0".encode() + path.read_bytes())
+        except OSError:
+            return None  # unreadable: load_rule_file says why
+    return folder / __version__ / f"rules-{hasher.hexdigest()}.pickle"

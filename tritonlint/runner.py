@@ -1,23 +1,28 @@
-"""Lint many files: discover, then lint each file in worker processes (the GIL makes threads useless
-here), then re-lint the few files whose launches need kernels defined in other linted modules, with the
-kernel summaries every worker returned."""
+"""Lint many files: discover, serve unchanged files from the cache, lint the others in worker processes
+(the GIL makes threads useless here) that return plain data, then re-lint the few files whose launches
+need kernels defined in other linted modules, with the kernel summaries of every module."""
 
 from __future__ import annotations
 
-import multiprocessing
+import gc
 import os
 import sys
+import time
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tritonlint.cache import Entry, LintCache, Session, Signature, digest, signature
 from tritonlint.config import Settings
+from tritonlint.diagnostics import Diagnostic
 from tritonlint.discovery import discover
 from tritonlint.engine import Engine, Project, source_root
+from tritonlint.fixes import applicable
 from tritonlint.linter import FileLinter, FileResult, FixMode
 from tritonlint.model import JitFunction, module_name
 from tritonlint.ruleset import Rule
+from tritonlint.source import SourceError, decode_source, read_bytes
 
 PARALLEL_THRESHOLD = 24  # below this many files a process pool costs more than it saves
 
@@ -27,6 +32,17 @@ class Job:
     path: Path
     display: str
     module: str
+    absolute: str = ""
+
+
+@dataclass
+class Facts:
+    """What a worker learnt about a file besides its findings, for the cache."""
+
+    digest: str | None = None
+    signature: Signature | None = None
+    checked_ns: int = 0
+    consulted: frozenset[str] = frozenset()  # launch targets looked up in other modules
 
 
 @dataclass
@@ -40,17 +56,53 @@ def make_linter(rules: list[Rule], settings: Settings, mode: FixMode, unsafe: bo
     return FileLinter(engine, settings, settings.code_enabled("TL000", "syntax-error"), mode, unsafe)
 
 
+# A worker's state: set in the parent before the pool forks (or by the initializer where processes spawn),
+# so each task carries one small Job instead of the linter and every module's summaries.
 _worker: FileLinter | None = None
+_project: Project | None = None
+_hashing = False
 
 
-def _init_worker(linter: FileLinter) -> None:
-    global _worker
-    _worker = linter
+def _init_worker(linter: FileLinter, project: Project, hashing: bool) -> None:
+    global _worker, _project, _hashing
+    _worker, _project, _hashing = linter, project, hashing
 
 
-def _lint_job(args: tuple[Job, Project]) -> FileResult:
-    job, project = args
-    return _worker.lint_path(job.path, job.display, job.module, project)  # type: ignore[union-attr]
+def _init_child(*state: object) -> None:
+    if state:
+        _init_worker(*state)  # type: ignore[arg-type]
+    _relax_gc()
+
+
+def _relax_gc() -> tuple[int, int, int]:
+    """Parsing allocates many objects and makes few cycles: collecting as often as the defaults ask costs
+    a fifth of the run. What exists already is never garbage here, so the collector skips it for good."""
+    before = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(100_000, 50, 100)
+    return before
+
+
+def _lint_job(job: Job) -> tuple[FileResult, Facts]:
+    linter, project = _worker, _project
+    assert linter is not None and project is not None
+    project.consulted = set()
+    facts = Facts(checked_ns=time.time_ns())
+    result = FileResult(job.display, job.module)
+    try:
+        if _hashing:
+            facts.signature = signature(os.stat(job.absolute or job.path))  # before reading: a later edit shows
+        data = read_bytes(job.path)
+        source = decode_source(data)
+    except (SourceError, OSError) as exc:
+        result.skipped = str(exc) if isinstance(exc, SourceError) else f"cannot read: {exc.strerror or exc}, skipped"
+        data = None
+    else:
+        result = linter.lint_source(source, job.path, job.display, job.module, project, result)
+    if _hashing and data is not None:
+        facts.digest = digest(data)
+    facts.consulted = frozenset(project.consulted)
+    return result, facts
 
 
 def display_path(path: Path, cwd: Path) -> str:
@@ -60,38 +112,113 @@ def display_path(path: Path, cwd: Path) -> str:
         return path.as_posix()
 
 
-def lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs: int | None = None) -> RunResult:
+def lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs: int | None = None,
+               cache: LintCache | None = None) -> RunResult:
+    before = _relax_gc()  # the results pile up here: a full collection every few hundred files adds up
+    try:
+        return _lint_paths(paths, settings, linter, jobs, cache)
+    finally:
+        gc.set_threshold(*before)
+        gc.unfreeze()
+
+
+def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs: int | None,
+                cache: LintCache | None) -> RunResult:
     found = discover(paths, settings.root, settings.excludes, settings.respect_gitignore)
     cwd = Path.cwd().resolve()
-    work = [Job(p, display_path(p, cwd), module_name(p.absolute())) for p in found.files]
+    here = os.getcwd()
+    packages: dict[str, str] = {}
+    work = []
+    for path in found.files:
+        absolute = os.path.join(here, path)  # path.absolute() asks the OS for the folder each time
+        work.append(Job(path, display_path(path, cwd), module_name(absolute, packages), absolute))
     result = RunResult(problems=[(display_path(p, cwd), reason) for p, reason in found.problems])
     linted = frozenset(job.module for job in work)
-    first = _map(linter, [(job, Project(linted)) for job in work], jobs)
-    deferred = [(job, r) for job, r in zip(work, first) if r.deferred]
+    session = Session(cache, [(j.absolute, j.display, j.module) for j in work], linted) if cache else None
+
+    results: list[FileResult | None] = [None] * len(work)
+    facts: dict[int, Facts] = {}
+    served: dict[int, Entry] = {}
+    if session is not None:
+        reusable = _reusable(linter)
+        for index in range(len(work)):
+            hit = session.serve(index, reusable)
+            if hit is not None:
+                served[index], diagnostics = hit
+                results[index] = FileResult(work[index].display, work[index].module, diagnostics,
+                                            skipped=hit[0].skipped)
+    todo = [i for i, r in enumerate(results) if r is None]
+    for index, (fresh, fact) in zip(todo, _map(linter, Project(linted), [work[i] for i in todo], jobs, session)):
+        results[index], facts[index] = fresh, fact
+
+    deferred = [i for i in todo if results[i].deferred]  # type: ignore[union-attr]
     if deferred:
         summaries: dict[str, JitFunction] = {}
         shared: dict[str, dict[str, dict[str, JitFunction]]] = {}
         repeated = {module for module, count in Counter(job.module for job in work).items() if count > 1}
-        for job, r in zip(work, first):
+        for index, r in enumerate(results):
+            job = work[index]
+            try:
+                found_here = served[index].summaries if index in served else r.summaries  # type: ignore[union-attr]
+            except Exception:  # noqa: BLE001 - a damaged entry: lint the file again, with the others
+                deferred.append(index)
+                continue
             if job.module in repeated:  # same dotted name, different files: keep them apart by source root
-                shared.setdefault(job.module, {})[source_root(job.display, job.module)] = r.summaries
+                shared.setdefault(job.module, {})[source_root(job.display, job.module)] = found_here
             else:
-                summaries.update(r.summaries)
-        second = _map(linter, [(job, Project(linted, summaries, shared)) for job, _ in deferred], jobs)
-        replaced = {id(old): new for (_, old), new in zip(deferred, second)}
-        first = [replaced.get(id(r), r) for r in first]
-    result.files = first
+                summaries.update(found_here)
+        second = _map(linter, Project(linted, summaries, shared), [work[i] for i in deferred], jobs, session)
+        for index, (fresh, fact) in zip(deferred, second):
+            results[index], facts[index] = fresh, fact
+
+    if session is not None:
+        _remember(session, results, facts)  # type: ignore[arg-type]
+        problem = session.cache.save()
+        if problem:
+            result.problems.append((str(session.cache.folder), problem))
+    result.files = results  # type: ignore[assignment]
     return result
 
 
-def _map(linter: FileLinter, tasks: list[tuple[Job, Project]], jobs: int | None) -> list[FileResult]:
-    workers = jobs or os.cpu_count() or 1
+def _reusable(linter: FileLinter) -> Callable[[list[Diagnostic]], bool]:
+    """In fix modes a cached result serves only files with nothing to fix (the others must be rewritten)."""
+    if linter.mode is FixMode.NONE:
+        return lambda diagnostics: True
+    return lambda diagnostics: not applicable(diagnostics, linter.unsafe)
+
+
+def _remember(session: Session, results: list[FileResult], facts: dict[int, Facts]) -> None:
+    for index, fact in facts.items():
+        if fact.digest is not None:
+            session.digests[index] = fact.digest  # the contents just linted, before dependencies are noted
+    for index, fact in facts.items():
+        r = results[index]
+        if fact.digest is None or fact.signature is None or r.internal_error or r.deferred or r.fixed is not None:
+            continue  # crashed, unfinished, or rewritten by --fix: the file on disk is not what was linted
+        session.record(index, fact.digest, fact.signature, fact.checked_ns, r.diagnostics, r.summaries, r.skipped,
+                       fact.consulted)
+
+
+def _map(linter: FileLinter, project: Project, tasks: list[Job], jobs: int | None,
+         session: Session | None) -> list[tuple[FileResult, Facts]]:
+    if not tasks:
+        return []
+    hashing = session is not None
+    workers = min(jobs or os.cpu_count() or 1, max(1, len(tasks) // 8))
     if workers <= 1 or len(tasks) < PARALLEL_THRESHOLD:
-        _init_worker(linter)
+        _init_worker(linter, project, hashing)
         return [_lint_job(task) for task in tasks]
-    method = "fork" if sys.platform != "win32" and "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    context = multiprocessing.get_context(method)
-    chunk = max(1, min(32, len(tasks) // (workers * 4)))
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_init_worker,
-                             initargs=(linter,)) as pool:
+    import multiprocessing  # here: a run served from the cache starts no process
+    from concurrent.futures import ProcessPoolExecutor
+
+    forking = sys.platform != "win32" and "fork" in multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if forking else "spawn")
+    chunk = max(1, min(16, len(tasks) // (workers * 8)))
+    if forking:  # the children inherit the state: nothing to pickle
+        _init_worker(linter, project, hashing)
+        state: tuple = ()
+    else:
+        state = (linter, project, hashing)
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_init_child,
+                             initargs=state) as pool:
         return list(pool.map(_lint_job, tasks, chunksize=chunk))

@@ -7,9 +7,11 @@ AstGrepErrors.
 
 from __future__ import annotations
 
-from typing import Any
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
-from ast_grep_py import SgNode, SgRoot
+if TYPE_CHECKING:  # ast_grep_py is imported on first use: a run served from the cache never needs it
+    from ast_grep_py import SgNode
 
 
 class AstGrepError(Exception):
@@ -33,15 +35,19 @@ def find_all(root: SgNode, matcher: dict[str, Any]) -> list[SgNode]:
 
 
 def parse_snippet(code: str) -> SgNode:
+    from ast_grep_py import SgRoot
+
     return SgRoot(code, "python").root()
 
 
-_PROBE = parse_snippet("x = 1\n")
+@lru_cache(maxsize=1)
+def _probe() -> SgNode:
+    return parse_snippet("x = 1\n")
 
 
 def compile_check(matcher: dict[str, Any]) -> None:
     """Raise AstGrepError if ast-grep rejects the rule (unknown keys, bad kinds, bad regex...)."""
-    find_all(_PROBE, matcher)
+    find_all(_probe(), matcher)
 
 
 def span_text(text: str, nodes: list[SgNode]) -> str:

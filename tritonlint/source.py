@@ -13,14 +13,17 @@ import itertools
 import re
 import tokenize
 import warnings
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-
-from ast_grep_py import SgNode, SgRoot
+from typing import TYPE_CHECKING
 
 from tritonlint.diagnostics import Position
+
+if TYPE_CHECKING:
+    from ast_grep_py import SgNode
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
 _LONE_CR = re.compile(r"\r(?!\n)")
@@ -79,8 +82,12 @@ def _first_lines(data: bytes) -> Iterator[bytes]:
 
 
 def read_source(path: Path) -> SourceText:
+    return decode_source(read_bytes(path))
+
+
+def read_bytes(path: Path) -> bytes:
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
         raise SourceError("file disappeared before it could be read, skipped") from None
     except PermissionError:
@@ -89,7 +96,6 @@ def read_source(path: Path) -> SourceText:
         raise SourceError("is a directory, skipped") from None
     except OSError as exc:
         raise SourceError(f"cannot read: {exc.strerror or exc}, skipped") from None
-    return decode_source(data)
 
 
 def split_lines(text: str) -> list[str]:
@@ -171,31 +177,52 @@ class ParsedFile:
         self.text = source.text
         self.tree = tree
         self.module = module  # dotted module name, e.g. "pkg.kernels.matmul"
-        self.lines = LineIndex(source.text)
+
+    @cached_property
+    def lines(self) -> LineIndex:
+        return LineIndex(self.text)  # built when a rule first matches: most files need no positions
 
     @cached_property
     def sg_root(self) -> SgNode:
+        from ast_grep_py import SgRoot  # imported on first use: many runs never need ast-grep
+
         # tree-sitter ends a line only at \n, so in a file with lone-CR line endings the first comment would
         # swallow the rest of the file; \n in their place keeps every offset and makes both trees agree.
         return SgRoot(_LONE_CR.sub("\n", self.text), "python").root()
 
-    @cached_property
-    def _ast_index(self) -> dict[tuple[int, int], list[ast.AST]]:
-        index: dict[tuple[int, int], list[ast.AST]] = {}
-        for node in ast.walk(self.tree):  # breadth first: outer nodes come before inner ones
-            if getattr(node, "end_col_offset", None) is not None:
-                index.setdefault((node.lineno, node.col_offset), []).append(node)
-        return index
-
     def ast_at(self, start: int, end: int, types: tuple[type, ...] = (ast.AST,)) -> ast.AST | None:
-        """The outermost ast node of one of `types` spanning exactly text[start:end]."""
-        row = self.lines.row_of(start)
-        column = start - self.lines.starts[row]
-        key = (row + 1, len(self.lines.line(row + 1)[:column].encode("utf-8")))
-        for node in self._ast_index.get(key, ()):
-            if isinstance(node, types) and self.span_of(node)[1] == end:
-                return node
+        """The outermost ast node of one of `types` spanning exactly text[start:end].
+
+        Walks down from the module into the children whose span holds the wanted one, so a lookup costs
+        the depth of the tree, not its size."""
+        first = self._ast_position(start)
+        last = self._ast_position(end)
+        queue: deque[ast.AST] = deque([self.tree])
+        while queue:
+            for child in ast.iter_child_nodes(queue.popleft()):
+                begin = getattr(child, "lineno", None)
+                if begin is None:  # no position (arguments, comprehension, withitem...): look inside
+                    queue.append(child)
+                    continue
+                node_start = (begin, child.col_offset)  # type: ignore[attr-defined]
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and child.decorator_list:
+                    decorator = child.decorator_list[0]  # decorators sit above the node's own position
+                    node_start = min(node_start, (decorator.lineno, decorator.col_offset))
+                node_end = (child.end_lineno, child.end_col_offset)  # type: ignore[attr-defined]
+                if node_start > first or node_end < last:
+                    continue
+                if (begin, child.col_offset) == first and isinstance(child, types) \
+                        and self.span_of(child)[1] == end:  # type: ignore[attr-defined]
+                    return child
+                queue.append(child)
         return None
+
+    def _ast_position(self, offset: int) -> tuple[int, int]:
+        """(lineno, col_offset) as Python's ast counts them (columns in UTF-8 bytes) of a character offset."""
+        row = self.lines.row_of(offset)
+        column = offset - self.lines.starts[row]
+        line = self.lines.line(row + 1)
+        return row + 1, column if line.isascii() else len(line[:column].encode("utf-8"))
 
     def span_of(self, node: ast.AST) -> tuple[int, int]:
         """Character offsets of an ast node."""

@@ -4,10 +4,12 @@ rule's conditions provide (and `{measured}`, the committed GPU evidence)."""
 from __future__ import annotations
 
 import re
-
-from ast_grep_py import SgNode
+from typing import TYPE_CHECKING
 
 from tritonlint.sgutil import span_text
+
+if TYPE_CHECKING:
+    from ast_grep_py import SgNode
 
 METAVAR = re.compile(r"\$(?:\$\$)?([A-Z_][A-Z0-9_]*)")
 TEMPLATE_VAR = re.compile(r"\{([a-z_][a-z0-9_]*)\}")

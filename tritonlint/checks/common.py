@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import ast
+import weakref
 from collections.abc import Iterator
 
 from tritonlint.consteval import Binding, Evaluator
 from tritonlint.engine import MatchContext
-from tritonlint.model import JitFunction, ModuleModel
+from tritonlint.model import _CONVENTIONAL, JitFunction, ModuleModel
+from tritonlint.prefilter import Requirement, Token, disjoin
 from tritonlint.registry import ParamSpec, Verdict, condition
 
 TL = "triton.language"
@@ -19,7 +21,7 @@ MEMORY_CALLS = frozenset(f"{TL}.{n}" for n in (
 DESCRIPTOR_METHODS = frozenset({"load", "store", "gather", "scatter", "atomic_add"})
 
 
-@condition("in-jit-function", provides=("function",))
+@condition("in-jit-function", provides=("function",), prefilter=lambda args: Token("jit"))
 def in_jit_function(ctx: MatchContext) -> Verdict | None:
     """The match sits inside a @triton.jit function (a kernel or a jit helper)."""
     if ctx.function is None:
@@ -27,7 +29,18 @@ def in_jit_function(ctx: MatchContext) -> Verdict | None:
     return Verdict(vars={"function": ctx.function.name})
 
 
-@condition("callee-is", params={"metavar": ParamSpec("str"), "names": ParamSpec("list")})
+def _spellings(args: dict) -> Requirement | None:
+    """A name resolves through the module's imports only if its last part is written in the file (`tl`
+    and `triton` also stand for themselves unimported)."""
+    names = args.get("names")
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        return None  # an option reference: unknown until configured
+    words = [n.rpartition(".")[2] for n in names]
+    words += [alias for n in names for alias, target in _CONVENTIONAL.items() if n == target]
+    return disjoin(Token(word) for word in words)
+
+
+@condition("callee-is", params={"metavar": ParamSpec("str"), "names": ParamSpec("list")}, prefilter=_spellings)
 def callee_is(ctx: MatchContext, metavar: str, names: list[str]) -> bool:
     """The expression captured by `metavar` resolves, through the module's imports, to one of `names`
     (dotted names such as triton.language.static_range)."""
@@ -74,22 +87,9 @@ class LocalScope(dict):
     def __init__(self, model: ModuleModel, scenario: dict[str, Binding], function: ast.FunctionDef | None) -> None:
         super().__init__({**model.constants, **scenario})
         self.model = model
-        self.assigned: dict[str, ast.expr] = {}
+        counts, assigned = _assignments(function) if function is not None else ({}, {})
+        self.assigned: dict[str, ast.expr] = dict(assigned)
         self._busy: set[str] = set()
-        counts: dict[str, int] = {}
-        for node in ast.walk(function) if function is not None else ():
-            if isinstance(node, ast.Assign):
-                targets = node.targets
-            elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.comprehension, ast.NamedExpr)):
-                targets = [node.target]
-            else:
-                continue
-            for target in targets:
-                for name in ast.walk(target):
-                    if isinstance(name, ast.Name):
-                        counts[name.id] = counts.get(name.id, 0) + 1
-                        if isinstance(node, ast.Assign) and target is name:
-                            self.assigned[name.id] = node.value
         for name, count in counts.items():
             if count > 1 or name not in self.assigned or name in scenario:
                 self.assigned.pop(name, None)
@@ -112,6 +112,34 @@ class LocalScope(dict):
 
     def evaluator(self) -> Evaluator:
         return Evaluator(self, self.model.qualify)
+
+
+# A kernel is evaluated under many scenarios (autotune configs x launches); its assignments are one walk.
+_assignments_of: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _assignments(function: ast.FunctionDef) -> tuple[dict[str, int], dict[str, ast.expr]]:
+    """How often the function binds each name, and the value of each plain `name = value`."""
+    found = _assignments_of.get(function)
+    if found is not None:
+        return found
+    counts: dict[str, int] = {}
+    assigned: dict[str, ast.expr] = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.comprehension, ast.NamedExpr)):
+            targets = [node.target]
+        else:
+            continue
+        for target in targets:
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name):
+                    counts[name.id] = counts.get(name.id, 0) + 1
+                    if isinstance(node, ast.Assign) and target is name:
+                        assigned[name.id] = node.value
+    _assignments_of[function] = (counts, assigned)
+    return counts, assigned
 
 
 def scenarios(model: ModuleModel, function: JitFunction, limit: int = 64) -> list[dict[str, Binding]]:

@@ -1,0 +1,351 @@
+"""The result cache, `.tritonlint_cache/` (like ruff's): a re-run lints only the files that changed.
+
+One cache file per configuration, named by a key over the tool (version and the digest of its own source
+and evidence files), the Python version, the effective settings and every rule. An entry holds one file's
+findings and kernel summaries, keyed by the file's absolute path and checked against the digest of its
+content; a stat signature (mtime, ctime, size, inode) spares re-reading files that did not change, except
+for a file modified within RACY_NS of being read (a same-size edit in that window might keep its mtime):
+such a file is hashed again. A file whose rules looked up kernels of other linted modules (launch targets)
+records, per target, the module that defined it and that module's content digest; the entry is reused only
+while each target still resolves to the same module with the same content.
+
+Findings and summaries are stored as separate pickles inside the entry and decoded only when needed, so
+a run that changes nothing reads the cache file in a few milliseconds. Writes go to a temporary file
+renamed over the old one, under an advisory lock where the platform has one, merged with the entries
+another run wrote meanwhile. A cache file or entry that cannot be read is treated as absent, never as an
+error, and unpickling admits tritonlint's own data classes only: a cache file is data, never code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import os
+import pickle
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tritonlint import __version__
+from tritonlint.engine import defining_module
+
+if TYPE_CHECKING:
+    from tritonlint.config import Settings
+    from tritonlint.diagnostics import Diagnostic
+    from tritonlint.ruleset import Rule
+
+CACHE_DIR_NAME = ".tritonlint_cache"
+FORMAT = 2
+RACY_NS = 2_000_000_000
+_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by tritonlint.\n"
+
+Signature = tuple[int, int, int, int]  # st_mtime_ns, st_ctime_ns, st_size, st_ino
+
+
+def digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def signature(stat: os.stat_result) -> Signature:
+    return stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size, stat.st_ino
+
+
+def now_ns() -> int:
+    return time.time_ns()
+
+
+class _SafeUnpickler(pickle.Unpickler):
+    """Only tritonlint's own data classes and plain values."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "builtins" and name == "complex":
+            return complex
+        if module.startswith("tritonlint."):
+            found = super().find_class(module, name)
+            if isinstance(found, type) and dataclasses.is_dataclass(found):
+                return found
+        raise pickle.UnpicklingError(f"{module}.{name} is not allowed in a cache file")
+
+
+def safe_loads(data: bytes) -> Any:
+    return _SafeUnpickler(io.BytesIO(data)).load()
+
+
+def _dumps(value: Any) -> bytes:
+    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL) if value else b""
+
+
+@dataclass
+class Entry:
+    display: str
+    module: str
+    digest: str
+    signature: Signature
+    checked_ns: int  # wall clock when the signature was taken, just before the content was read
+    skipped: str | None
+    deps: dict[str, tuple[str | None, str | None]]  # launch target -> (defining module, its digest)
+    diagnostics_blob: bytes  # pickled list[Diagnostic], b"" for none
+    summaries_blob: bytes  # pickled {qualname: JitFunction}, b"" for none
+
+    @classmethod
+    def make(cls, display: str, module: str, file_digest: str, file_signature: Signature, checked_ns: int,
+             skipped: str | None, deps: dict, diagnostics: list[Diagnostic], summaries: dict[str, Any]) -> Entry:
+        return cls(display, module, file_digest, file_signature, checked_ns, skipped, deps, _dumps(diagnostics),
+                   _dumps(summaries))
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        return safe_loads(self.diagnostics_blob) if self.diagnostics_blob else []
+
+    @property
+    def summaries(self) -> dict[str, Any]:
+        return safe_loads(self.summaries_blob) if self.summaries_blob else {}
+
+    def unchanged(self, current: Signature) -> bool:
+        """The file is as it was read, by its stat alone (never for a file modified just before reading)."""
+        return current == self.signature and self.signature[0] < self.checked_ns - RACY_NS
+
+
+def _well_formed(entry: Any) -> bool:
+    try:
+        return (isinstance(entry, Entry) and isinstance(entry.digest, str) and isinstance(entry.deps, dict)
+                and isinstance(entry.diagnostics_blob, bytes) and isinstance(entry.summaries_blob, bytes)
+                and isinstance(entry.signature, tuple) and len(entry.signature) == 4)
+    except Exception:  # noqa: BLE001 - a damaged entry (missing attributes) is no entry
+        return False
+
+
+def configuration_key(*parts: Any) -> str:
+    """The key of one configuration: the tool itself, the Python it runs on, and `parts` (the effective
+    settings and rules, by their reprs)."""
+    hasher = hashlib.blake2b(digest_size=16)
+    hasher.update(f"{__version__}\0{sys.version_info[:2]}\0{FORMAT}\0{tool_digest()}\0".encode())
+    for part in parts:
+        hasher.update(repr(part).encode("utf-8", "surrogatepass"))
+        hasher.update(b"\0")
+    return hasher.hexdigest()
+
+
+_tool_digest: str | None = None
+
+
+def tool_digest() -> str:
+    """Digest of tritonlint's own code and evidence: a development checkout changes without a new version."""
+    global _tool_digest
+    if _tool_digest is None:
+        from tritonlint.evidence import results_path
+
+        package = Path(__file__).resolve().parent
+        hasher = hashlib.blake2b(digest_size=16)
+        for path in sorted([*package.rglob("*.py"), results_path()]):
+            hasher.update(path.name.encode())
+            try:
+                hasher.update(path.read_bytes())
+            except OSError:
+                hasher.update(b"<missing>")
+        _tool_digest = hasher.hexdigest()
+    return _tool_digest
+
+
+def _load(path: Path, key: str) -> dict[str, Entry]:
+    try:
+        content = safe_loads(path.read_bytes())
+    except Exception:  # noqa: BLE001 - a missing, corrupt or foreign cache file is an empty cache
+        return {}
+    if not isinstance(content, dict) or content.get("format") != FORMAT or content.get("key") != key:
+        return {}
+    entries = content.get("entries")
+    return entries if isinstance(entries, dict) else {}
+
+
+class LintCache:
+    """The entries of one configuration; `updates` collects this run's results until `save`."""
+
+    def __init__(self, folder: Path, key: str) -> None:
+        self.folder = folder
+        self.key = key
+        self.path = folder / __version__ / f"{key}.pickle"
+        self.entries = _load(self.path, key)
+        self.updates: dict[str, Entry] = {}
+
+    def get(self, path_key: str) -> Entry | None:
+        entry = self.entries.get(path_key)
+        return entry if entry is not None and _well_formed(entry) else None
+
+    def put(self, path_key: str, entry: Entry) -> None:
+        self.updates[path_key] = entry
+
+    def save(self) -> str | None:
+        """Write this run's entries; a one-line reason when the cache could not be written."""
+        if not self.updates:
+            return None
+        try:
+            write_file(self.path, lambda: {"format": FORMAT, "key": self.key,
+                                           "entries": {**_load(self.path, self.key), **self.updates}})
+        except OSError as exc:
+            return f"cache not written: {exc.strerror or exc}"
+        self.entries.update(self.updates)
+        self.updates = {}
+        return None
+
+
+def write_file(path: Path, content: Callable[[], Any]) -> None:
+    """Pickle `content()` to `path` atomically; `content` runs under the lock, so it may merge with what
+    another run wrote meanwhile."""
+    import tempfile  # here: only a run that lints something writes
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _mark(path.parent.parent)
+    with _locked(path.with_suffix(".lock")):
+        payload = pickle.dumps(content(), protocol=pickle.HIGHEST_PROTOCOL)
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.stem}.", dir=path.parent)
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(payload)
+            os.replace(temporary, path)
+        except BaseException:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+            raise
+
+
+def _mark(folder: Path) -> None:
+    """Tag the folder the way ruff and others do, so backup tools and git leave it alone."""
+    tag = folder / "CACHEDIR.TAG"
+    if not tag.exists():
+        tag.write_text(_TAG, encoding="utf-8")
+        (folder / ".gitignore").write_text("# Created by tritonlint automatically.\n*\n", encoding="utf-8")
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    try:
+        import fcntl
+    except ImportError:  # no advisory locks here: the rename alone keeps the file whole
+        yield
+        return
+    with open(path, "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def is_cache_folder(folder: Path) -> bool:
+    tag = folder / "CACHEDIR.TAG"
+    return tag.is_file() and "tritonlint" in tag.read_text(encoding="utf-8", errors="replace")
+
+
+def clean(folder: Path) -> bool:
+    """Remove a cache folder tritonlint made; False when there is none (or it is not tritonlint's)."""
+    import shutil
+
+    if not folder.is_dir() or not is_cache_folder(folder):
+        return False
+    shutil.rmtree(folder)
+    return True
+
+
+def cache_folder(root: Path, configured: str | Path | None = None, override: str | None = None) -> Path:
+    """`--cache-dir` (or TRITONLINT_CACHE_DIR), else the configured `cache-dir`, else beside the config."""
+    if override:
+        return Path(override).absolute()
+    if configured:
+        return root / configured
+    return root / CACHE_DIR_NAME
+
+
+def open_cache(folder: Path, settings: Settings, rules: list[Rule], unsafe: bool) -> LintCache:
+    effective = dataclasses.replace(settings, cache_dir=None)
+    return LintCache(folder, configuration_key(effective, rules, unsafe))
+
+
+class Session:
+    """One run's use of the cache: which files it can serve, and the entries it leaves behind.
+
+    `files` are (absolute path, display, module) per discovered file; `linted` is every module of the run."""
+
+    def __init__(self, cache: LintCache, files: list[tuple[str, str, str]], linted: frozenset[str]) -> None:
+        self.cache = cache
+        self.files = files
+        self.linted = linted
+        self.started_ns = now_ns()
+        self.signatures: list[Signature | None] = [_stat(path) for path, _, _ in files]
+        self.digests: dict[int, str | None] = {}
+        self.by_module: dict[str, list[int]] = {}
+        for index, (_, _, module) in enumerate(files):
+            self.by_module.setdefault(module, []).append(index)
+
+    def digest_of(self, index: int) -> str | None:
+        """The digest of a file's content now: from its entry while its stat says unchanged, else read."""
+        if index not in self.digests:
+            path = self.files[index][0]
+            entry = self.cache.get(path)
+            current = self.signatures[index]
+            if entry is not None and current is not None and entry.unchanged(current):
+                self.digests[index] = entry.digest
+            else:
+                try:
+                    with open(path, "rb") as stream:
+                        self.digests[index] = digest(stream.read())
+                except OSError:
+                    self.digests[index] = None
+        return self.digests[index]
+
+    def module_digest(self, module: str | None) -> str | None:
+        if module is None:
+            return None
+        indices = self.by_module.get(module, [])
+        if len(indices) == 1:
+            return self.digest_of(indices[0])
+        return digest("\0".join(str(self.digest_of(i)) for i in indices).encode())  # same-named modules
+
+    def serve(self, index: int, reusable: Callable[[list[Diagnostic]], bool]) -> tuple[Entry, list[Diagnostic]] | None:
+        """A file's entry and findings, when its content, name, settings and launch targets are as cached."""
+        path, display, module = self.files[index]
+        entry = self.cache.get(path)
+        current = self.signatures[index]
+        if entry is None or current is None or entry.display != display or entry.module != module:
+            return None
+        if self.digest_of(index) != entry.digest:
+            return None
+        for target, (was_module, was_digest) in entry.deps.items():
+            now_module = defining_module(target, self.linted)
+            if now_module != was_module or self.module_digest(now_module) != was_digest:
+                return None
+        try:
+            diagnostics = entry.diagnostics
+        except Exception:  # noqa: BLE001 - findings that do not decode: lint the file again
+            return None
+        if not reusable(diagnostics):
+            return None
+        if not entry.unchanged(current):  # hashed again: remember the new stat
+            self.cache.put(path, dataclasses.replace(entry, signature=current, checked_ns=self.started_ns))
+        return entry, diagnostics
+
+    def record(self, index: int, file_digest: str, file_signature: Signature, checked_ns: int,
+               diagnostics: list[Diagnostic], summaries: dict[str, Any], skipped: str | None,
+               consulted: frozenset[str]) -> None:
+        """Store a fresh result (the digests of every fresh file must be known first, for dependencies)."""
+        path, display, module = self.files[index]
+        deps = {}
+        for target in sorted(consulted):
+            owner = defining_module(target, self.linted)
+            deps[target] = (owner, self.module_digest(owner))
+        self.cache.put(path, Entry.make(display, module, file_digest, file_signature, checked_ns, skipped, deps,
+                                        diagnostics, summaries))
+
+
+def _stat(path: str) -> Signature | None:
+    try:
+        return signature(os.stat(path))
+    except OSError:
+        return None
