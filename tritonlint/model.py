@@ -133,7 +133,7 @@ class JitFunction:
     heuristics: dict[str, str] = field(default_factory=dict)  # name -> source of the lambda
     decorators: list[str] = field(default_factory=list)
     # Constexpr parameters that scale tl.program_id(axis) (`pid_m * BLOCK_M`): the tile of each launch axis.
-    tiles: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    tiles: dict[int, tuple[str, ...]] = field(default_factory=dict)  # set for autotuned kernels only
     node: ast.FunctionDef | None = field(default=None, repr=False, compare=False)
 
     def param(self, name: str) -> Param | None:
@@ -295,12 +295,13 @@ class ModuleModel:
             decorators=[n or "?" for n in names],
             node=node,  # type: ignore[arg-type]
         )
-        function.tiles = self._program_tiles(node, set(function.constexprs))
         for decorator, name in zip(node.decorator_list, names):
             if name == AUTOTUNE and isinstance(decorator, ast.Call):
                 function.autotune = self._autotune(decorator)
             elif name == HEURISTICS and isinstance(decorator, ast.Call):
                 function.heuristics.update(self._heuristics(decorator))
+        if function.autotune is not None:  # only launches of autotuned kernels ask which axes tile what
+            function.tiles = self._program_tiles(node, set(function.constexprs))
         return function
 
     def _collect_wrapped_assignments(self) -> None:
@@ -320,10 +321,11 @@ class ModuleModel:
             if base is None and JIT in names and value.id in defs:
                 base = JitFunction(value.id, f"{self.module}.{value.id}", self.path, defs[value.id].lineno,
                                    self._params(defs[value.id].args), node=defs[value.id])  # type: ignore[arg-type]
-                base.tiles = self._program_tiles(defs[value.id], set(base.constexprs))
             if base is None:
                 continue
             function = dataclasses.replace(base, name=name, qualname=f"{self.module}.{name}")
+            if AUTOTUNE in names and not function.tiles and function.node is not None:
+                function.tiles = self._program_tiles(function.node, set(function.constexprs))
             for wrapper, wrapper_name in zip(wrappers, names):
                 if wrapper_name == AUTOTUNE and isinstance(wrapper, ast.Call):
                     function.autotune = self._autotune(wrapper)
