@@ -210,6 +210,31 @@ def test_other_backend_files_are_skipped_unless_configured(rules, code, rule):
     assert _codes(relinted, rule) != []
 
 
+_LAUNCH = "matmul_kernel[(1,)](a, b, c, 1, 1, 1, 1, 1, 1, 1, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16)"
+
+
+@pytest.mark.parametrize("host, reported", [
+    (f"_is_hip = is_hip()\nif _is_hip:\n    def run(a, b, c):\n        {_LAUNCH}\n", False),
+    (f"def run(a, b, c):\n    if not current_platform.is_rocm():\n        return torch.mm(a, b)\n    {_LAUNCH}\n", False),
+    ("KERNEL = matmul_kernel if torch.version.hip is not None else None\n", False),
+    (f"def run(a, b, c):\n    if vendor == 'amd':\n        {_LAUNCH}\n", False),
+    (f"def run(a, b, c):\n    if is_hip():\n        return None\n    {_LAUNCH}\n", True),
+    (f"def run(a, b, c):\n    if torch.version.hip is None:\n        {_LAUNCH}\n", True),
+    (f"def run(a, b, c):\n    if is_hip():\n        {_LAUNCH}\n    else:\n        {_LAUNCH}\n", True),
+    (f"def run(a, b, c):\n    if is_hip() or big:\n        {_LAUNCH}\n", True),
+])
+def test_kernels_used_only_on_another_backend_are_skipped(rules, host, reported):
+    code = GEMM + "\n" + host
+    assert bool(_codes(lint_code(code, rules, select=["TL003"]), "TL003")) == reported
+    relinted = lint_code(code, rules, select=["TL003"], options={"other-backend-names": []})
+    assert _codes(relinted, "TL003") != []
+
+
+def test_kernels_named_after_another_backend_are_skipped(rules):
+    code = GEMM.replace("def matmul_kernel(", "def matmul_kernel_gfx1250(")
+    assert _codes(lint_code(code, rules, select=["TL003"]), "TL003") == []
+
+
 # ---- the local data flow ---------------------------------------------------------------------------------
 def test_flow_merges_branches_and_carries_values_around_loops():
     function = ast.parse(textwrap.dedent("""\

@@ -18,6 +18,7 @@ from functools import lru_cache
 
 from tritonlint import evidence
 from tritonlint.checks.common import DESCRIPTOR_METHODS, MEMORY_CALLS, TL
+from tritonlint.checks.flow import flow_of
 from tritonlint.checks.host import HostScope
 from tritonlint.checks.names import is_block_name, name_words
 from tritonlint.engine import MatchContext
@@ -31,6 +32,8 @@ PROGRAM_INDEX = frozenset({f"{TL}.program_id", f"{TL}.num_programs"})
 ARANGE = f"{TL}.arange"
 BLOCK_POINTERS = frozenset(f"{TL}.{n}" for n in ("make_block_ptr", "make_tensor_descriptor", "advance"))
 TILE_MAKERS = BLOCK_POINTERS | {ARANGE, f"{TL}.zeros", f"{TL}.full", f"{TL}.broadcast_to"}
+# Reductions: over a whole tile (no axis) they give one scalar (`sq += tl.sum(x * x)`).
+REDUCTIONS = frozenset(f"{TL}.{n}" for n in ("sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum"))
 TRANSCENDENTAL = frozenset({"exp", "exp2", "log", "log2", "tanh", "sigmoid", "sqrt", "rsqrt", "sqrt_rn", "erf", "sin",
                             "cos", "pow", "fdiv", "div_rn", "softmax", "log1p", "expm1"})
 # Meta-parameters that configs usually set, presumed tuned when the configs cannot be read.
@@ -92,7 +95,11 @@ class KernelUses:
         self._guards: dict[int, set[str]] | None = None
         self._tile_names: set[str] | None = None
         self._masks: set[int] | None = None
-        self.optional_guards: set[str] = set()  # flags that guard the only uses of a tensor argument
+        self.optional_guards: dict[str, set[str]] = {}  # flag -> the tensor arguments it alone guards
+        self.truth_guards: set[str] = set()  # those of them tested for truth alone (`if HAS_X:`), never compared
+        self._values: dict[str, list[ast.expr]] | None = None
+        self._parents: dict[int, ast.AST] | None = None
+        self._loop_indices: set[str] | None = None
         if function.node is not None:
             self._derive(function.node)
             self._scan(function.node, depth)
@@ -128,11 +135,21 @@ class KernelUses:
         return False
 
     def params_of(self, expr: ast.AST) -> set[str]:
-        """Parameters an expression depends on, through local variables."""
+        """Parameters an expression depends on, through local variables. A parameter the kernel rebinds on
+        every path before this use (`NT = tl.cdiv(T, BT)` in both arms of an `if`) stands for what it was
+        rebound to."""
         found: set[str] = set()
-        stack = [expr]
+        stack, seen = [expr], set()
         while stack:
             node = stack.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            if isinstance(node, ast.Name) and node.id in self.params:
+                rebound = self._rebound(node)
+                if rebound is not None:
+                    stack.extend(rebound)
+                    continue
             if isinstance(node, ast.Call):
                 name = self.model.qualify(node.func) or ""
                 if name in MEMORY_CALLS or _is_program_index(name):
@@ -156,6 +173,16 @@ class KernelUses:
                 found |= {node.id} if node.id in self.params else self.derived.get(node.id, set())
             stack.extend(ast.iter_child_nodes(node))
         return found
+
+    def _rebound(self, name: ast.Name) -> list[ast.expr] | None:
+        """The values a parameter holds at this use when only plain assignments in the kernel reach it (the
+        argument itself is dead here), else None."""
+        if not isinstance(self.function.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        definitions = flow_of(self.function.node).reaching(name)
+        if not definitions or any(d.kind != "assign" or d.value is None for d in definitions):
+            return None
+        return [d.value for d in definitions]  # type: ignore[misc]
 
     def _mentions_tuned(self, expr: ast.AST) -> bool:
         return any(isinstance(n, ast.Name) and n.id in self.tuned for n in ast.walk(expr))
@@ -183,16 +210,17 @@ class KernelUses:
             if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, ast.Call):
                 call = node.iter
                 name = self.model.qualify(call.func) or (call.func.id if isinstance(call.func, ast.Name) else None)
-                if name in LOOP_CALLS and call.args:
+                if name in LOOP_CALLS and call.args and self._loop_works(node):
                     bounds = call.args[:2]  # start and stop; a step (NUM_SMS, BLOCK) strides over them
                     header = f"for {ast.unparse(node.target)} in {_short(ast.unparse(call))}"
                     self._note(set().union(*(self.params_of(b) for b in bounds)), "loop", node, header)
-            elif isinstance(node, ast.While):
+            elif isinstance(node, ast.While) and self._loop_works(node):
                 self._note(self.params_of(node.test), "loop", node, f"while {_short(ast.unparse(node.test))}")
             elif isinstance(node, ast.Call) and self.model.qualify(node.func) in CDIV and len(node.args) == 2:
-                if self._mentions_tuned(node.args[1]):
+                if self._mentions_tuned(node.args[1]) and not self._loop_period(node):
                     self._note(self.params_of(node.args[0]), "extent", node)
-            elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv) and self._mentions_tuned(node.right):
+            elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv) and self._mentions_tuned(node.right) \
+                    and not self._loop_period(node):
                 self._note(self.params_of(node.left), "extent", node)
             elif isinstance(node, ast.Compare) and len(node.ops) == 1 and \
                     isinstance(node.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) and id(node) in self._memory_masks():
@@ -214,8 +242,11 @@ class KernelUses:
         inside = {n.id for stmt in branch.body for n in ast.walk(stmt) if isinstance(n, ast.Name) and n.id in self.params}
         outside = {n.id for n in ast.walk(self.function.node) if isinstance(n, ast.Name) and n.id in self.params  # type: ignore[arg-type]
                    and not self._guarded(n, flags)}
-        if inside - outside - self.constexprs:
-            self.optional_guards |= flags
+        guarded = inside - outside - self.constexprs
+        for flag in flags if guarded else ():
+            self.optional_guards.setdefault(flag, set()).update(guarded)
+            if _truth_test(branch.test):
+                self.truth_guards.add(flag)
 
     def _guarded(self, name: ast.Name, flags: set[str]) -> bool:
         if self._guards is None:
@@ -239,7 +270,8 @@ class KernelUses:
     def _work(self, branch: list[ast.AST], in_loop: bool, depth: int = 2) -> int:
         """The work statements do: STRUCTURAL_WORK (a loop, a tile load or store, tl.dot, a descriptor, a
         helper that does any of these or that this module cannot show), MATH_WORK (transcendental math inside
-        a loop) or NO_WORK."""
+        a loop) or NO_WORK. Outside loops, a load of a few elements fixed by literals (a 16-entry lookup table,
+        `tl.arange(0, 16)`) is like a few scalar loads: its cost does not depend on any size or config."""
         kind = NO_WORK
         for part in branch:
             for sub in ast.walk(part):
@@ -249,7 +281,9 @@ class KernelUses:
                     continue
                 name = self.model.qualify(sub.func)
                 if name in BLOCK_POINTERS or name in MEMORY_CALLS and (name.endswith(".dot") or self._on_tile(sub)):
-                    return STRUCTURAL_WORK  # a scalar load (one flag, one count) does not change the work
+                    if name in BLOCK_POINTERS or name.endswith(".dot") or in_loop or not self._fixed_size(sub):
+                        return STRUCTURAL_WORK  # a scalar load (one flag, one count) does not change the work
+                    continue
                 if isinstance(sub.func, ast.Attribute) and sub.func.attr in DESCRIPTOR_METHODS and name is None:
                     return STRUCTURAL_WORK  # desc.load([...])
                 if name is not None and name.startswith(TL + "."):
@@ -276,28 +310,117 @@ class KernelUses:
             self._masks = memory_masks(self.model, self.function.node)[0]  # type: ignore[arg-type]
         return self._masks
 
-    def _on_tile(self, call: ast.Call) -> bool:
-        """A load or store whose pointer is a tile (built from tl.arange or a block pointer), not one scalar."""
+    def _assigned_values(self) -> dict[str, list[ast.expr]]:
+        if self._values is None:
+            self._values = {}
+            for node in ast.walk(self.function.node):  # type: ignore[arg-type]
+                if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+                    for name, value in _assigned_pairs(node):
+                        self._values.setdefault(name, []).append(value)
+        return self._values
+
+    def _tiles(self) -> set[str]:
+        """Local names that hold a tile (or a tile of pointers), not one scalar."""
         if self._tile_names is None:
             self._tile_names = set()
-            pairs = [pair for n in ast.walk(self.function.node)  # type: ignore[arg-type]
-                     if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and n.value is not None
-                     for pair in _assigned_pairs(n)]
             changed = True
             while changed:
                 changed = False
-                for name, value in pairs:
-                    if name not in self._tile_names and self._mentions_tile(value):
+                for name, values in self._assigned_values().items():
+                    if name not in self._tile_names and any(self._mentions_tile(value) for value in values):
                         self._tile_names.add(name)
                         changed = True
-        pointer = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg in ("pointer", "ptr")), None)
+        return self._tile_names
+
+    @staticmethod
+    def _pointer(call: ast.Call) -> ast.expr | None:
+        return call.args[0] if call.args else next((k.value for k in call.keywords if k.arg in ("pointer", "ptr")), None)
+
+    def _on_tile(self, call: ast.Call) -> bool:
+        """A load or store whose pointer is a tile (built from tl.arange or a block pointer), not one scalar."""
+        self._tiles()
+        pointer = self._pointer(call)
         return pointer is not None and self._mentions_tile(pointer)
 
     def _mentions_tile(self, expr: ast.AST) -> bool:
-        for node in ast.walk(expr):
+        stack = [expr]
+        while stack:
+            node = stack.pop()
             if isinstance(node, ast.Name) and node.id in (self._tile_names or ()):
                 return True
-            if isinstance(node, ast.Call) and (self.model.qualify(node.func) or "") in TILE_MAKERS:
+            if isinstance(node, ast.Call):
+                name = self.model.qualify(node.func) or ""
+                if name in TILE_MAKERS:
+                    return True
+                if name in REDUCTIONS and len(node.args) < 2 and not any(k.arg == "axis" for k in node.keywords):
+                    continue  # a whole tile reduced to one scalar
+            stack.extend(ast.iter_child_nodes(node))
+        return False
+
+    def _fixed_size(self, call: ast.Call) -> bool:
+        """A load or store whose tile is sized by literals only: every tl.arange its pointer is built from
+        (through local names) has constant bounds, and nothing else makes it a tile."""
+        pointer = self._pointer(call)
+        stack, seen, aranges = [pointer] if pointer is not None else [], set(), 0
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.Call):
+                name = self.model.qualify(node.func) or ""
+                if name == ARANGE:
+                    if not all(isinstance(a, ast.Constant) for a in node.args):
+                        return False
+                    aranges += 1
+                    continue
+                if name in TILE_MAKERS:
+                    return False
+            if isinstance(node, ast.Name) and node.id not in seen and node.id in self._tiles():
+                seen.add(node.id)
+                stack.extend(self._assigned_values().get(node.id, []))
+            stack.extend(ast.iter_child_nodes(node))
+        return aranges > 0
+
+    def _loop_period(self, node: ast.expr) -> bool:
+        """A count of blocks that only divides a loop index (`g_id = k // (group_size // BLOCK_K)`: which scale
+        group a K step falls in): it chooses what each step loads, not how many steps or tiles there are."""
+        if self._parents is None:
+            self._parents = {id(child): parent for parent in ast.walk(self.function.node)  # type: ignore[arg-type]
+                             for child in ast.iter_child_nodes(parent)}
+        parent = self._parents.get(id(node))
+        uses: list[ast.expr] = [node]
+        if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+            name = parent.targets[0].id
+            uses = [n for n in ast.walk(self.function.node) if isinstance(n, ast.Name)  # type: ignore[arg-type]
+                    and n.id == name and isinstance(n.ctx, ast.Load)]
+        divides = [self._parents.get(id(use)) for use in uses]
+        return bool(uses) and all(isinstance(p, ast.BinOp) and isinstance(p.op, (ast.FloorDiv, ast.Mod))
+                                  and p.right is use and self._mentions_loop_index(p.left) for use, p in zip(uses, divides))
+
+    def _mentions_loop_index(self, expr: ast.expr) -> bool:
+        if self._loop_indices is None:
+            self._loop_indices = {n.id for loop in ast.walk(self.function.node)  # type: ignore[arg-type]
+                                  if isinstance(loop, (ast.For, ast.AsyncFor)) for n in ast.walk(loop.target)
+                                  if isinstance(n, ast.Name)}
+            changed = True
+            while changed:
+                changed = False
+                for name, values in self._assigned_values().items():
+                    if name not in self._loop_indices and any(
+                            isinstance(n, ast.Name) and n.id in self._loop_indices for v in values for n in ast.walk(v)):
+                        self._loop_indices.add(name)
+                        changed = True
+        return any(isinstance(n, ast.Name) and n.id in self._loop_indices for n in ast.walk(expr))
+
+    def _loop_works(self, loop: ast.For | ast.AsyncFor | ast.While) -> bool:
+        """A loop that does work: memory traffic (one scalar per step counts), tl.dot, an inner loop, a helper,
+        transcendental math, or arithmetic on tiles. A few steps of scalar arithmetic in registers (a Sinkhorn
+        normalisation of per-token scalars) cost next to nothing beside the kernel's tiles."""
+        if self._work(loop.body, True) != NO_WORK:
+            return True
+        tiles = self._tiles()
+        for sub in (s for part in loop.body for s in ast.walk(part)):
+            if isinstance(sub, ast.Call) and (self.model.qualify(sub.func) or "") in MEMORY_CALLS:
+                return True
+            if isinstance(sub, ast.Name) and sub.id in tiles:
                 return True
         return False
 
@@ -361,6 +484,15 @@ def memory_masks(model: ModuleModel, function: ast.FunctionDef | ast.AsyncFuncti
                 names.add(node.id)
                 roots += values.get(node.id, [])
     return nodes, names
+
+
+def _truth_test(test: ast.expr) -> bool:
+    """`HAS_X`, `not HAS_X`, `HAS_X and not IS_Y`: flags tested for truth, not modes compared with a value."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _truth_test(test.operand)
+    if isinstance(test, ast.BoolOp):
+        return all(_truth_test(value) for value in test.values)
+    return isinstance(test, ast.Name)
 
 
 def _is_program_index(name: str) -> bool:
@@ -496,10 +628,34 @@ class LaunchValues:
                 return {ast.unparse(expr)}  # a method of a host object: x.size(0)
             return set().union(set(), *(self.sources(scope, a, depth) for a in [*expr.args, *(k.value for k in expr.keywords)]))
         if isinstance(expr, (ast.Attribute, ast.Subscript)):
-            return set() if self.model.qualify(expr) is not None else {ast.unparse(expr)}
+            if self.model.qualify(expr) is not None:
+                return set()
+            saved = self._saved_on_ctx(scope, expr) if depth else None
+            if saved is not None and not any(self.sources(saved[0], v, depth - 1) for v in saved[1]):
+                return set()  # forward saved a constant there (`ctx.chunk_size = 64`)
+            return {ast.unparse(expr)}
         if isinstance(expr, (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Tuple)):
             return set().union(set(), *(self.sources(scope, c, depth) for c in ast.iter_child_nodes(expr) if isinstance(c, ast.expr)))
         return {ast.unparse(expr)}
+
+    def _saved_on_ctx(self, scope: HostScope, expr: ast.expr) -> tuple[HostScope, list[ast.expr]] | None:
+        """In the `backward` of an autograd Function, `ctx.chunk_size` is what `forward` saved there
+        (`ctx.chunk_size = BT`): forward's scope and the values it assigns there."""
+        function = scope.node
+        if not (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and function is not None
+                and function.name == "backward" and function.args.args and expr.value.id == function.args.args[0].arg):
+            return None
+        cls = next((c for c in ast.walk(self.model.tree) if isinstance(c, ast.ClassDef)
+                    and any(stmt is function for stmt in c.body)), None)
+        forward = next((f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                        and f.name == "forward" and f.args.args), None) if cls is not None else None
+        if forward is None:
+            return None
+        ctx = forward.args.args[0].arg
+        values = [node.value for node in ast.walk(forward) if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Attribute) and t.attr == expr.attr and isinstance(t.value, ast.Name) and t.value.id == ctx
+            for t in node.targets)]
+        return (HostScope(self.model, forward), values) if values else None
 
     def _flag_value(self, scope: HostScope, expr: ast.expr, depth: int = 3) -> list[ast.expr]:
         """A flag's value and, through local names, the flag-like values it is computed from (comparisons,
@@ -526,6 +682,9 @@ class LaunchValues:
         if isinstance(expr, ast.Name) and depth:
             values = scope.values_of(expr.id)
             return values is not None and len(values) == 1 and self._none_test(scope, values[0], passed, depth - 1)
+        if isinstance(expr, ast.Attribute) and depth:  # ctx.has_weight = weight is not None, saved by forward
+            saved = self._saved_on_ctx(scope, expr)
+            return saved is not None and all(self._none_test(saved[0], v, passed, depth - 1) for v in saved[1])
         if isinstance(expr, ast.Compare) and len(expr.ops) == 1 and isinstance(expr.ops[0], (ast.Is, ast.IsNot)):
             other = expr.comparators[0]
             return isinstance(other, ast.Constant) and other.value is None and ast.unparse(expr.left) in passed
@@ -538,6 +697,23 @@ class LaunchValues:
         if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
             return self._none_test(scope, expr.operand, passed, depth)
         return False
+
+    def tracks_none(self, name: str, tensors: set[str]) -> bool:
+        """Every launch passes the flag with the tensors it alone guards either straight from its own function's
+        parameters (`use_xg=use_xg, ixg=x_g`: the callers decide whether the tensors are None), or with one of
+        them a value that is None on some path (`idx = None` in the other arm of `if return_counts:`). A flag
+        guarding the only uses of a tensor then says whether it is None, which Triton's key sees."""
+        if not self.sites:
+            return False
+        for index, (scope, passed) in enumerate(self.sites):
+            flag = passed.get(name)
+            values = [passed.get(tensor) for tensor in tensors]
+            if index in self.open or flag is None:
+                return False
+            through = all(isinstance(v, ast.Name) and _is_parameter(scope, v.id) for v in [flag, *values])
+            if not (through or any(v is not None and _may_be_none(scope, v) for v in values)):
+                return False
+        return True
 
     def never_passed(self, name: str) -> bool:
         """No launch here passes the argument: without a default, the autotuner's configs must supply it."""
@@ -631,6 +807,27 @@ class LaunchValues:
         return len(set(values.values())) > 1
 
 
+def _may_be_none(scope: HostScope, expr: ast.expr) -> bool:
+    """`None`, `x if c else None`, or a local name one of whose assignments is such a value."""
+    if isinstance(expr, ast.Constant):
+        return expr.value is None
+    if isinstance(expr, ast.IfExp):
+        return _may_be_none(scope, expr.body) or _may_be_none(scope, expr.orelse)
+    if isinstance(expr, ast.Name) and scope.node is not None:
+        return any(value is not None and not isinstance(value, ast.Name) and _may_be_none(scope, value)
+                   for value in scope.values.get(expr.id, []))
+    return False
+
+
+def _is_parameter(scope: HostScope, name: str) -> bool:
+    """A parameter of the launching function that the function never rebinds."""
+    if scope.node is None:
+        return False
+    args = scope.node.args
+    params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+    return name in params and scope.values.get(name) == [None]
+
+
 def _chooses(model: ModuleModel, launch, kernel: JitFunction) -> bool:
     """`kernel = a if static else b; kernel[grid](...)` (or an if/else assigning it): a launch through a local
     name that may pick this kernel."""
@@ -697,20 +894,36 @@ class Omissions:
 
     def covered(self, name: str, default: str | None, default_value: object | None) -> bool:
         words = set(name_words(name))
+        if any(name_words(entry) == name_words(name) for entry in self.key):
+            return True  # N_STREAM beside a keyed n_stream: the same size passed again, as a constexpr
         if name in self.skip or words & DTYPE_WORDS or words & DEVICE_WORDS or self.launches.keyed_by_triton(name):
             return True  # keyed, tuned, computed, ignored, varying per call by design, a dtype or the device
         if default is None and self.launches.never_passed(name):
             return True  # no launch passes it: the configs (unknown here) supply it
+        if default_value is None and default is not None and self._process_constant(default):
+            default_value = default  # `USE_GATHER: tl.constexpr = IS_GATHER_SUPPORTED`, an imported constant
         follows = self.launches.follows(name, self.key, default_value)
         if follows:
             return True  # every launch here passes one constant, or a value computed from keyed arguments
-        if follows is None:  # no launch here shows it
-            if is_block_name(name) or not self.configs_known and name.lower() in TUNING_KNOBS:
-                return True  # a tile size or tuning knob, presumably tuned or derived
-            if self.uses.reasons[name].kind == "mode" and name in self.uses.optional_guards:
-                return True  # probably `x is not None`, which Triton's key sees
+        if follows is None and (is_block_name(name) or not self.configs_known and name.lower() in TUNING_KNOBS):
+            return True  # a tile size or tuning knob that no launch here shows, presumably tuned or derived
+        guarded = self.uses.optional_guards.get(name) if self.uses.reasons[name].kind == "mode" else None
+        if guarded and (follows is None or name in self.uses.truth_guards and self.launches.tracks_none(name, guarded)):
+            return True  # probably `x is not None`, which Triton's key sees
         return bool(bucketed_by(name, self.key) or self.launches.bucketed_in(name, self.key)
                     or explaining_comment(self.ctx.file.text, self.first_line, self.last_line, name))
+
+
+    def _process_constant(self, text: str) -> bool:
+        """A default that names a module-level or imported value: the same on every call of a process."""
+        try:
+            expr = ast.parse(text, mode="eval").body
+        except SyntaxError:
+            return False
+        model = self.ctx.model
+        if isinstance(expr, ast.Name):
+            return expr.id in model.local_names or expr.id in model.imports
+        return isinstance(expr, ast.Attribute) and model.qualify(expr) is not None
 
 
 def _key_text(ctx: MatchContext, autotune: Autotune) -> str:

@@ -1,13 +1,19 @@
-"""Files written for another accelerator's Triton backend (Ascend, Cambricon, AMD, Intel XPU, ...).
+"""Code written for another accelerator's Triton backend (Ascend, Cambricon, AMD, Intel XPU, ...).
 
 Projects such as FlagGems, fla or sglang keep per-vendor copies of their kernels in folders or files named
-after the device. Advice measured on NVIDIA GPUs (shared-memory layouts, TMA) does not apply to them.
+after the device, name vendor-only kernels after the chip (`_matmul_gfx1250`), or select a kernel only on
+such a device (`if _is_hip: kernel = _matmul_unrolledx4`). Advice measured on NVIDIA GPUs (shared-memory
+layouts, TMA) does not apply to them.
 """
 
 from __future__ import annotations
 
+import ast
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from functools import lru_cache
 from pathlib import PurePath
 
 from tritonlint.engine import MatchContext
@@ -16,14 +22,133 @@ from tritonlint.registry import ParamSpec, condition
 _TOKEN_SEPARATORS = re.compile(r"[_\-.]+")
 
 
+def name_tokens(name: str) -> set[str]:
+    """The words of a name, split at `_`, `-` and `.`, lower case: `_is_hip` -> is, hip."""
+    return {token for token in _TOKEN_SEPARATORS.split(name.lower()) if token}
+
+
 def path_tokens(path: str) -> set[str]:
     """The words of every folder and file name of `path` (split at `_`, `-` and `.`), lower case."""
-    return {token for part in PurePath(path).parts for token in _TOKEN_SEPARATORS.split(part.lower()) if token}
+    return {token for part in PurePath(path).parts for token in name_tokens(part)}
+
+
+def _names_backend(tokens: Iterable[str], patterns: tuple[str, ...]) -> bool:
+    return any(fnmatchcase(token, pattern.lower()) for token in tokens for pattern in patterns)
 
 
 @condition("not-other-backend", params={"names": ParamSpec("list")})
 def not_other_backend(ctx: MatchContext, names: list[str]) -> bool:
-    """The file's path names no other accelerator's backend: no word of its folder and file names (split
-    at `_`, `-`, `.`) matches one of `names` (shell patterns such as `gfx*`)."""
-    tokens = path_tokens(ctx.file.path)
-    return not any(fnmatchcase(token, pattern.lower()) for token in tokens for pattern in names)
+    """The code is not written for another backend: no word (split at `_`, `-`, `.`) of the file's folder and
+    file names, nor of the enclosing jit function's name, matches one of `names` (shell patterns such as
+    `gfx*`), and the module does not define or use that function only in branches taken on such a backend
+    (`if _is_hip:`, `if current_platform.is_rocm():`)."""
+    patterns = tuple(names)
+    if _names_backend(path_tokens(ctx.file.path), patterns):
+        return False
+    function = ctx.function
+    if function is None:
+        return True
+    if _names_backend(name_tokens(function.name), patterns):
+        return False
+    return function.name not in backend_only_functions(ctx.model.tree, patterns)
+
+
+# ---- functions a module reaches only on another backend ------------------------------------------------------
+def backend_test(test: ast.expr, patterns: tuple[str, ...]) -> bool | None:
+    """True when a branch test holds only on another backend (`_is_hip`, `is_rocm()`, `torch.version.hip is
+    not None`, `vendor == "amd"`), False when it holds only off it (`not _is_hip`), None when it says nothing
+    about the backend."""
+    if isinstance(test, ast.Name):
+        return True if _names_backend(name_tokens(test.id), patterns) else None
+    if isinstance(test, ast.Attribute):
+        return True if _names_backend(name_tokens(test.attr), patterns) else None
+    if isinstance(test, ast.Call):
+        return backend_test(test.func, patterns)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = backend_test(test.operand, patterns)
+        return None if inner is None else not inner
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        op, other = test.ops[0], test.comparators[0]
+        if isinstance(other, ast.Constant) and other.value is None and isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)):
+            inner = backend_test(test.left, patterns)
+            return None if inner is None else inner == isinstance(op, (ast.IsNot, ast.NotEq))
+        if isinstance(other, ast.Constant) and isinstance(other.value, str) and isinstance(op, (ast.Eq, ast.NotEq)) \
+                and _names_backend(name_tokens(other.value), patterns):
+            return isinstance(op, ast.Eq)
+        return None
+    if isinstance(test, ast.BoolOp):
+        parts = [backend_test(value, patterns) for value in test.values]
+        if isinstance(test.op, ast.And):
+            return True if True in parts else None  # every part must hold, one of them only on that backend
+        if all(part is True for part in parts):
+            return True
+        return False if False in parts else None  # `not _is_hip or x` fails only on that backend
+    return None
+
+
+def _leaves(statements: list[ast.stmt]) -> bool:
+    """The block ends by leaving the function (return or raise)."""
+    return bool(statements) and isinstance(statements[-1], (ast.Return, ast.Raise))
+
+
+@dataclass
+class _Uses:
+    defined_in_branch: bool = False
+    references: list[tuple[bool, tuple[str, ...]]] = field(default_factory=list)  # (in such a branch, enclosing defs)
+
+
+@lru_cache(maxsize=8)
+def backend_only_functions(tree: ast.Module, patterns: tuple[str, ...]) -> frozenset[str]:
+    """Names of the functions a module defines only in branches taken on another backend, or refers to (at
+    least once) only there or from such functions. A function the module never refers to may be used by
+    other modules: it is not counted."""
+    uses: dict[str, _Uses] = {}
+    references: list[tuple[str, bool, tuple[str, ...]]] = []
+    pending: list[tuple[ast.AST, bool, tuple[str, ...]]] = [(tree, False, ())]  # iterative: long elif chains
+
+    def push_block(statements: list[ast.stmt], in_branch: bool, enclosing: tuple[str, ...]) -> None:
+        for statement in statements:
+            pending.append((statement, in_branch, enclosing))
+            if isinstance(statement, ast.If) and not statement.orelse and _leaves(statement.body) \
+                    and backend_test(statement.test, patterns) is False:
+                in_branch = True  # `if not _is_hip: return ...`: the rest of the block runs on that backend
+
+    while pending:
+        node, in_branch, enclosing = pending.pop()
+        if isinstance(node, (ast.If, ast.IfExp)):
+            side = backend_test(node.test, patterns)
+            pending.append((node.test, in_branch, enclosing))
+            push_block(node.body if isinstance(node.body, list) else [node.body], in_branch or side is True, enclosing)
+            push_block(node.orelse if isinstance(node.orelse, list) else [node.orelse], in_branch or side is False,
+                       enclosing)
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            entry = uses.setdefault(node.name, _Uses(defined_in_branch=True))
+            entry.defined_in_branch &= in_branch
+            pending += [(child, in_branch, enclosing) for child in [*node.decorator_list, node.args, node.returns]
+                        if child is not None]
+            push_block(node.body, in_branch, (*enclosing, node.name))
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            references.append((node.id, in_branch, enclosing))
+        for _, value in ast.iter_fields(node):
+            if isinstance(value, list) and value and all(isinstance(v, ast.stmt) for v in value):
+                push_block(value, in_branch, enclosing)
+            elif isinstance(value, list):
+                pending += [(item, in_branch, enclosing) for item in value if isinstance(item, ast.AST)]
+            elif isinstance(value, ast.AST):
+                pending.append((value, in_branch, enclosing))
+
+    for name, in_branch, enclosing in references:
+        if name in uses and name not in enclosing:  # a function's calls of itself say nothing
+            uses[name].references.append((in_branch, enclosing))
+    only = {name for name, entry in uses.items() if entry.defined_in_branch}
+    changed = True
+    while changed:
+        changed = False
+        for name, entry in uses.items():
+            if name not in only and entry.references and all(
+                    in_branch or any(outer in only for outer in enclosing) for in_branch, enclosing in entry.references):
+                only.add(name)
+                changed = True
+    return frozenset(only)
