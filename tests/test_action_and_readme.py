@@ -180,3 +180,20 @@ def test_readme_workflow_snippet():
     assert upload["with"]["sarif_file"] == lint["with"]["sarif-file"]
     assert "cancelled()" in upload["if"] or "always()" in upload["if"], "upload even when findings fail the lint step"
     assert steps.index(upload) > steps.index(lint)
+
+
+def test_readme_rule_example_loads_and_works(tmp_path):
+    """The "Writing rules" example in the README is a working extend-rules rule."""
+    from tests.helpers import run_cli
+
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Writing rules", 1)[1]
+    rule_yaml = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "lint-rules").mkdir()
+    (tmp_path / "lint-rules" / "acme.yaml").write_text(rule_yaml)
+    (tmp_path / "tritonlint.toml").write_text('extend-rules = ["lint-rules"]\n')
+    (tmp_path / "k.py").write_text(
+        "import triton\nimport triton.language as tl\n\n@triton.jit\ndef kernel(x_ptr):\n    tl.debug_barrier()\n")
+    result = run_cli("k.py", "--select", "ACME001", "--output-format", "concise", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert "k.py:6:5: ACME001 `tl.debug_barrier` in kernel `kernel` serialises" in result.stdout
