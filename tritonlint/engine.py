@@ -151,7 +151,7 @@ class Engine:
     def run(self, file: ParsedFile, model: ModuleModel, project: Project, rules: Iterable[Rule]) -> list[Diagnostic]:
         diagnostics = []
         for rule in self.could_match(rules, file.text):
-            if _needs_jit(rule) and not model.functions:
+            if not self._applies(rule, model):
                 continue
             options = {name: self.options.get(name, spec.default) for name, spec in rule.options.items()}
             for node in find_all(file.sg_root, rule.matcher):
@@ -165,6 +165,14 @@ class Engine:
                 except Exception as exc:  # a rule must never take the run down without saying which
                     raise RuleCrash(rule, file.path, exc) from exc
         return diagnostics
+
+    def _applies(self, rule: Rule, model: ModuleModel) -> bool:
+        """Whether every condition of the rule can pass somewhere in this module."""
+        for condition in rule.where:
+            applies = CONDITIONS[condition.name].applies
+            if applies is not None and not applies(model, self.target):
+                return False
+        return True
 
     @staticmethod
     def _evaluate(rule: Rule, ctx: MatchContext) -> Verdict | None:
@@ -224,6 +232,3 @@ class Engine:
         applicability = verdict.applicability or spec.applicability
         return Fix(applicability, render(spec.message, ctx.node, ctx.file.text, variables), edits)
 
-
-def _needs_jit(rule: Rule) -> bool:
-    return any(c.name == "in-jit-function" for c in rule.where)

@@ -18,8 +18,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from tritonlint.consteval import Binding, Evaluator, literal_value
+from tritonlint.walk import walk
 
 # Re-exports and old homes of the names rules care about, mapped to one spelling.
 _CANONICAL_PREFIXES = (
@@ -188,6 +190,9 @@ class ModuleModel:
         self.constants: dict[str, Binding] = {}
         self.functions: list[JitFunction] = []
         self.launches: list[LaunchSite] = []
+        # What checks derive from this module and ask for again at every match (a host scope, the calls
+        # that hand a kernel over): computed once per module, keyed by (what, node id).
+        self.memo: dict[tuple[str, int], Any] = {}
         self._statements = _Statements(tree, None if text is None else _launch_lines(text))
         self._collect_module_names()
         self._collect_imports()
@@ -357,7 +362,7 @@ class ModuleModel:
         derived from it (`pid_m = pid // n`, `off_m = pid_m * BLOCK_M`)."""
         def axes_of(expr: ast.AST) -> set[int]:
             found: set[int] = set()
-            for sub in ast.walk(expr):
+            for sub in walk(expr):
                 if isinstance(sub, ast.Name):
                     found |= derived.get(sub.id, set())
                 elif isinstance(sub, ast.Call) and self.qualify(sub.func) == PROGRAM_ID:
@@ -367,7 +372,7 @@ class ModuleModel:
             return found
 
         derived: dict[str, set[int]] = {}
-        assignments = [n for n in ast.walk(node) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and n.value]
+        assignments = [n for n in walk(node) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and n.value]
         changed = True
         while changed:
             changed = False
@@ -377,12 +382,12 @@ class ModuleModel:
                     continue
                 targets = assign.targets if isinstance(assign, ast.Assign) else [assign.target]
                 for target in targets:
-                    for name in ast.walk(target):
+                    for name in walk(target):
                         if isinstance(name, ast.Name) and not axes <= derived.get(name.id, set()):
                             derived[name.id] = derived.get(name.id, set()) | axes
                             changed = True
         tiles: dict[int, set[str]] = {}
-        for sub in ast.walk(node):
+        for sub in walk(node):
             if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Mult):
                 for scaled, factor in ((sub.left, sub.right), (sub.right, sub.left)):
                     if isinstance(factor, ast.Name) and factor.id in constexprs:
@@ -626,6 +631,18 @@ class ModuleModel:
                 by_line[line] = function  # an inner function starts later, so it overwrites its outer one
         return by_line
 
+    @cached_property
+    def calls_by_first_argument(self) -> dict[str, list[tuple[ast.AST | None, ast.Call]]]:
+        """Calls that are not launches, with their enclosing function, by the qualified name of their first
+        positional argument: where a kernel is handed to a wrapper, `launch(kernel, grid, ...)`."""
+        found: dict[str, list[tuple[ast.AST | None, ast.Call]]] = {}
+        for scope, call in calls_with_scope(self.tree):
+            if call.args and not isinstance(call.func, ast.Subscript):
+                name = self.qualify(call.args[0])
+                if name is not None:
+                    found.setdefault(name, []).append((scope, call))
+        return found
+
     def local_function(self, name: str) -> JitFunction | None:
         return next((f for f in self.functions if f.qualname == f"{self.module}.{name}"), None)
 
@@ -664,7 +681,7 @@ def _bound_names(stmt: ast.stmt) -> Iterator[tuple[str, ast.expr | None]]:
             if isinstance(target, ast.Name):
                 yield target.id, stmt.value if len(stmt.targets) == 1 else None
             else:
-                for sub in ast.walk(target):
+                for sub in walk(target):
                     if isinstance(sub, ast.Name):
                         yield sub.id, None
     elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):

@@ -39,6 +39,9 @@ class ConditionSpec:
     # Given the condition's arguments (as written in the rule file), text a file cannot pass without: a
     # tritonlint.prefilter requirement, or None. Files that lack it skip the rule without being parsed.
     prefilter: Callable[[dict[str, Any]], Any] | None = None
+    # Given a module's kernel model and the configured target (an int compute capability or None), False
+    # when no match in that module can pass: the rule is skipped there before ast-grep parses the file.
+    applies: Callable[[Any, int | None], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -53,10 +56,11 @@ FIXERS: dict[str, FixerSpec] = {}
 
 
 def condition(name: str, params: dict[str, ParamSpec] | None = None, provides: tuple[str, ...] = (),
-              prefilter: Callable[[dict[str, Any]], Any] | None = None):
+              prefilter: Callable[[dict[str, Any]], Any] | None = None,
+              applies: Callable[[Any, int | None], bool] | None = None):
     def register(function: Callable[..., Verdict | bool | None]):
         CONDITIONS[name] = ConditionSpec(name, function, params or {}, frozenset(provides),
-                                         (function.__doc__ or "").strip(), prefilter)
+                                         (function.__doc__ or "").strip(), prefilter, applies)
         return function
     return register
 

@@ -8,12 +8,12 @@ kept as character offsets into it.
 from __future__ import annotations
 
 import ast
+import bisect
 import codecs
 import itertools
 import re
 import tokenize
 import warnings
-from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tritonlint.diagnostics import Position
+from tritonlint.walk import walk
 
 if TYPE_CHECKING:
     from ast_grep_py import SgNode
@@ -177,6 +178,7 @@ class ParsedFile:
         self.text = source.text
         self.tree = tree
         self.module = module  # dotted module name, e.g. "pkg.kernels.matmul"
+        self._statement_index: dict[int, dict[tuple[int, int], list[ast.AST]]] = {}  # see _nodes_starting_at
 
     @cached_property
     def lines(self) -> LineIndex:
@@ -191,31 +193,33 @@ class ParsedFile:
         return SgRoot(_LONE_CR.sub("\n", self.text), "python").root()
 
     def ast_at(self, start: int, end: int, types: tuple[type, ...] = (ast.AST,)) -> ast.AST | None:
-        """The outermost ast node of one of `types` spanning exactly text[start:end].
-
-        Walks down from the module into the children whose span holds the wanted one, so a lookup costs
-        the depth of the tree, not its size."""
-        first = self._ast_position(start)
-        last = self._ast_position(end)
-        queue: deque[ast.AST] = deque([self.tree])
-        while queue:
-            for child in ast.iter_child_nodes(queue.popleft()):
-                begin = getattr(child, "lineno", None)
-                if begin is None:  # no position (arguments, comprehension, withitem...): look inside
-                    queue.append(child)
-                    continue
-                node_start = (begin, child.col_offset)  # type: ignore[attr-defined]
-                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and child.decorator_list:
-                    decorator = child.decorator_list[0]  # decorators sit above the node's own position
-                    node_start = min(node_start, (decorator.lineno, decorator.col_offset))
-                node_end = (child.end_lineno, child.end_col_offset)  # type: ignore[attr-defined]
-                if node_start > first or node_end < last:
-                    continue
-                if (begin, child.col_offset) == first and isinstance(child, types) \
-                        and self.span_of(child)[1] == end:  # type: ignore[attr-defined]
-                    return child
-                queue.append(child)
+        """The outermost ast node of one of `types` spanning exactly text[start:end]."""
+        for node in self._nodes_starting_at(self._ast_position(start)):
+            if isinstance(node, types) and self.span_of(node)[1] == end:
+                return node
         return None
+
+    def _nodes_starting_at(self, position: tuple[int, int]) -> list[ast.AST]:
+        """The ast nodes that start at a (lineno, col_offset), outer nodes first. The nodes of a top-level
+        statement are indexed by position on the first lookup inside it: rules that map many matches to
+        ast nodes (often every call of a file) walk each statement they look in once, and no other."""
+        found = bisect.bisect_right(self._statement_starts, position) - 1
+        if found < 0:
+            return []
+        index = self._statement_index.get(found)
+        if index is None:
+            index = self._statement_index[found] = {}
+            for node in walk(self.tree.body[found]):
+                line = getattr(node, "lineno", None)
+                if line is not None:
+                    index.setdefault((line, node.col_offset), []).append(node)  # type: ignore[attr-defined]
+        return index.get(position, [])
+
+    @cached_property
+    def _statement_starts(self) -> list[tuple[int, int]]:
+        """Where each top-level statement starts, its decorators included."""
+        return [min([(stmt.lineno, stmt.col_offset)] + [(d.lineno, d.col_offset) for d in getattr(stmt, "decorator_list", ())])
+                for stmt in self.tree.body]
 
     def _ast_position(self, offset: int) -> tuple[int, int]:
         """(lineno, col_offset) as Python's ast counts them (columns in UTF-8 bytes) of a character offset."""

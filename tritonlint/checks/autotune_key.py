@@ -22,9 +22,10 @@ from tritonlint.checks.flow import flow_of
 from tritonlint.checks.host import HostScope
 from tritonlint.checks.names import is_block_name, name_words
 from tritonlint.engine import MatchContext
-from tritonlint.model import JIT, Autotune, JitFunction, ModuleModel, calls_with_scope
+from tritonlint.model import JIT, Autotune, JitFunction, ModuleModel
 from tritonlint.registry import ParamSpec, Verdict, condition, fixer
 from tritonlint.source import ParsedFile
+from tritonlint.walk import parents, walk
 
 LOOP_CALLS = frozenset({"range", f"{TL}.range", f"{TL}.static_range"})
 CDIV = frozenset({"triton.cdiv", f"{TL}.cdiv"})
@@ -100,45 +101,67 @@ class KernelUses:
         self._values: dict[str, list[ast.expr]] | None = None
         self._parents: dict[int, ast.AST] | None = None
         self._loop_indices: set[str] | None = None
+        self._param_uses: list[ast.Name] | None = None
+        # Expressions are asked about again and again (each pass of a fixpoint, each use of a local): what
+        # one walk of each finds is kept, by node.
+        self._walked: dict[int, tuple[frozenset[str], list[ast.Call]]] = {}
+        self._reached: dict[int, tuple[set[str], set[str]]] = {}
         if function.node is not None:
             self._derive(function.node)
             self._scan(function.node, depth)
 
     # ---- dependencies ---------------------------------------------------------------------------------
     def _derive(self, root: ast.AST) -> None:
-        pairs = [pair for n in ast.walk(root) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
-                 for pair in _assigned_pairs(n)]
+        pairs = [pair for n in walk(root) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+                 for pair in _assigned_pairs(n) if pair[0] not in self.params]
         # Program-index positions first: what depends on a parameter is judged knowing them.
         for test, names in ((self._is_position, self.position), (self._along_block, self.along_block)):
             changed = True
             while changed:
                 changed = False
                 for name, value in pairs:
-                    if name not in names and name not in self.params and test(value):
+                    if name not in names and test(value):
                         names.add(name)
                         changed = True
+        reached = [(name, self._reach(value)) for name, value in pairs]
         changed = True
         while changed:
             changed = False
-            for name, value in pairs:
-                depends = self.params_of(value)
-                if name not in self.params and not depends <= self.derived.get(name, set()):
+            for name, (params, locals_) in reached:
+                depends = params.union(*(self.derived.get(local, ()) for local in locals_))
+                if not depends <= self.derived.get(name, set()):
                     self.derived[name] = self.derived.get(name, set()) | depends
                     changed = True
 
+    def _walk(self, expr: ast.AST) -> tuple[frozenset[str], list[ast.Call]]:
+        """The names an expression reads and the calls it makes."""
+        found = self._walked.get(id(expr))
+        if found is None:
+            nodes = list(walk(expr))
+            found = self._walked[id(expr)] = (frozenset(n.id for n in nodes if isinstance(n, ast.Name)),
+                                               [n for n in nodes if isinstance(n, ast.Call)])
+        return found
+
     def _is_position(self, expr: ast.AST) -> bool:
-        for node in ast.walk(expr):
-            if isinstance(node, ast.Name) and node.id in self.position:
-                return True
-            if isinstance(node, ast.Call) and _is_program_index(self.model.qualify(node.func) or ""):
-                return True
-        return False
+        names, calls = self._walk(expr)
+        return not names.isdisjoint(self.position) or any(
+            _is_program_index(self.model.qualify(call.func) or "") for call in calls)
 
     def params_of(self, expr: ast.AST) -> set[str]:
         """Parameters an expression depends on, through local variables. A parameter the kernel rebinds on
         every path before this use (`NT = tl.cdiv(T, BT)` in both arms of an `if`) stands for what it was
         rebound to."""
-        found: set[str] = set()
+        params, locals_ = self._reach(expr)
+        return params.union(*(self.derived.get(local, ()) for local in locals_))
+
+    def _reach(self, expr: ast.AST) -> tuple[set[str], set[str]]:
+        """The parameters and the local names whose values an expression depends on (see params_of); what
+        the locals depend on is looked up as `derived` grows."""
+        cached = self._reached.get(id(expr))
+        if cached is not None:
+            return cached
+        params: set[str] = set()
+        locals_: set[str] = set()
         stack, seen = [expr], set()
         while stack:
             node = stack.pop()
@@ -170,9 +193,10 @@ class KernelUses:
                     stack.extend(scaled)  # `pid_m * BLOCK_M`: the block places the tile
                     continue
             if isinstance(node, ast.Name):
-                found |= {node.id} if node.id in self.params else self.derived.get(node.id, set())
+                (params if node.id in self.params else locals_).add(node.id)
             stack.extend(ast.iter_child_nodes(node))
-        return found
+        self._reached[id(expr)] = params, locals_
+        return params, locals_
 
     def _rebound(self, name: ast.Name) -> list[ast.expr] | None:
         """The values a parameter holds at this use when only plain assignments in the kernel reach it (the
@@ -185,16 +209,13 @@ class KernelUses:
         return [d.value for d in definitions]  # type: ignore[misc]
 
     def _mentions_tuned(self, expr: ast.AST) -> bool:
-        return any(isinstance(n, ast.Name) and n.id in self.tuned for n in ast.walk(expr))
+        return not self._walk(expr)[0].isdisjoint(self.tuned)
 
     def _along_block(self, expr: ast.AST) -> bool:
-        for node in ast.walk(expr):
-            if isinstance(node, ast.Name) and node.id in self.along_block:
-                return True
-            if isinstance(node, ast.Call) and self.model.qualify(node.func) == ARANGE and node.args \
-                    and self._mentions_tuned(node.args[-1]):
-                return True
-        return False
+        names, calls = self._walk(expr)
+        return not names.isdisjoint(self.along_block) or any(
+            self.model.qualify(call.func) == ARANGE and call.args and self._mentions_tuned(call.args[-1])
+            for call in calls)
 
     # ---- uses -----------------------------------------------------------------------------------------
     def _note(self, names: set[str], kind: str, node: ast.AST, text: str | None = None) -> None:
@@ -206,7 +227,7 @@ class KernelUses:
                 self.reasons[name] = Reason(kind, node.lineno, text or _short(ast.unparse(node)))  # type: ignore[attr-defined]
 
     def _scan(self, root: ast.AST, depth: int) -> None:
-        for node in ast.walk(root):
+        for node in walk(root):
             if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, ast.Call):
                 call = node.iter
                 name = self.model.qualify(call.func) or (call.func.id if isinstance(call.func, ast.Name) else None)
@@ -238,10 +259,14 @@ class KernelUses:
     def _note_optional(self, branch: ast.If) -> None:
         """A flag guarding the only uses of a tensor argument (`if HAS_BIAS: b = tl.load(bias_ptr + ...)`): the
         tensor is probably None when the flag is off, and Triton's key already tells None from a tensor."""
-        flags = {n.id for n in ast.walk(branch.test) if isinstance(n, ast.Name) and n.id in self.constexprs}
-        inside = {n.id for stmt in branch.body for n in ast.walk(stmt) if isinstance(n, ast.Name) and n.id in self.params}
-        outside = {n.id for n in ast.walk(self.function.node) if isinstance(n, ast.Name) and n.id in self.params  # type: ignore[arg-type]
-                   and not self._guarded(n, flags)}
+        flags = {n.id for n in walk(branch.test) if isinstance(n, ast.Name) and n.id in self.constexprs}
+        if not flags:
+            return
+        inside = {n.id for stmt in branch.body for n in walk(stmt) if isinstance(n, ast.Name) and n.id in self.params}
+        if self._param_uses is None:
+            self._param_uses = [n for n in walk(self.function.node)  # type: ignore[arg-type]
+                                if isinstance(n, ast.Name) and n.id in self.params]
+        outside = {n.id for n in self._param_uses if not self._guarded(n, flags)}
         guarded = inside - outside - self.constexprs
         for flag in flags if guarded else ():
             self.optional_guards.setdefault(flag, set()).update(guarded)
@@ -251,11 +276,11 @@ class KernelUses:
     def _guarded(self, name: ast.Name, flags: set[str]) -> bool:
         if self._guards is None:
             self._guards = {}
-            for node in ast.walk(self.function.node):  # type: ignore[arg-type]
+            for node in walk(self.function.node):  # type: ignore[arg-type]
                 if isinstance(node, ast.If):
-                    tested = frozenset(n.id for n in ast.walk(node.test) if isinstance(n, ast.Name))
+                    tested = frozenset(n.id for n in walk(node.test) if isinstance(n, ast.Name))
                     for stmt in node.body:
-                        for sub in ast.walk(stmt):
+                        for sub in walk(stmt):
                             self._guards.setdefault(id(sub), set()).update(tested)
         return bool(self._guards.get(id(name), set()) & flags)
 
@@ -274,7 +299,7 @@ class KernelUses:
         `tl.arange(0, 16)`) is like a few scalar loads: its cost does not depend on any size or config."""
         kind = NO_WORK
         for part in branch:
-            for sub in ast.walk(part):
+            for sub in walk(part):
                 if isinstance(sub, (ast.For, ast.AsyncFor, ast.While)):
                     return STRUCTURAL_WORK
                 if not isinstance(sub, ast.Call):
@@ -313,7 +338,7 @@ class KernelUses:
     def _assigned_values(self) -> dict[str, list[ast.expr]]:
         if self._values is None:
             self._values = {}
-            for node in ast.walk(self.function.node):  # type: ignore[arg-type]
+            for node in walk(self.function.node):  # type: ignore[arg-type]
                 if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
                     for name, value in _assigned_pairs(node):
                         self._values.setdefault(name, []).append(value)
@@ -383,13 +408,12 @@ class KernelUses:
         """A count of blocks that only divides a loop index (`g_id = k // (group_size // BLOCK_K)`: which scale
         group a K step falls in): it chooses what each step loads, not how many steps or tiles there are."""
         if self._parents is None:
-            self._parents = {id(child): parent for parent in ast.walk(self.function.node)  # type: ignore[arg-type]
-                             for child in ast.iter_child_nodes(parent)}
+            self._parents = parents(self.function.node)  # type: ignore[arg-type]
         parent = self._parents.get(id(node))
         uses: list[ast.expr] = [node]
         if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
             name = parent.targets[0].id
-            uses = [n for n in ast.walk(self.function.node) if isinstance(n, ast.Name)  # type: ignore[arg-type]
+            uses = [n for n in walk(self.function.node) if isinstance(n, ast.Name)  # type: ignore[arg-type]
                     and n.id == name and isinstance(n.ctx, ast.Load)]
         divides = [self._parents.get(id(use)) for use in uses]
         return bool(uses) and all(isinstance(p, ast.BinOp) and isinstance(p.op, (ast.FloorDiv, ast.Mod))
@@ -397,18 +421,18 @@ class KernelUses:
 
     def _mentions_loop_index(self, expr: ast.expr) -> bool:
         if self._loop_indices is None:
-            self._loop_indices = {n.id for loop in ast.walk(self.function.node)  # type: ignore[arg-type]
-                                  if isinstance(loop, (ast.For, ast.AsyncFor)) for n in ast.walk(loop.target)
+            self._loop_indices = {n.id for loop in walk(self.function.node)  # type: ignore[arg-type]
+                                  if isinstance(loop, (ast.For, ast.AsyncFor)) for n in walk(loop.target)
                                   if isinstance(n, ast.Name)}
             changed = True
             while changed:
                 changed = False
                 for name, values in self._assigned_values().items():
                     if name not in self._loop_indices and any(
-                            isinstance(n, ast.Name) and n.id in self._loop_indices for v in values for n in ast.walk(v)):
+                            isinstance(n, ast.Name) and n.id in self._loop_indices for v in values for n in walk(v)):
                         self._loop_indices.add(name)
                         changed = True
-        return any(isinstance(n, ast.Name) and n.id in self._loop_indices for n in ast.walk(expr))
+        return any(isinstance(n, ast.Name) and n.id in self._loop_indices for n in walk(expr))
 
     def _loop_works(self, loop: ast.For | ast.AsyncFor | ast.While) -> bool:
         """A loop that does work: memory traffic (one scalar per step counts), tl.dot, an inner loop, a helper,
@@ -417,7 +441,7 @@ class KernelUses:
         if self._work(loop.body, True) != NO_WORK:
             return True
         tiles = self._tiles()
-        for sub in (s for part in loop.body for s in ast.walk(part)):
+        for sub in (s for part in loop.body for s in walk(part)):
             if isinstance(sub, ast.Call) and (self.model.qualify(sub.func) or "") in MEMORY_CALLS:
                 return True
             if isinstance(sub, ast.Name) and sub.id in tiles:
@@ -428,9 +452,9 @@ class KernelUses:
         if self.called_in_loop:
             return True
         if self._loops is None:
-            self._loops = {id(sub) for loop in ast.walk(self.function.node)  # type: ignore[arg-type]
+            self._loops = {id(sub) for loop in walk(self.function.node)  # type: ignore[arg-type]
                            if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
-                           for stmt in loop.body for sub in ast.walk(stmt)}
+                           for stmt in loop.body for sub in walk(stmt)}
         return id(node) in self._loops
 
     def _follow_helper(self, call: ast.Call, depth: int) -> None:
@@ -455,12 +479,12 @@ def memory_masks(model: ModuleModel, function: ast.FunctionDef | ast.AsyncFuncti
     for a parameter that a helper of this module uses that way. A comparison elsewhere
     (`tl.where(x > threshold, ...)`, a value picked per element) sizes no work."""
     values: dict[str, list[ast.expr]] = {}
-    for node in ast.walk(function):
+    for node in walk(function):
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
             for name, value in _assigned_pairs(node):
                 values.setdefault(name, []).append(value)
     roots: list[ast.expr] = []
-    for call in (n for n in ast.walk(function) if isinstance(n, ast.Call)):
+    for call in (n for n in walk(function) if isinstance(n, ast.Call)):
         name = model.qualify(call.func) or ""
         if name in MEMORY_CALLS and not name.endswith((".dot", ".dot_scaled")):
             position = 1 if name.endswith("load") else 2
@@ -478,7 +502,7 @@ def memory_masks(model: ModuleModel, function: ast.FunctionDef | ast.AsyncFuncti
     nodes: set[int] = set()
     names: set[str] = set()
     while roots:
-        for node in ast.walk(roots.pop()):
+        for node in walk(roots.pop()):
             nodes.add(id(node))
             if isinstance(node, ast.Name) and node.id not in names:
                 names.add(node.id)
@@ -509,9 +533,9 @@ def _assigned_pairs(assign: ast.Assign | ast.AnnAssign | ast.AugAssign) -> list[
         if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
                 and len(target.elts) == len(value.elts):
             pairs += [(n.id, part) for element, part in zip(target.elts, value.elts)
-                      for n in ast.walk(element) if isinstance(n, ast.Name)]
+                      for n in walk(element) if isinstance(n, ast.Name)]
         else:
-            pairs += [(n.id, value) for n in ast.walk(target) if isinstance(n, ast.Name)]
+            pairs += [(n.id, value) for n in walk(target) if isinstance(n, ast.Name)]
     return pairs
 
 
@@ -591,22 +615,20 @@ class LaunchValues:
             passed.update({a.name: a.node for a in launch.args if a.name and a.node is not None})
             if starred is not None or any(kw.arg is None for kw in launch.node.keywords):  # *args, **kwargs
                 self.open.add(len(self.sites))
-            self.sites.append((HostScope(model, launch.scope), passed))
+            self.sites.append((HostScope.of(model, launch.scope), passed))
         self._add_handoffs(kernel)
 
     def _add_handoffs(self, kernel: JitFunction) -> None:
         """Launches through a wrapper that gets the kernel and its arguments by keyword,
         `launch_autotuned(kernel, grid, x_ptr=x, HAS_Z=z is not None)`: what the wrapper passes on."""
         params = {p.name for p in kernel.params}
-        for scope, call in calls_with_scope(self.model.tree):
-            if isinstance(call.func, ast.Subscript) or not call.args or self.model.qualify(call.args[0]) != kernel.qualname:
-                continue
+        for scope, call in self.model.calls_by_first_argument.get(kernel.qualname, ()):
             passed = {kw.arg: kw.value for kw in call.keywords if kw.arg in params}
             if not passed:
                 continue  # the kernel handed over without its arguments (a registry, a decorator)
             if any(kw.arg is None for kw in call.keywords):
                 self.open.add(len(self.sites))
-            self.sites.append((HostScope(self.model, scope), passed))
+            self.sites.append((HostScope.of(self.model, scope), passed))
 
     def sources(self, scope: HostScope, expr: ast.expr, depth: int = 4) -> set[str]:
         """The host values an expression is computed from (`x.shape[1]`, a function argument), through the
@@ -619,7 +641,7 @@ class LaunchValues:
                 if values is None or not depth:
                     return {expr.id}
                 return set().union(set(), *(self.sources(scope, v, depth - 1) for v in values
-                                            if not any(isinstance(n, ast.Name) and n.id == expr.id for n in ast.walk(v))))
+                                            if not any(isinstance(n, ast.Name) and n.id == expr.id for n in walk(v))))
             if expr.id in self.model.local_names or expr.id in self.model.imports:
                 return set()  # a module-level value: the same on every call of this process
             return {expr.id}
@@ -645,24 +667,24 @@ class LaunchValues:
         if not (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and function is not None
                 and function.name == "backward" and function.args.args and expr.value.id == function.args.args[0].arg):
             return None
-        cls = next((c for c in ast.walk(self.model.tree) if isinstance(c, ast.ClassDef)
+        cls = next((c for c in walk(self.model.tree) if isinstance(c, ast.ClassDef)
                     and any(stmt is function for stmt in c.body)), None)
         forward = next((f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
                         and f.name == "forward" and f.args.args), None) if cls is not None else None
         if forward is None:
             return None
         ctx = forward.args.args[0].arg
-        values = [node.value for node in ast.walk(forward) if isinstance(node, ast.Assign) and any(
+        values = [node.value for node in walk(forward) if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Attribute) and t.attr == expr.attr and isinstance(t.value, ast.Name) and t.value.id == ctx
             for t in node.targets)]
-        return (HostScope(self.model, forward), values) if values else None
+        return (HostScope.of(self.model, forward), values) if values else None
 
     def _flag_value(self, scope: HostScope, expr: ast.expr, depth: int = 3) -> list[ast.expr]:
         """A flag's value and, through local names, the flag-like values it is computed from (comparisons,
         boolean logic, names and attributes; never a call that builds a tensor)."""
         found = [expr]
         if depth:
-            for name in {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}:
+            for name in {n.id for n in walk(expr) if isinstance(n, ast.Name)}:
                 for value in scope.values_of(name) or ():
                     if isinstance(value, (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Name, ast.Attribute, ast.IfExp)):
                         found += self._flag_value(scope, value, depth - 1)
@@ -671,7 +693,7 @@ class LaunchValues:
     @staticmethod
     def _reads_dtype(expr: ast.expr) -> bool:
         """`x.dtype == ...`, `w_dtype.is_floating_point`, `kv_cache_dtype == "fp8"`."""
-        for node in ast.walk(expr):
+        for node in walk(expr):
             word = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
             if word is not None and (_DTYPE_TEXT.search(word)):
                 return True
@@ -834,9 +856,9 @@ def _chooses(model: ModuleModel, launch, kernel: JitFunction) -> bool:
     callee = launch.node.func.value
     if not isinstance(callee, ast.Name) or launch.scope is None:
         return False
-    values = HostScope(model, launch.scope).values_of(callee.id) or []
+    values = HostScope.of(model, launch.scope).values_of(callee.id) or []
     return any(isinstance(n, ast.Name) and model.qualify(n) == kernel.qualname
-               for value in values if isinstance(value, (ast.IfExp, ast.BoolOp, ast.Name)) for n in ast.walk(value))
+               for value in values if isinstance(value, (ast.IfExp, ast.BoolOp, ast.Name)) for n in walk(value))
 
 
 # ---- the condition and the fixer -------------------------------------------------------------------------
@@ -844,8 +866,12 @@ def _kernel_of(model: ModuleModel, call: ast.Call) -> JitFunction | None:
     return next((f for f in model.functions if f.autotune is not None and f.autotune.node is call), None)
 
 
+def _has_keyed_autotune(model: ModuleModel, target: int | None) -> bool:
+    return any(f.autotune is not None and f.autotune.key is not None for f in model.functions)
+
+
 @condition("autotune-key-omissions", params={"ignore": ParamSpec("list", required=False)},
-           provides=("key", "missing", "reasons", "impact"))
+           provides=("key", "missing", "reasons", "impact"), applies=_has_keyed_autotune)
 def autotune_key_omissions(ctx: MatchContext, ignore: list[str] | None = None) -> Verdict | None:
     """A @triton.autotune whose literal `key` leaves out a kernel argument that sets a loop trip count, the
     tiled extent, a mask along a tuned block, or a constexpr flag that selects a code path."""
@@ -941,7 +967,7 @@ def autotune_key_append(ctx: MatchContext, verdict: Verdict):
     autotune: Autotune = verdict.data["autotune"]
     node = autotune.key_node
     if isinstance(node, ast.Name):
-        reads = sum(isinstance(n, ast.Name) and n.id == node.id and isinstance(n.ctx, ast.Load) for n in ast.walk(ctx.model.tree))
+        reads = sum(isinstance(n, ast.Name) and n.id == node.id and isinstance(n.ctx, ast.Load) for n in walk(ctx.model.tree))
         if reads != 1:
             verdict.notes.append(f"No fix offered: the key list `{node.id}` is shared by other code; extend it there.")
             return None

@@ -21,6 +21,7 @@ from tritonlint.consteval import Value
 from tritonlint.engine import MatchContext
 from tritonlint.model import Autotune, JitFunction, LaunchArg, LaunchSite
 from tritonlint.registry import Verdict, condition, fixer
+from tritonlint.walk import walk
 
 # Config.all_kwargs() passes these for every config, so a launch that passes them always collides.
 CONFIG_LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas")
@@ -74,8 +75,8 @@ class LaunchProblems:
 
 
 def launch_at(ctx: MatchContext) -> LaunchSite | None:
-    call = ctx.ast_node(types=(ast.Call,))
-    return next((launch for launch in ctx.model.launches if launch.node is call), None)
+    span = ctx.span()
+    return next((launch for launch in ctx.model.launches if ctx.file.span_of(launch.node) == span), None)
 
 
 def resolve_kernel(ctx: MatchContext, launch: LaunchSite) -> JitFunction | None:
@@ -132,7 +133,7 @@ def grid_info(ctx: MatchContext, launch: LaunchSite, host: HostScope) -> GridInf
         value = host.value_of(grid.id)
         definition = host.function_def(grid.id)
         if definition is not None:
-            returns = [n.value for n in ast.walk(definition) if isinstance(n, ast.Return) and n.value is not None]
+            returns = [n.value for n in walk(definition) if isinstance(n, ast.Return) and n.value is not None]
             params = definition.args.args
             if len(returns) != 1 or not params:
                 return None
@@ -159,7 +160,7 @@ def _axes(body: ast.expr, meta_param: str | None, editable: ast.expr | None) -> 
 def divisors(expr: ast.expr, model) -> list[ast.expr]:
     """Block-size divisors in a grid axis: `triton.cdiv(n, B)`, `n // B`, `(n + B - 1) // B`, `math.ceil(n / B)`."""
     found = []
-    for node in ast.walk(expr):
+    for node in walk(expr):
         if isinstance(node, ast.Call) and len(node.args) == 2:
             name = model.qualify(node.func) or ""
             if name in _CDIV or name.rpartition(".")[2] in ("cdiv", "ceildiv", "div_up", "ceil_div", "round_up_div"):
@@ -173,12 +174,12 @@ def divisors(expr: ast.expr, model) -> list[ast.expr]:
 
 
 def _mentions(node: ast.AST, name: str | None) -> bool:
-    return name is not None and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
+    return name is not None and any(isinstance(n, ast.Name) and n.id == name for n in walk(node))
 
 
 def _meta_keys(node: ast.AST, meta_param: str | None) -> set[str]:
     """META["BLOCK_M"] keys an axis reads."""
-    return {n.slice.value for n in ast.walk(node) if isinstance(n, ast.Subscript) and _mentions(n.value, meta_param)
+    return {n.slice.value for n in walk(node) if isinstance(n, ast.Subscript) and _mentions(n.value, meta_param)
             and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str)}
 
 
@@ -209,7 +210,7 @@ def frozen_grid(ctx: MatchContext, kernel: JitFunction, launch: LaunchSite, host
     found: list[FrozenGrid] = []
     for axis_index, axis in enumerate(info.axes):
         expressions = [(axis, True)]
-        for node in ast.walk(axis):  # follow local names one level: n_blocks = triton.cdiv(n, BLOCK)
+        for node in walk(axis):  # follow local names one level: n_blocks = triton.cdiv(n, BLOCK)
             if isinstance(node, ast.Name) and node.id != info.meta_param:
                 value = host.value_of(node.id)
                 if value is not None and host.node is not None and node.id in host.values:
@@ -266,7 +267,7 @@ def grid_fix(ctx: MatchContext, launch: LaunchSite, host: HostScope, frozen: lis
     replacements: list[tuple[int, int, str]] = []
     for item in frozen:
         key = ast.unparse(item.node)
-        for node in ast.walk(body):
+        for node in walk(body):
             if isinstance(node, ast.expr) and type(node) is type(item.node) and ast.unparse(node) == key:
                 s, e = file.span_of(node)
                 replacements.append((s, e, f'{meta_name}["{item.meta}"]'))
@@ -315,7 +316,8 @@ def fixed_blocks(kernel: JitFunction, launch: LaunchSite, host: HostScope) -> li
 
 
 # ---- the condition and the fixer -------------------------------------------------------------------------
-@condition("autotune-launch-problems", provides=("kernel", "defined", "problem"))
+@condition("autotune-launch-problems", provides=("kernel", "defined", "problem"),
+           applies=lambda model, target: bool(model.launches))
 def autotune_launch_problems(ctx: MatchContext) -> Verdict | None:
     """A launch `kernel[grid](...)` of an autotuned kernel that passes a meta-parameter the configs set
     (error), computes the grid from a host block size standing for a tuned meta-parameter (error), or passes
@@ -326,7 +328,7 @@ def autotune_launch_problems(ctx: MatchContext) -> Verdict | None:
     kernel = resolve_kernel(ctx, launch)
     if kernel is None or kernel.autotune is None:
         return None
-    host = HostScope(ctx.model, launch.scope)
+    host = HostScope.of(ctx.model, launch.scope)
     problems = LaunchProblems(conflicts(kernel, launch), frozen_grid(ctx, kernel, launch, host))
     fixed = None if problems.conflicts or problems.frozen else fixed_blocks(kernel, launch, host)
     parts = [why for _, why in problems.conflicts]

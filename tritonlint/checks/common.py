@@ -11,6 +11,7 @@ from tritonlint.engine import MatchContext
 from tritonlint.model import _CONVENTIONAL, JitFunction, ModuleModel
 from tritonlint.prefilter import Requirement, Token, disjoin
 from tritonlint.registry import ParamSpec, Verdict, condition
+from tritonlint.walk import walk
 
 TL = "triton.language"
 MEMORY_CALLS = frozenset(f"{TL}.{n}" for n in (
@@ -21,7 +22,8 @@ MEMORY_CALLS = frozenset(f"{TL}.{n}" for n in (
 DESCRIPTOR_METHODS = frozenset({"load", "store", "gather", "scatter", "atomic_add"})
 
 
-@condition("in-jit-function", provides=("function",), prefilter=lambda args: Token("jit"))
+@condition("in-jit-function", provides=("function",), prefilter=lambda args: Token("jit"),
+           applies=lambda model, target: bool(model.functions))
 def in_jit_function(ctx: MatchContext) -> Verdict | None:
     """The match sits inside a @triton.jit function (a kernel or a jit helper)."""
     if ctx.function is None:
@@ -50,11 +52,11 @@ def callee_is(ctx: MatchContext, metavar: str, names: list[str]) -> bool:
 
 
 def mentions(node: ast.AST, names: set[str]) -> bool:
-    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
+    return any(isinstance(n, ast.Name) and n.id in names for n in walk(node))
 
 
 def calls_in(node: ast.AST) -> Iterator[ast.Call]:
-    for child in ast.walk(node):
+    for child in walk(node):
         if isinstance(child, ast.Call):
             yield child
 
@@ -125,7 +127,7 @@ def _assignments(function: ast.FunctionDef) -> tuple[dict[str, int], dict[str, a
         return found
     counts: dict[str, int] = {}
     assigned: dict[str, ast.expr] = {}
-    for node in ast.walk(function):
+    for node in walk(function):
         if isinstance(node, ast.Assign):
             targets = node.targets
         elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.comprehension, ast.NamedExpr)):
@@ -133,7 +135,7 @@ def _assignments(function: ast.FunctionDef) -> tuple[dict[str, int], dict[str, a
         else:
             continue
         for target in targets:
-            for name in ast.walk(target):
+            for name in walk(target):
                 if isinstance(name, ast.Name):
                     counts[name.id] = counts.get(name.id, 0) + 1
                     if isinstance(node, ast.Assign) and target is name:

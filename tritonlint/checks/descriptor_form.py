@@ -18,6 +18,7 @@ from tritonlint.checks.indexing import (
 )
 from tritonlint.engine import MatchContext
 from tritonlint.model import ModuleModel
+from tritonlint.walk import walk
 
 UNKNOWN_TEXT = "..."
 
@@ -40,7 +41,7 @@ class Layout:
 
 
 def _names_in(expr: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+    return {n.id for n in walk(expr) if isinstance(n, ast.Name)}
 
 
 def _text(node: ast.AST) -> str:
@@ -132,7 +133,7 @@ def _bounds(flow: FunctionFlow, call: ast.Call, loop: Loop, layout: Layout) -> N
     if mask is None:
         return
     loop_vars = _names_in(loop.target) if isinstance(loop, ast.For) else set()
-    for compare in (n for n in ast.walk(mask) if isinstance(n, ast.Compare)):
+    for compare in (n for n in walk(mask) if isinstance(n, ast.Compare)):
         if len(compare.ops) != 1 or not isinstance(compare.ops[0], ast.Lt):
             continue
         bound = compare.comparators[0]

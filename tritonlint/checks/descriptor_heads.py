@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 
 from tritonlint.engine import MatchContext
 from tritonlint.model import ModuleModel
+from tritonlint.prefilter import Token
 from tritonlint.registry import Verdict, condition, fixer
+from tritonlint.walk import walk
 
 QUERY, KV, GROUP, GENERIC, VALUE = "query", "kv", "group", "generic", "value"
 # Names (compared in lower case) and the head count they denote in attention code.
@@ -167,7 +169,7 @@ class HeadScope:
 
     def _collect(self, node: ast.AST) -> None:
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv) and isinstance(node.right, ast.Name) and \
-                any(HEAD_INDEX.search(n.id) for n in ast.walk(node.left) if isinstance(n, ast.Name)):
+                any(HEAD_INDEX.search(n.id) for n in walk(node.left) if isinstance(n, ast.Name)):
             self.head_divisors.add(node.right.id)
         if isinstance(node, ast.Attribute) and _key(node) and _vocabulary_role(_key(node)) is not None:  # type: ignore[arg-type]
             self.attributes.add(_key(node))  # type: ignore[arg-type]
@@ -178,7 +180,7 @@ class HeadScope:
             self._bind(node.target.id, node.value, node.lineno)
         elif isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.NamedExpr, ast.withitem)):
             target = node.optional_vars if isinstance(node, ast.withitem) else node.target
-            for name in ast.walk(target) if target is not None else ():
+            for name in walk(target) if target is not None else ():
                 if isinstance(name, ast.Name):
                     self._bind(name.id, None, getattr(node, "lineno", 0))
 
@@ -195,7 +197,7 @@ class HeadScope:
                         if source is not None and not starred else None
                     self._bind(element.id, item, line)
                 else:
-                    for name in ast.walk(element):
+                    for name in walk(element):
                         if isinstance(name, ast.Name):
                             self._bind(name.id, None, line)
 
@@ -311,7 +313,7 @@ class Finding:
 
 def _enclosing_function(tree: ast.Module, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     """The innermost function definition around `node`."""
-    around = [f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+    around = [f for f in walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
               and f.lineno <= node.lineno and node.end_lineno <= (f.end_lineno or 0)]  # type: ignore[attr-defined]
     return max(around, key=lambda f: f.lineno, default=None)
 
@@ -363,7 +365,7 @@ def _module_level(tree: ast.Module):
 
 def _forwarding_signature(model: ModuleModel, wrapper: ast.FunctionDef | ast.AsyncFunctionDef) -> Signature | None:
     params = tuple(a.arg for a in wrapper.args.posonlyargs + wrapper.args.args)
-    for call in ast.walk(wrapper):
+    for call in walk(wrapper):
         if isinstance(call, ast.Call) and _signature(model, call.func, follow_wrappers=False) is TRITON_SIGNATURE:
             base, shape = _argument(call, TRITON_SIGNATURE, "base"), _argument(call, TRITON_SIGNATURE, "shape")
             if isinstance(base, ast.Name) and isinstance(shape, ast.Name) and {base.id, shape.id} <= set(params):
@@ -410,9 +412,9 @@ class DescriptorAnalysis:
             value = bound.value
             if not isinstance(value, ast.expr) or _inside(self.call, value):
                 continue  # `desc_k = make_desc(desc_k, ...)` rebinds the base to this very descriptor
-            if any(isinstance(c, ast.Call) and EXPANDING.search(ast.unparse(c.func)) for c in ast.walk(value)):
+            if any(isinstance(c, ast.Call) and EXPANDING.search(ast.unparse(c.func)) for c in walk(value)):
                 return None
-            if any(self.scope.role(k) == QUERY for k in map(_key, ast.walk(value)) if k):  # type: ignore[arg-type]
+            if any(self.scope.role(k) == QUERY for k in map(_key, walk(value)) if k):  # type: ignore[arg-type]
                 return None  # allocated or viewed with the query head count: the shape matches the tensor
             if depth < MAX_DEPTH and self.scope.single(key) is not None:
                 deeper = self.tensor_roots(value, depth + 1)
@@ -532,7 +534,7 @@ def analyse(ctx: MatchContext) -> tuple[Finding, DescriptorAnalysis] | None:
 
 
 def _descriptor_name(tree: ast.Module, call: ast.Call) -> str:
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is call:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if len(targets) == 1 and isinstance(targets[0], ast.Name):
@@ -541,7 +543,8 @@ def _descriptor_name(tree: ast.Module, call: ast.Call) -> str:
 
 
 @condition("kv-descriptor-uses-query-heads",
-           provides=("descriptor", "tensor", "uses", "instead", "via"))
+           provides=("descriptor", "tensor", "uses", "instead", "via"),
+           prefilter=lambda args: Token("escriptor"))  # every constructor, alias and wrapper spells it
 def kv_descriptor_uses_query_heads(ctx: MatchContext) -> Verdict | None:
     """A TMA descriptor (host TensorDescriptor or in-kernel tl.make_tensor_descriptor) covers a K or V tensor
     of GQA/MQA code (the function names a KV head count or a group size), and its shape multiplies the query
@@ -599,7 +602,7 @@ def descriptor_kv_heads(ctx: MatchContext, verdict: Verdict):
     if bound is None or not isinstance(bound.value, ast.expr) or not _inside(finding.factor, bound.value):
         verdict.notes.append(f"No fix offered: the head count comes through more than one local (`{finding.via.id}`).")
         return None
-    names = {n.id for n in ast.walk(bound.value) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
+    names = {n.id for n in walk(bound.value) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
     if not all(analysis.scope.available(n, line) for n in names if n not in {"int", "len"}):
         verdict.notes.append(f"No fix offered: a name in `{finding.via.id}` changes before the descriptor is built.")
         return None
@@ -612,7 +615,7 @@ def descriptor_kv_heads(ctx: MatchContext, verdict: Verdict):
 
 
 def _inside(node: ast.AST, tree: ast.AST) -> bool:
-    return any(n is node for n in ast.walk(tree))
+    return any(n is node for n in walk(tree))
 
 
 def _wrap(expression: str, in_product: bool) -> str:

@@ -9,10 +9,10 @@ layouts, TMA) does not apply to them.
 from __future__ import annotations
 
 import ast
+import fnmatch
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import PurePath
 
@@ -33,7 +33,20 @@ def path_tokens(path: str) -> set[str]:
 
 
 def _names_backend(tokens: Iterable[str], patterns: tuple[str, ...]) -> bool:
-    return any(fnmatchcase(token, pattern.lower()) for token in tokens for pattern in patterns)
+    matches = _pattern_matcher(patterns)
+    return any(matches(token) for token in tokens)
+
+
+@lru_cache(maxsize=8)
+def _pattern_matcher(patterns: tuple[str, ...]) -> Callable[[str], re.Match | None]:
+    """One compiled regular expression for shell patterns (`gfx*`), matched case-blind like fnmatchcase on
+    lower-case words."""
+    return re.compile("|".join(f"(?:{fnmatch.translate(p.lower())})" for p in patterns) or "(?!)").match
+
+
+@lru_cache(maxsize=64)
+def _path_names_backend(path: str, patterns: tuple[str, ...]) -> bool:
+    return _names_backend(path_tokens(path), patterns)
 
 
 @condition("not-other-backend", params={"names": ParamSpec("list")})
@@ -43,14 +56,32 @@ def not_other_backend(ctx: MatchContext, names: list[str]) -> bool:
     `gfx*`), and the module does not define or use that function only in branches taken on such a backend
     (`if _is_hip:`, `if current_platform.is_rocm():`)."""
     patterns = tuple(names)
-    if _names_backend(path_tokens(ctx.file.path), patterns):
+    if _path_names_backend(ctx.file.path, patterns):
         return False
     function = ctx.function
     if function is None:
         return True
     if _names_backend(name_tokens(function.name), patterns):
         return False
+    if not _may_mention_backend(ctx.file.text, patterns):
+        return True  # no branch of this module can test for such a backend
     return function.name not in backend_only_functions(ctx.model.tree, patterns)
+
+
+@lru_cache(maxsize=8)
+def _backend_word_starts(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
+    """Text any word matching one of the patterns starts with, where a word can start (not after a letter or
+    digit), lower case; None when a pattern starts with a wildcard and so could match anywhere."""
+    prefixes = [re.split(r"[*?\[]", pattern.lower(), maxsplit=1)[0] for pattern in patterns]
+    if not prefixes or not all(prefixes):
+        return None
+    return re.compile(r"(?<![a-z0-9])(?:" + "|".join(map(re.escape, prefixes)) + ")")
+
+
+@lru_cache(maxsize=8)
+def _may_mention_backend(text: str, patterns: tuple[str, ...]) -> bool:
+    starts = _backend_word_starts(patterns)
+    return starts is None or starts.search(text.lower()) is not None
 
 
 # ---- functions a module reaches only on another backend ------------------------------------------------------

@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from tritonlint.walk import parents, walk
+
 Env = dict[str, frozenset["Definition"]]
 Loop = ast.For | ast.While
 
@@ -31,10 +33,7 @@ class Definition:
 class FunctionFlow:
     def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self.function = function
-        self.parents: dict[int, ast.AST] = {}
-        for parent in ast.walk(function):
-            for child in ast.iter_child_nodes(parent):
-                self.parents[id(child)] = parent
+        self.parents = parents(function)
         self._before: dict[int, Env] = {}
         self._definitions: dict[tuple[int, str, int], Definition] = {}
         args = function.args
@@ -62,7 +61,7 @@ class FunctionFlow:
     def uses_of(self, definition: Definition) -> list[ast.Name]:
         """The reads of a definition's name that it may reach (an augmented assignment's target reads too)."""
         uses = []
-        for node in ast.walk(self.function):
+        for node in walk(self.function):
             if not isinstance(node, ast.Name) or node.id != definition.name:
                 continue
             parent = self.parents.get(id(node))
@@ -179,7 +178,7 @@ class FunctionFlow:
 
 
 def _names(target: ast.expr) -> list[str]:
-    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+    return [n.id for n in walk(target) if isinstance(n, ast.Name)]
 
 
 def _union(a: Env, b: Env) -> Env:

@@ -11,6 +11,7 @@ from tritonlint.checks.common import LocalScope
 from tritonlint.consteval import Binding, Evaluator, literal_value
 from tritonlint.model import ModuleModel
 from tritonlint.source import ParsedFile
+from tritonlint.walk import walk
 
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
@@ -62,6 +63,15 @@ class HostScope:
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 self.reads[node.id] = self.reads.get(node.id, 0) + 1
 
+    @classmethod
+    def of(cls, model: ModuleModel, scope: ast.AST | None) -> HostScope:
+        """The scope, built once per module and function."""
+        key = ("host-scope", id(scope))
+        found = model.memo.get(key)
+        if found is None:
+            found = model.memo[key] = cls(model, scope)
+        return found
+
     def _bind(self, target: ast.expr, value: ast.expr | None) -> None:
         if isinstance(target, ast.Name):
             self.values.setdefault(target.id, []).append(value)
@@ -71,7 +81,7 @@ class HostScope:
             for part, part_value in zip(target.elts, value.elts):  # BT, BD = 128, min(64, D)
                 self._bind(part, part_value)
             return
-        for name in ast.walk(target):
+        for name in walk(target):
             if isinstance(name, ast.Name):
                 self.values.setdefault(name.id, []).append(None)
 

@@ -9,6 +9,7 @@ from tritonlint.checks.common import TL, LocalScope, mentions, scenarios, touche
 from tritonlint.consteval import Value
 from tritonlint.engine import MatchContext
 from tritonlint.registry import ParamSpec, Verdict, condition, fixer
+from tritonlint.walk import walk
 
 STATIC_RANGE = f"{TL}.static_range"
 # Arguments Triton needs as compile-time constants: call -> positions ("*": every argument, N+: from N on).
@@ -90,19 +91,19 @@ def static_range_trip_count(ctx: MatchContext, above: int) -> Verdict | None:
 
 def constant_use(model, loop: ast.For) -> str | None:
     """Where the loop variable (or a value derived from it) is used as a compile-time constant, if anywhere."""
-    tainted = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    tainted = {n.id for n in walk(loop.target) if isinstance(n, ast.Name)}
     changed = True
     while changed:
         changed = False
-        for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+        for node in walk(ast.Module(body=loop.body, type_ignores=[])):
             if isinstance(node, ast.Assign) and mentions(node.value, tainted):
                 for target in node.targets:
-                    for name in ast.walk(target):
+                    for name in walk(target):
                         if isinstance(name, ast.Name) and name.id not in tainted:
                             tainted.add(name.id)
                             changed = True
     for stmt in loop.body:
-        for node in ast.walk(stmt):
+        for node in walk(stmt):
             if isinstance(node, ast.Subscript) and mentions(node.slice, tainted):
                 return f"it indexes `{ast.unparse(node)}` at line {node.lineno}"
             if isinstance(node, (ast.If, ast.IfExp, ast.While, ast.Assert)) and mentions(node.test, tainted):

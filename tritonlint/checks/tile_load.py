@@ -23,11 +23,13 @@ from tritonlint.checks.transpose import (
     DOTS,
     LOADS,
     describe_loop,
+    mentions_dot,
     varies_in,
 )
 from tritonlint.engine import MatchContext
 from tritonlint.model import ModuleModel
 from tritonlint.registry import Verdict, condition, fixer
+from tritonlint.walk import walk
 
 LOAD = f"{TL}.load"
 MIN_TARGET = 90  # TMA tensor descriptors: Hopper and newer
@@ -57,7 +59,7 @@ def feeds_dot(model: ModuleModel, flow: FunctionFlow, load: ast.Call, loop: Loop
     A tile that is first transformed in registers (dequantised, normalised, rotated, masked) is consumed
     there, where a descriptor load has nothing to offer. The tl.dot must run in `loop` itself, not in a
     loop nested in it, where the tile stays the same on every iteration."""
-    operands = [_tile_source(model, arg) for n in ast.walk(loop)
+    operands = [_tile_source(model, arg) for n in walk(loop)
                 if isinstance(n, ast.Call) and model.qualify(n.func) in DOTS and flow.enclosing_loops(n)[0] is loop
                 for arg in n.args[:2]]
     if any(operand is load for operand in operands):
@@ -105,15 +107,16 @@ def has_descriptor_path(model: ModuleModel, flow: FunctionFlow, load: ast.Call) 
     while parent is not None and parent is not flow.function:
         if isinstance(parent, ast.If):
             other = parent.orelse if any(child is s for s in parent.body) else parent.body
-            for node in (n for arm in other for n in ast.walk(arm)):
+            for node in (n for arm in other for n in walk(arm)):
                 if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets) \
-                        and any(_is_descriptor_load(model, n) for n in ast.walk(node.value)):
+                        and any(_is_descriptor_load(model, n) for n in walk(node.value)):
                     return True
         child, parent = parent, flow.parents.get(id(parent))
     return False
 
 
-@condition("raw-2d-tile-load", provides=("tile", "loop", "target"))
+@condition("raw-2d-tile-load", provides=("tile", "loop", "target"), prefilter=mentions_dot,
+           applies=lambda model, target: target is not None and target >= MIN_TARGET)
 def raw_2d_tile_load(ctx: MatchContext) -> Verdict | None:
     """The match is a tl.load of a regular 2-D block tile (pointer offsets broadcast along both axes,
     affine in program ids, aranges, loop indices and scalars, nothing read from memory) inside a loop, at an

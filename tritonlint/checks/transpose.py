@@ -17,7 +17,9 @@ from tritonlint.checks.common import TL
 from tritonlint.checks.flow import Definition, FunctionFlow, Loop, flow_of
 from tritonlint.engine import MatchContext
 from tritonlint.model import ModuleModel
+from tritonlint.prefilter import Token
 from tritonlint.registry import Verdict, condition, fixer
+from tritonlint.walk import walk
 
 TRANS, PERMUTE = f"{TL}.trans", f"{TL}.permute"
 DOTS = frozenset({f"{TL}.dot", f"{TL}.dot_scaled"})
@@ -207,7 +209,7 @@ def _operands(expr: ast.expr) -> list[ast.expr]:
 def varies_in(flow: FunctionFlow, expr: ast.expr, loop: Loop, depth: int = 0) -> bool:
     """Whether `expr` may change from one iteration of `loop` to the next: it loads, or reads a name that
     the loop redefines from something that changes (a copy of a value computed before the loop does not)."""
-    for node in ast.walk(expr):
+    for node in walk(expr):
         if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)) and \
                 (ast.unparse(node.func).endswith("load") or ast.unparse(node.func).endswith("gather")):
             return True
@@ -296,7 +298,13 @@ def used_in_registers(model: ModuleModel, flow: FunctionFlow, node: ast.expr, lo
     return not isinstance(parent, (ast.Return, ast.Tuple, ast.List))
 
 
-@condition("transposes-computed-tile", provides=("value", "origin", "loop"))
+def mentions_dot(args: dict) -> Token:
+    """The prefilter of conditions about tl.dot operands and results: a callee resolves to tl.dot only if
+    the file spells `dot` (in the call or in the import that binds it)."""
+    return Token("dot")
+
+
+@condition("transposes-computed-tile", provides=("value", "origin", "loop"), prefilter=mentions_dot)
 def transposes_computed_tile(ctx: MatchContext) -> Verdict | None:
     """The match is a 2-D transpose, inside a loop of the jit function, of a value computed from a tl.dot
     result (the result itself, a softmax tile, an accumulated state) that changes every iteration, and
@@ -339,7 +347,7 @@ def _trans_callee(ctx: MatchContext, node: ast.AST) -> str | None:
 
 
 def _has_effects(model: ModuleModel, expr: ast.expr) -> bool:
-    for call in (n for n in ast.walk(expr) if isinstance(n, ast.Call)):
+    for call in (n for n in walk(expr) if isinstance(n, ast.Call)):
         name = model.qualify(call.func) or ""
         attr = call.func.attr if isinstance(call.func, ast.Attribute) else ""
         if any(e in name.rpartition(".")[2] or e in attr for e in EFFECTS):

@@ -1,0 +1,42 @@
+"""`walk`: ast.walk's nodes in ast.walk's breadth-first order, about twice as fast. The nodes under a
+statement are kept on it: the checks walk the same kernel bodies again and again (each condition at each
+match), and a list kept on the tree lives exactly as long as the tree."""
+
+from __future__ import annotations
+
+import ast
+
+_AST = ast.AST
+_KEPT = "_tritonlint_nodes"
+
+
+def walk(node: ast.AST) -> list[ast.AST]:
+    """`node` and every node under it, breadth first (the order of ast.walk)."""
+    kept = node.__dict__.get(_KEPT) if isinstance(node, (ast.stmt, ast.Module)) else None
+    if kept is not None:
+        return kept
+    found = [node]
+    index = 0
+    while index < len(found):
+        found.extend(children(found[index]))
+        index += 1
+    if isinstance(node, (ast.stmt, ast.Module)):
+        setattr(node, _KEPT, found)
+    return found
+
+
+def children(node: ast.AST) -> list[ast.AST]:
+    """The direct children of a node (ast.iter_child_nodes, as a list and faster)."""
+    found: list[ast.AST] = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if value.__class__ is list:
+            found.extend(item for item in value if isinstance(item, _AST))
+        elif isinstance(value, _AST):
+            found.append(value)
+    return found
+
+
+def parents(root: ast.AST) -> dict[int, ast.AST]:
+    """id(node) -> its parent, for every node under `root`."""
+    return {id(child): parent for parent in walk(root) for child in children(parent)}
