@@ -259,6 +259,16 @@ class ModuleModel:
             return canonical(f"{base}.{node.attr}") if base else None
         return None
 
+    def qualify_dotted(self, dotted: str) -> str | None:
+        """qualify() for the text of a Name/Attribute chain, `tl.static_range`."""
+        head, *attributes = dotted.split(".")
+        base = self.qualify(ast.Name(head))
+        for attribute in attributes:
+            if not base:
+                return None
+            base = canonical(f"{base}.{attribute}")
+        return base
+
     def evaluator(self, env: dict[str, Binding] | None = None) -> Evaluator:
         scope = dict(self.constants)
         scope.update(env or {})

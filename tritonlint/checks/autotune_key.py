@@ -558,6 +558,9 @@ def bucketed_by(name: str, key: list[str]) -> str | None:
     return None
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the line breaks Python's ast counts
+
+
 @lru_cache(maxsize=8)
 def comments_by_line(text: str) -> dict[int, str]:
     comments: dict[int, str] = {}
@@ -573,9 +576,12 @@ def comments_by_line(text: str) -> dict[int, str]:
 def explaining_comment(text: str, first_line: int, last_line: int, name: str) -> str | None:
     """A comment about the key on the autotune call's lines (or the three above them) that names the
     argument or says why something is left out."""
+    first_line = max(1, first_line - 3)
+    if "#" not in "".join(_LINE_BREAK.split(text)[first_line - 1:last_line]):
+        return None  # no comment there: skip tokenizing the file
     comments = comments_by_line(text)
     word = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
-    for line in range(max(1, first_line - 3), last_line + 1):
+    for line in range(first_line, last_line + 1):
         comment = comments.get(line)
         if comment and _KEY_WORD.search(comment) and (word.search(comment) or _EXPLAINS.search(comment)):
             return comment

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import weakref
 from collections.abc import Iterator
 
@@ -47,8 +48,16 @@ def callee_is(ctx: MatchContext, metavar: str, names: list[str]) -> bool:
     """The expression captured by `metavar` resolves, through the module's imports, to one of `names`
     (dotted names such as triton.language.static_range)."""
     node = ctx.metavar(metavar)
-    expr = ctx.ast_node(node, (ast.expr,)) if node is not None else None
+    if node is None:
+        return False
+    text = node.text()
+    if _DOTTED.fullmatch(text):  # the usual `tl.static_range`: no need to find its ast node
+        return ctx.model.qualify_dotted(text) in names
+    expr = ctx.ast_node(node, (ast.expr,))
     return expr is not None and ctx.model.qualify(expr) in names  # type: ignore[arg-type]
+
+
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*")
 
 
 def mentions(node: ast.AST, names: set[str]) -> bool:
