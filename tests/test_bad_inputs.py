@@ -360,3 +360,29 @@ def test_mangled_examples_never_crash(data):
             source, None, "mangled.py", "mangled", Project())
         assert result.internal_error is None, result.internal_error
         assert result.refused == [], result.refused
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="kills the worker with SIGKILL")
+def test_a_worker_that_dies_takes_down_only_its_file(tmp_path, monkeypatch):
+    """A worker killed while linting one file (a crash in native code, the out-of-memory killer): that file
+    is reported as an internal error, every other file is linted as usual."""
+    import signal
+
+    for index in range(40):
+        (tmp_path / f"k{index:02}.py").write_text(KERNEL)
+    (tmp_path / "boom.py").write_text(KERNEL)
+    real_lint = linter.FileLinter.lint_source
+
+    def lint_source(self, source, path, display, *args, **kwargs):
+        if display.endswith("boom.py"):
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real_lint(self, source, path, display, *args, **kwargs)
+
+    monkeypatch.setattr(linter.FileLinter, "lint_source", lint_source)  # the forked workers inherit it
+    settings = Settings(root=tmp_path, target="sm_90")
+    run = lint_paths([tmp_path], settings, make_linter(RULES, settings, FixMode.NONE, unsafe=False), jobs=2)
+    results = _by_name(run)
+    assert len(results) == 41
+    assert "the process linting it died" in results["boom.py"].internal_error
+    assert all([d.code for d in r.diagnostics] == ["TL001"] and not r.internal_error
+               for name, r in results.items() if name != "boom.py")

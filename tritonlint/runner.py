@@ -209,7 +209,8 @@ def _map(linter: FileLinter, project: Project, tasks: list[Job], jobs: int | Non
         _init_worker(linter, project, hashing)
         return [_lint_job(task) for task in tasks]
     import multiprocessing  # here: a run served from the cache starts no process
-    from concurrent.futures import ProcessPoolExecutor
+
+    from tritonlint.workers import run_jobs
 
     forking = sys.platform != "win32" and "fork" in multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if forking else "spawn")
@@ -219,6 +220,11 @@ def _map(linter: FileLinter, project: Project, tasks: list[Job], jobs: int | Non
         state: tuple = ()
     else:
         state = (linter, project, hashing)
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_init_child,
-                             initargs=state) as pool:
-        return list(pool.map(_lint_job, tasks, chunksize=chunk))
+    return run_jobs(_lint_job, tasks, workers, chunk, context, _init_child, state, _died)
+
+
+def _died(job: Job) -> tuple[FileResult, Facts]:
+    """The result of a file whose worker process died linting it."""
+    message = (f"internal error on file {job.display}: the process linting it died "
+               "(a crash in native code, or out of memory)")
+    return FileResult(job.display, job.module, internal_error=message), Facts()
