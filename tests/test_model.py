@@ -179,3 +179,14 @@ def test_module_name_from_package_folders(tmp_path):
     assert module_name(tmp_path / "pkg" / "sub" / "k.py") == "pkg.sub.k"
     assert module_name(tmp_path / "pkg" / "__init__.py") == "pkg"
     assert module_name(tmp_path / "script.py") == "script"
+
+
+def test_hand_over_search_is_linear_on_comment_banners():
+    """`(` followed by a long banner of `#`: a pattern that can split the banner in many ways never ends."""
+    import time
+
+    text = "f(" + "#" * 3000 + "\n)\n" + "g(  # a comment\n    mod.kernel, grid, x=1)\n"
+    model = ModuleModel(ast.parse(text), "m", "m.py", text=text)
+    start = time.perf_counter()
+    assert model.may_hand_over("kernel") and not model.may_hand_over("other")
+    assert time.perf_counter() - start < 1.0

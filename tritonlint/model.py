@@ -193,6 +193,7 @@ class ModuleModel:
         # What checks derive from this module and ask for again at every match (a host scope, the calls
         # that hand a kernel over): computed once per module, keyed by (what, node id).
         self.memo: dict[tuple[str, int], Any] = {}
+        self.text = text
         self._statements = _Statements(tree, None if text is None else _launch_lines(text))
         self._collect_module_names()
         self._collect_imports()
@@ -640,6 +641,15 @@ class ModuleModel:
             for line in range(start, (node.end_lineno or node.lineno) + 1):  # type: ignore[union-attr]
                 by_line[line] = function  # an inner function starts later, so it overwrites its outer one
         return by_line
+
+    def may_hand_over(self, name: str) -> bool:
+        """Whether some call may pass `name` (or `x.name`) as its first argument, going by the text; True
+        when the text is not known."""
+        if self.text is None:
+            return True
+        # Each part can match a stretch of text in one way only: no backtracking blow-up on `(#####...`.
+        first = re.compile(r"\((?:\s|#[^\n]*\n)*(?:[A-Za-z_]\w*\s*\.\s*)*" + re.escape(name) + r"(?!\w)")
+        return first.search(self.text) is not None
 
     @cached_property
     def calls_by_first_argument(self) -> dict[str, list[tuple[ast.AST | None, ast.Call]]]:
