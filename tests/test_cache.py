@@ -136,6 +136,15 @@ def test_another_configuration_does_not_reuse_results(project, rules, monkeypatc
     assert linted == []
 
 
+def test_another_ast_grep_does_not_reuse_results(project, rules, monkeypatch):
+    (project / "k.py").write_text(KERNEL)
+    counting = Counting(monkeypatch)
+    counting.run(project, rules)
+    monkeypatch.setattr(cache_module, "matcher_identity", lambda: "ast-grep-py built elsewhere")
+    _, linted = counting.run(project, rules)
+    assert linted == ["k.py"]
+
+
 def _cross_module_project(root: Path, rules) -> list:
     package = root / "pkg"
     package.mkdir()

@@ -1,13 +1,13 @@
 """The result cache, `.tritonlint_cache/` (like ruff's): a re-run lints only the files that changed.
 
-One cache file per configuration, named by a key over the tool (version and the digest of its own source
-and evidence files), the Python version, the effective settings and every rule. An entry holds one file's
-findings and kernel summaries, keyed by the file's absolute path and checked against the digest of its
-content; a stat signature (mtime, ctime, size, inode) spares re-reading files that did not change, except
-for a file modified within RACY_NS of being read (a same-size edit in that window might keep its mtime):
-such a file is hashed again. A file whose rules looked up kernels of other linted modules (launch targets)
-records, per target, the module that defined it and that module's content digest; the entry is reused only
-while each target still resolves to the same module with the same content.
+One cache file per configuration, named by a key over the tool (version and the digest of its own source and
+evidence files), the installed ast-grep-py, the Python version, the effective settings and every rule. An
+entry holds one file's findings and kernel summaries, keyed by the file's absolute path and checked against
+the digest of its content; a stat signature (mtime, ctime, size, inode) spares re-reading files that did not
+change, except for a file modified within RACY_NS of being read (a same-size edit in that window might keep
+its mtime): such a file is hashed again. A file whose rules looked up kernels of other linted modules (launch
+targets) records, per target, the module that defined it and that module's content digest; the entry is reused
+only while each target still resolves to the same module with the same content.
 
 Findings and summaries are stored as separate pickles inside the entry and decoded only when needed, so
 a run that changes nothing reads the cache file in a few milliseconds. Writes go to a temporary file
@@ -125,10 +125,26 @@ def configuration_key(*parts: Any) -> str:
     settings and rules, by their reprs)."""
     hasher = hashlib.blake2b(digest_size=16)
     hasher.update(f"{__version__}\0{sys.version_info[:2]}\0{FORMAT}\0{tool_digest()}\0".encode())
+    hasher.update(f"{matcher_identity()}\0".encode())
     for part in parts:
         hasher.update(repr(part).encode("utf-8", "surrogatepass"))
         hasher.update(b"\0")
     return hasher.hexdigest()
+
+
+def matcher_identity() -> str:
+    """The ast-grep-py that would be imported, by the names, sizes and times of its files: another ast-grep
+    may match differently. (Reading its version from the package metadata costs ~60 ms, a quarter of a
+    warm run.)"""
+    folder = next((os.path.join(entry, "ast_grep_py") for entry in sys.path
+                   if os.path.isdir(os.path.join(entry or ".", "ast_grep_py"))), None)
+    if folder is None:
+        return "not found"
+    try:
+        return ";".join(f"{entry.name}:{entry.stat().st_size}:{entry.stat().st_mtime_ns}"
+                        for entry in sorted(os.scandir(folder), key=lambda e: e.name) if entry.is_file())
+    except OSError:
+        return "unknown"
 
 
 _tool_digest: str | None = None
