@@ -19,7 +19,7 @@ from tritonlint.checks.host import HostScope, remove_arguments
 from tritonlint.checks.names import is_block_name
 from tritonlint.consteval import Value
 from tritonlint.engine import MatchContext
-from tritonlint.model import Autotune, JitFunction, LaunchArg, LaunchSite
+from tritonlint.model import Autotune, JitFunction, LaunchArg, LaunchSite, ModuleModel
 from tritonlint.registry import Verdict, condition, fixer
 from tritonlint.walk import walk
 
@@ -316,8 +316,20 @@ def fixed_blocks(kernel: JitFunction, launch: LaunchSite, host: HostScope) -> li
 
 
 # ---- the condition and the fixer -------------------------------------------------------------------------
-@condition("autotune-launch-problems", provides=("kernel", "defined", "problem"),
-           applies=lambda model, target: bool(model.launches))
+def may_launch_autotuned(model: ModuleModel, target: int | None) -> bool:
+    """Some launch of the module may start an autotuned kernel: one defined here under @triton.autotune, or
+    one of another module (what resolve_kernel would look up). Modules that launch only their own plain
+    kernels need no search."""
+    for launch in model.launches:
+        local = model.kernel_for(launch)
+        if local is not None and local.autotune is not None:
+            return True
+        if local is None and launch.target is not None and not launch.target.startswith(model.module + "."):
+            return True
+    return False
+
+
+@condition("autotune-launch-problems", provides=("kernel", "defined", "problem"), applies=may_launch_autotuned)
 def autotune_launch_problems(ctx: MatchContext) -> Verdict | None:
     """A launch `kernel[grid](...)` of an autotuned kernel that passes a meta-parameter the configs set
     (error), computes the grid from a host block size standing for a tuned meta-parameter (error), or passes

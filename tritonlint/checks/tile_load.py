@@ -22,6 +22,7 @@ from tritonlint.checks.transpose import (
     DESCRIPTOR_LOADS,
     DOTS,
     LOADS,
+    calls_dot,
     describe_loop,
     mentions_dot,
     varies_in,
@@ -115,8 +116,12 @@ def has_descriptor_path(model: ModuleModel, flow: FunctionFlow, load: ast.Call) 
     return False
 
 
+def _targets_tma_and_calls_dot(model: ModuleModel, target: int | None) -> bool:
+    return target is not None and target >= MIN_TARGET and calls_dot(model, target)
+
+
 @condition("raw-2d-tile-load", provides=("tile", "loop", "target"), prefilter=mentions_dot,
-           applies=lambda model, target: target is not None and target >= MIN_TARGET)
+           applies=_targets_tma_and_calls_dot)
 def raw_2d_tile_load(ctx: MatchContext) -> Verdict | None:
     """The match is a tl.load of a regular 2-D block tile (pointer offsets broadcast along both axes,
     affine in program ids, aranges, loop indices and scalars, nothing read from memory) inside a loop, at an

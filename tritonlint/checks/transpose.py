@@ -304,7 +304,20 @@ def mentions_dot(args: dict) -> Token:
     return Token("dot")
 
 
-@condition("transposes-computed-tile", provides=("value", "origin", "loop"), prefilter=mentions_dot)
+def calls_dot(model: ModuleModel, target: int | None = None) -> bool:
+    """A jit function of the module calls tl.dot itself. TL002 and TL003 look for tl.dot in the function
+    of the match (a dot result; a tile loaded for a dot in the same loop): modules of kernels without one
+    (element-wise, norms, reductions) need no search."""
+    key = ("calls-dot", 0)
+    if key not in model.memo:
+        model.memo[key] = any(isinstance(node, ast.Call) and model.qualify(node.func) in DOTS
+                              for function in model.functions if function.node is not None
+                              for node in walk(function.node))
+    return model.memo[key]
+
+
+@condition("transposes-computed-tile", provides=("value", "origin", "loop"), prefilter=mentions_dot,
+           applies=calls_dot)
 def transposes_computed_tile(ctx: MatchContext) -> Verdict | None:
     """The match is a 2-D transpose, inside a loop of the jit function, of a value computed from a tl.dot
     result (the result itself, a softmax tile, an accumulated state) that changes every iteration, and
