@@ -1,6 +1,8 @@
 """`walk`: ast.walk's nodes in ast.walk's breadth-first order, about twice as fast. The nodes under a
 statement are kept on it: the checks walk the same kernel bodies again and again (each condition at each
-match), and a list kept on the tree lives exactly as long as the tree."""
+match), and a list kept on the tree lives exactly as long as the tree. The list leaves out the statement
+itself: a statement that referred to itself would make every tree a reference cycle, freed only by the
+garbage collector's rare full passes (a cold run then held 430 MB instead of ~170 MB)."""
 
 from __future__ import annotations
 
@@ -14,14 +16,14 @@ def walk(node: ast.AST) -> list[ast.AST]:
     """`node` and every node under it, breadth first (the order of ast.walk)."""
     kept = node.__dict__.get(_KEPT) if isinstance(node, (ast.stmt, ast.Module)) else None
     if kept is not None:
-        return kept
+        return [node, *kept]
     found = [node]
     index = 0
     while index < len(found):
         found.extend(children(found[index]))
         index += 1
     if isinstance(node, (ast.stmt, ast.Module)):
-        setattr(node, _KEPT, found)
+        setattr(node, _KEPT, found[1:])
     return found
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+import weakref
 from collections.abc import Iterator
 
 from tritonlint.checks.common import LocalScope
@@ -65,11 +66,12 @@ class HostScope:
 
     @classmethod
     def of(cls, model: ModuleModel, scope: ast.AST | None) -> HostScope:
-        """The scope, built once per module and function."""
+        """The scope, built once per module and function. The module keeps it, so it refers to the module
+        weakly: a reference cycle would keep each module's tree alive until a full garbage collection."""
         key = ("host-scope", id(scope))
         found = model.memo.get(key)
         if found is None:
-            found = model.memo[key] = cls(model, scope)
+            found = model.memo[key] = cls(weakref.proxy(model), scope)
         return found
 
     def _bind(self, target: ast.expr, value: ast.expr | None) -> None:
