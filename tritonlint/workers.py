@@ -66,17 +66,17 @@ def _pool_round(chunks: list[list[tuple[int, Any]]], workers: int, context: Any,
                 progress: Any, initializer: Callable[..., None], initargs: tuple, results: dict[int, Any]) -> bool:
     """Run the chunks in a new pool, adding what comes back to `results`; False when a worker died."""
     futures: list[tuple[list[tuple[int, Any]], Future]] = []
+    died = False
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start,
                                  initargs=(function, progress, initializer, initargs)) as pool:
             futures = [(chunk, pool.submit(_run_chunk, chunk)) for chunk in chunks]
-            for chunk, future in futures:
-                for (index, _), result in zip(chunk, future.result()):
-                    results[index] = result
+            for _, future in futures:
+                future.result()  # a job's own exception goes up; a dead worker breaks the pool
     except BrokenProcessPool:
-        for chunk, future in futures:  # chunks that came back before the death
-            if future.done() and not future.cancelled() and future.exception() is None:
-                for (index, _), result in zip(chunk, future.result()):
-                    results[index] = result
-        return False
-    return True
+        died = True
+    for chunk, future in futures:  # every chunk that came back (after a death: those done before it)
+        if future.done() and not future.cancelled() and future.exception() is None:
+            for (index, _), result in zip(chunk, future.result()):
+                results[index] = result
+    return not died

@@ -137,7 +137,7 @@ class KernelUses:
         """The names an expression reads and the calls it makes."""
         found = self._walked.get(id(expr))
         if found is None:
-            nodes = list(walk(expr))
+            nodes = walk(expr)
             found = self._walked[id(expr)] = (frozenset(n.id for n in nodes if isinstance(n, ast.Name)),
                                                [n for n in nodes if isinstance(n, ast.Call)])
         return found
