@@ -14,7 +14,8 @@ from tritonlint.engine import Deferred, Engine, Project, RuleCrash
 from tritonlint.fixes import WriteRefused, applicable, apply_fixes, write_atomic
 from tritonlint.model import LAUNCH_TEXT, JitFunction, ModuleModel
 from tritonlint.ruleset import Rule
-from tritonlint.source import ParsedFile, SourceError, SourceText, check_syntax, read_source
+from tritonlint.source import (ParsedFile, SourceError, SourceText, SyntaxProblem, check_syntax, read_source,
+                               syntax_problem)
 from tritonlint.suppression import Suppressions
 
 MAX_FIX_ROUNDS = 10
@@ -88,17 +89,13 @@ class FileLinter:
     def _lint_text(self, text: str, display: str, module: str, project: Project, rules: list[Rule],
                    result: FileResult) -> list[Diagnostic] | None:
         """Findings for one text, or None when it does not parse (a TL000 finding is recorded instead)."""
-        tree, problem = check_syntax(text, display)
-        if problem is not None and problem.too_deep:
-            result.skipped = f"{problem.message}, skipped"
-            return None
-        if problem is not None:
-            if self.report_syntax_errors:
-                result.diagnostics = [syntax_error(display, problem.message, problem.row, problem.column)]
-            return None
         rules = self.engine.could_match(rules, text)
-        if not rules and "jit" not in text:
-            return []  # no rule can fire here, and no kernel is defined here that other files launch
+        if not rules and "jit" not in text:  # no rule can fire here, and no kernel is defined here that others launch
+            return None if self._syntax_failed(syntax_problem(text, display), display, result) else []
+        tree, problem = check_syntax(text, display)
+        if self._syntax_failed(problem, display, result):
+            return None
+        assert tree is not None
         parsed = ParsedFile(display, SourceText(text, "utf-8", False, "\n"), tree, module)
         model = ModuleModel(tree, module, display, is_package=display.endswith("__init__.py"), text=text)
         result.summaries = model.summaries()
@@ -107,6 +104,16 @@ class FileLinter:
         diagnostics = self.engine.run(parsed, model, project, rules)
         suppressions = Suppressions.scan(text)
         return sorted((d for d in diagnostics if not suppressions.suppresses(d)), key=lambda d: d.sort_key)
+
+    def _syntax_failed(self, problem: SyntaxProblem | None, display: str, result: FileResult) -> bool:
+        """Whether the text does not parse; the problem is recorded as a TL000 finding or a skip."""
+        if problem is None:
+            return False
+        if problem.too_deep:
+            result.skipped = f"{problem.message}, skipped"
+        elif self.report_syntax_errors:
+            result.diagnostics = [syntax_error(display, problem.message, problem.row, problem.column)]
+        return True
 
     def _fix(self, source: SourceText, path: Path | None, display: str, module: str, project: Project,
              rules: list[Rule], result: FileResult, diagnostics: list[Diagnostic]) -> None:

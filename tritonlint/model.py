@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tritonlint.consteval import Binding, Evaluator, literal_value
-from tritonlint.walk import walk
+from tritonlint.walk import children, walk
 
 # Re-exports and old homes of the names rules care about, mapped to one spelling.
 _CANONICAL_PREFIXES = (
@@ -371,38 +371,47 @@ class ModuleModel:
     def _program_tiles(self, node: ast.FunctionDef | ast.AsyncFunctionDef, constexprs: set[str]) -> dict[int, tuple[str, ...]]:
         """For each launch axis, the constexpr parameters multiplied by tl.program_id(axis) or by a variable
         derived from it (`pid_m = pid // n`, `off_m = pid_m * BLOCK_M`)."""
-        def axes_of(expr: ast.AST) -> set[int]:
-            found: set[int] = set()
+        def reads(expr: ast.AST) -> tuple[frozenset[str], frozenset[int]]:
+            """The names an expression reads and the axes of the tl.program_id calls in it, found once: the
+            fixpoint below asks about each assignment again on every pass."""
+            names, axes = set(), set()
             for sub in walk(expr):
                 if isinstance(sub, ast.Name):
-                    found |= derived.get(sub.id, set())
+                    names.add(sub.id)
                 elif isinstance(sub, ast.Call) and self.qualify(sub.func) == PROGRAM_ID:
                     axis = sub.args[0] if sub.args else next((k.value for k in sub.keywords if k.arg == "axis"), None)
                     if isinstance(literal_value(axis), int):
-                        found.add(literal_value(axis))  # type: ignore[arg-type]
-            return found
+                        axes.add(literal_value(axis))  # type: ignore[arg-type]
+            return frozenset(names), frozenset(axes)
+
+        def axes_of(read: tuple[frozenset[str], frozenset[int]]) -> set[int]:
+            names, axes = read
+            return axes.union(*(derived[name] for name in names if name in derived))
 
         derived: dict[str, set[int]] = {}
-        assignments = [n for n in walk(node) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and n.value]
+        assignments = []
+        for n in walk(node):
+            if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and n.value:
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                stored = [name.id for target in targets for name in walk(target) if isinstance(name, ast.Name)]
+                assignments.append((stored, reads(n.value)))
         changed = True
         while changed:
             changed = False
-            for assign in assignments:
-                axes = axes_of(assign.value)  # type: ignore[arg-type]
+            for stored, read in assignments:
+                axes = axes_of(read)
                 if not axes:
                     continue
-                targets = assign.targets if isinstance(assign, ast.Assign) else [assign.target]
-                for target in targets:
-                    for name in walk(target):
-                        if isinstance(name, ast.Name) and not axes <= derived.get(name.id, set()):
-                            derived[name.id] = derived.get(name.id, set()) | axes
-                            changed = True
+                for name in stored:
+                    if not axes <= derived.get(name, set()):
+                        derived[name] = derived.get(name, set()) | axes
+                        changed = True
         tiles: dict[int, set[str]] = {}
         for sub in walk(node):
             if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Mult):
                 for scaled, factor in ((sub.left, sub.right), (sub.right, sub.left)):
                     if isinstance(factor, ast.Name) and factor.id in constexprs:
-                        for axis in axes_of(scaled):
+                        for axis in axes_of(reads(scaled)):
                             tiles.setdefault(axis, set()).add(factor.id)
         return {axis: tuple(sorted(names)) for axis, names in sorted(tiles.items())}
 
@@ -839,4 +848,4 @@ def _calls_with_scope(roots: list[ast.AST], scope: ast.AST | None, lines: list[i
         if isinstance(node, ast.Call):
             found.append((outer, node))
         inner = node if isinstance(node, (*_DEFINITIONS, ast.Lambda)) else outer
-        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+        stack.extend((child, inner) for child in children(node))

@@ -1,4 +1,6 @@
-"""`walk`: ast.walk's nodes in ast.walk's breadth-first order, about twice as fast. The nodes under a
+"""`walk`: ast.walk's nodes in ast.walk's breadth-first order, less the operator and context leaves
+(`ast.Add()`, `ast.Load()`: two nodes in five of a typical tree, with nothing under them and nothing a
+check looks for; it reads `node.op` and `node.ctx` instead), about three times as fast. The nodes under a
 statement are kept on it: the checks walk the same kernel bodies again and again (each condition at each
 match), and a list kept on the tree lives exactly as long as the tree. The list leaves out the statement
 itself: a statement that referred to itself would make every tree a reference cycle, freed only by the
@@ -11,10 +13,12 @@ import ast
 
 _AST = ast.AST
 _KEPT = "_tritonlint_nodes"
+LEAF_FIELDS = frozenset({"ctx", "op", "ops"})  # fields that hold only operator and context leaves
+_FIELDS: dict[type, tuple[str, ...]] = {}  # per node class: its fields that may hold nodes worth walking
 
 
 def walk(node: ast.AST) -> list[ast.AST]:
-    """`node` and every node under it, breadth first (the order of ast.walk)."""
+    """`node` and every node under it, breadth first (the order of ast.walk), leaves aside (see above)."""
     kept = node.__dict__.get(_KEPT) if isinstance(node, (ast.stmt, ast.Module)) else None
     if kept is not None:
         return [node, *kept]
@@ -29,9 +33,12 @@ def walk(node: ast.AST) -> list[ast.AST]:
 
 
 def children(node: ast.AST) -> list[ast.AST]:
-    """The direct children of a node (ast.iter_child_nodes, as a list and faster)."""
+    """The direct children of a node (ast.iter_child_nodes, as a list, faster and without the leaves)."""
+    fields = _FIELDS.get(node.__class__)
+    if fields is None:
+        fields = _FIELDS[node.__class__] = tuple(f for f in node._fields if f not in LEAF_FIELDS)
     found: list[ast.AST] = []
-    for name in node._fields:
+    for name in fields:
         value = getattr(node, name, None)
         if value.__class__ is list:
             found.extend(item for item in value if isinstance(item, _AST))
@@ -41,5 +48,5 @@ def children(node: ast.AST) -> list[ast.AST]:
 
 
 def parents(root: ast.AST) -> dict[int, ast.AST]:
-    """id(node) -> its parent, for every node under `root`."""
+    """id(node) -> its parent, for every node under `root` (leaves aside)."""
     return {id(child): parent for parent in walk(root) for child in children(parent)}

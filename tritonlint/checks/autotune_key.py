@@ -25,7 +25,7 @@ from tritonlint.engine import MatchContext
 from tritonlint.model import JIT, Autotune, JitFunction, ModuleModel
 from tritonlint.registry import ParamSpec, Verdict, condition, fixer
 from tritonlint.source import ParsedFile
-from tritonlint.walk import parents, walk
+from tritonlint.walk import children, parents, walk
 
 LOOP_CALLS = frozenset({"range", f"{TL}.range", f"{TL}.static_range"})
 CDIV = frozenset({"triton.cdiv", f"{TL}.cdiv"})
@@ -194,7 +194,7 @@ class KernelUses:
                     continue
             if isinstance(node, ast.Name):
                 (params if node.id in self.params else locals_).add(node.id)
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(children(node))
         self._reached[id(expr)] = params, locals_
         return params, locals_
 
@@ -379,7 +379,7 @@ class KernelUses:
                     return True
                 if name in REDUCTIONS and len(node.args) < 2 and not any(k.arg == "axis" for k in node.keywords):
                     continue  # a whole tile reduced to one scalar
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(children(node))
         return False
 
     def _fixed_size(self, call: ast.Call) -> bool:
@@ -401,7 +401,7 @@ class KernelUses:
             if isinstance(node, ast.Name) and node.id not in seen and node.id in self._tiles():
                 seen.add(node.id)
                 stack.extend(self._assigned_values().get(node.id, []))
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(children(node))
         return aranges > 0
 
     def _loop_period(self, node: ast.expr) -> bool:

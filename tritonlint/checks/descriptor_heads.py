@@ -19,7 +19,7 @@ from tritonlint.engine import MatchContext
 from tritonlint.model import ModuleModel
 from tritonlint.prefilter import Token
 from tritonlint.registry import Verdict, condition, fixer
-from tritonlint.walk import walk
+from tritonlint.walk import children, walk
 
 QUERY, KV, GROUP, GENERIC, VALUE = "query", "kv", "group", "generic", "value"
 # Names (compared in lower case) and the head count they denote in attention code.
@@ -138,13 +138,13 @@ def shape_index(node: ast.expr) -> tuple[str, int] | None:
 
 def _own_nodes(function: ast.AST):
     """The nodes of a function body, without nested functions, lambdas and classes."""
-    stack = list(ast.iter_child_nodes(function))
+    stack = children(function)
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue
         yield node
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(children(node))
 
 
 class HeadScope:

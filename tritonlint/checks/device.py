@@ -18,6 +18,7 @@ from pathlib import PurePath
 
 from tritonlint.engine import MatchContext
 from tritonlint.registry import ParamSpec, condition
+from tritonlint.walk import LEAF_FIELDS
 
 _TOKEN_SEPARATORS = re.compile(r"[_\-.]+")
 
@@ -162,7 +163,9 @@ def backend_only_functions(tree: ast.Module, patterns: tuple[str, ...]) -> froze
             continue
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             references.append((node.id, in_branch, enclosing))
-        for _, value in ast.iter_fields(node):
+        for name, value in ast.iter_fields(node):
+            if name in LEAF_FIELDS:
+                continue
             if isinstance(value, list) and value and all(isinstance(v, ast.stmt) for v in value):
                 push_block(value, in_branch, enclosing)
             elif isinstance(value, list):

@@ -12,7 +12,7 @@ from tritonlint.checks.common import LocalScope
 from tritonlint.consteval import Binding, Evaluator, literal_value
 from tritonlint.model import ModuleModel
 from tritonlint.source import ParsedFile
-from tritonlint.walk import walk
+from tritonlint.walk import children, walk
 
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
@@ -20,12 +20,12 @@ _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 def own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
     """Every node of a function (or module) body, not descending into nested functions, lambdas or classes;
     the nested definitions themselves are yielded."""
-    stack = list(ast.iter_child_nodes(scope))
+    stack = children(scope)
     while stack:
         node = stack.pop()
         yield node
         if not isinstance(node, _NESTED):
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(children(node))
 
 
 class HostScope:
