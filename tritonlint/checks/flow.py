@@ -182,9 +182,15 @@ def _names(target: ast.expr) -> list[str]:
 
 
 def _union(a: Env, b: Env) -> Env:
+    if a is b:
+        return a  # an `if` without `else`, a loop body that binds nothing: common, and the sets are shared
     out = dict(a)
     for name, defs in b.items():
-        out[name] = out[name] | defs if name in out else defs
+        mine = out.get(name)
+        if mine is None:
+            out[name] = defs
+        elif mine is not defs:
+            out[name] = mine | defs
     return out
 
 
