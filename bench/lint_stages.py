@@ -44,6 +44,7 @@ def run_by_rule(self, file, module_model, project, rules):
 original_run = engine.Engine.run
 engine.Engine.run = run_by_rule
 linter.check_syntax = timed("Python ast.parse", linter.check_syntax)
+linter.syntax_problem = timed("Python syntax check without a tree (symtable)", linter.syntax_problem)
 linter.ModuleModel = timed("kernel model", model.ModuleModel)
 sg_root = functools.cached_property(timed("ast-grep parse", source.ParsedFile.sg_root.func))
 sg_root.__set_name__(source.ParsedFile, "sg_root")
