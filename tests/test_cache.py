@@ -298,3 +298,48 @@ def test_a_run_served_from_the_cache_loads_no_parser(tmp_path):
     result = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert result.returncode == 1 and "TL001" in result.stdout
     assert "loaded: []" in result.stderr
+
+
+def test_entries_of_deleted_files_are_dropped_when_the_cache_is_written(project, rules, monkeypatch):
+    (project / "k.py").write_text(KERNEL)
+    (project / "gone.py").write_text(KERNEL)
+    counting = Counting(monkeypatch)
+    counting.run(project, rules)
+    (project / "gone.py").unlink()
+    (project / "k.py").write_text(KERNEL.replace("static_range(64)", "static_range(8)"))  # something to write
+    counting.run(project, rules)
+    cache = open_cache(project / CACHE_DIR_NAME, Settings(root=project), rules, False)
+    assert sorted(Path(path).name for path in cache.entries) == ["k.py"]
+
+
+def test_cache_files_unused_for_a_month_are_removed_when_a_run_writes(project, rules, monkeypatch):
+    (project / "k.py").write_text(KERNEL)
+    folder = project / CACHE_DIR_NAME
+    old_version = folder / "0.0.1"
+    old_version.mkdir(parents=True)
+    for name in ("abc.pickle", "abc.lock"):
+        (old_version / name).write_bytes(b"x")
+    current = folder / cache_module.__version__
+    current.mkdir()
+    (current / "other-config.pickle").write_bytes(b"x")
+    (current / "other-config.lock").write_bytes(b"x")
+    (current / "recent-config.pickle").write_bytes(b"x")
+    month_ago = cache_module.time.time() - cache_module.STALE_SECONDS - 60
+    for path in [*old_version.iterdir(), current / "other-config.pickle", current / "other-config.lock"]:
+        os.utime(path, (month_ago, month_ago))
+    Counting(monkeypatch).run(project, rules)
+    assert not old_version.exists()
+    left = sorted(p.name for p in current.iterdir())
+    assert "other-config.pickle" not in left and "other-config.lock" not in left
+    assert "recent-config.pickle" in left and any(name.endswith(".pickle") and len(name) == 39 for name in left)
+
+
+def test_a_cache_in_use_is_not_stale(project, rules, monkeypatch):
+    (project / "k.py").write_text(KERNEL)
+    counting = Counting(monkeypatch)
+    counting.run(project, rules)
+    cache_file = open_cache(project / CACHE_DIR_NAME, Settings(root=project), rules, False).path
+    month_ago = cache_module.time.time() - cache_module.STALE_SECONDS - 60
+    os.utime(cache_file, (month_ago, month_ago))
+    _, linted = counting.run(project, rules)  # served from the cache, which it marks as used
+    assert linted == [] and cache_file.stat().st_mtime > month_ago + 60

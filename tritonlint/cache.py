@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 CACHE_DIR_NAME = ".tritonlint_cache"
 FORMAT = 2
 RACY_NS = 2_000_000_000
+STALE_SECONDS = 30 * 24 * 3600  # a cache file no run has used for this long is removed when a run writes
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by tritonlint.\n"
 
 Signature = tuple[int, int, int, int]  # st_mtime_ns, st_ctime_ns, st_size, st_ino
@@ -187,6 +188,8 @@ class LintCache:
         self.key = key
         self.path = folder / __version__ / f"{key}.pickle"
         self.entries = _load(self.path, key)
+        if self.entries:
+            touch(self.path)  # in use: not stale (see prune_stale)
         self.updates: dict[str, Entry] = {}
 
     def get(self, path_key: str) -> Entry | None:
@@ -202,12 +205,52 @@ class LintCache:
             return None
         try:
             write_file(self.path, lambda: {"format": FORMAT, "key": self.key,
-                                           "entries": {**_load(self.path, self.key), **self.updates}})
+                                           "entries": _existing({**_load(self.path, self.key), **self.updates},
+                                                                self.updates)})
         except OSError as exc:
             return f"cache not written: {exc.strerror or exc}"
         self.entries.update(self.updates)
         self.updates = {}
+        prune_stale(self.folder)
         return None
+
+
+def _existing(entries: dict[str, Entry], fresh: dict[str, Entry]) -> dict[str, Entry]:
+    """The entries of files that still exist: those of deleted or renamed files would stay forever."""
+    return {path: entry for path, entry in entries.items() if path in fresh or os.path.exists(path)}
+
+
+def touch(path: Path) -> None:
+    try:
+        os.utime(path)
+    except OSError:
+        pass  # read-only cache: it still serves, it just ages
+
+
+def prune_stale(folder: Path, now: float | None = None) -> None:
+    """Remove the cache files (findings of one configuration, validated rules) that no run has used for
+    STALE_SECONDS, and the version folders they leave empty: other settings, other rule files and older
+    tritonlint versions would otherwise pile up."""
+    cutoff = (time.time() if now is None else now) - STALE_SECONDS
+    try:
+        versions = [entry for entry in os.scandir(folder) if entry.is_dir(follow_symlinks=False)]
+    except OSError:
+        return
+    for version in versions:
+        try:
+            for item in os.scandir(version.path):
+                if item.name.endswith(".pickle") and item.stat(follow_symlinks=False).st_mtime < cutoff:
+                    os.unlink(item.path)
+                    lock = item.path[:-len(".pickle")] + ".lock"
+                    if os.path.exists(lock):
+                        os.unlink(lock)
+            left = [os.path.join(version.path, name) for name in os.listdir(version.path)]
+            if all(os.stat(path).st_mtime < cutoff for path in left):  # locks of runs long gone, nothing in use
+                for path in left:
+                    os.unlink(path)
+                os.rmdir(version.path)
+        except OSError:
+            continue  # another run is using it, or it is not ours to remove: leave it
 
 
 def write_file(path: Path, content: Callable[[], Any]) -> None:

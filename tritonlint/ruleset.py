@@ -403,11 +403,12 @@ def load_rules(extra_dirs: list[Path] = (), cache_folder: Path | None = None) ->
     files = rule_files(extra_dirs)
     cached = _rules_cache_path(cache_folder, files) if cache_folder is not None else None
     if cached is not None:
-        from tritonlint.cache import safe_loads
+        from tritonlint.cache import safe_loads, touch
 
         try:
             rules = safe_loads(cached.read_bytes())
             if isinstance(rules, list) and all(isinstance(r, Rule) for r in rules):
+                touch(cached)  # in use: not stale
                 return rules
         except Exception:  # noqa: BLE001 - absent or unreadable: load the files
             pass
