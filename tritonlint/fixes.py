@@ -1,5 +1,6 @@
 """Apply fixes: non-overlapping edits, newline style kept, and atomic writes that keep encoding,
-permissions and owner, and never overwrite a change made on disk meanwhile. Whether a fixed text still parses is decided by the caller, which re-parses it."""
+permissions, owner, extended attributes and hard links, and never overwrite a change made on disk
+meanwhile. Whether a fixed text still parses is decided by the caller, which re-parses it."""
 
 from __future__ import annotations
 
@@ -49,9 +50,11 @@ class WriteRefused(Exception):
 
 def write_atomic(path: Path, source: SourceText, text: str) -> None:
     """Write through a temporary file in the same folder, then rename over the original (following a
-    symlink to its target), keeping the original's encoding, BOM, permission bits and owner. Refused when
-    the file is read-only, when its encoding would not give back the bytes it was read from, or when it
-    changed on disk since it was read (an editor or another tool wrote to it meanwhile)."""
+    symlink to its target), keeping the original's encoding, BOM, permission bits, owner and extended
+    attributes (POSIX ACLs among them, where the platform has them). A file with several hard links is
+    rewritten in place instead: a rename would leave its other names with the old text. Refused when the
+    file is read-only, when its encoding would not give back the bytes it was read from, or when it changed
+    on disk since it was read (an editor or another tool wrote to it meanwhile)."""
     target = path.resolve()
     info = target.stat()  # a file deleted meanwhile fails here, before anything is written
     if not os.access(target, os.W_OK):
@@ -63,6 +66,9 @@ def write_atomic(path: Path, source: SourceText, text: str) -> None:
         data = source.encode(text)
     except UnicodeEncodeError:
         raise WriteRefused(f"a fix inserts characters that {source.encoding} cannot encode") from None
+    if info.st_nlink > 1:
+        _write_in_place(target, source, data)
+        return
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tritonlint", dir=target.parent)
     try:
         with os.fdopen(handle, "wb") as stream:
@@ -75,6 +81,7 @@ def write_atomic(path: Path, source: SourceText, text: str) -> None:
             except OSError:
                 pass  # only root may give a file away; the permission bits are kept regardless
         os.chmod(temporary, stat.S_IMODE(info.st_mode))  # after chown, which may clear setuid bits
+        _copy_xattrs(target, temporary)
         if source.data is not None and target.read_bytes() != source.data:
             raise WriteRefused("the file changed on disk while it was being linted")
         os.replace(temporary, target)
@@ -84,3 +91,31 @@ def write_atomic(path: Path, source: SourceText, text: str) -> None:
         except OSError:
             pass
         raise
+
+
+def _write_in_place(target: Path, source: SourceText, data: bytes) -> None:
+    """Overwrite a hard-linked file's content through the inode every link shares (not atomic: the price of
+    keeping the links)."""
+    with open(target, "r+b") as stream:
+        if source.data is not None and stream.read() != source.data:
+            raise WriteRefused("the file changed on disk while it was being linted")
+        stream.seek(0)
+        stream.write(data)
+        stream.truncate()
+        stream.flush()
+        os.fsync(stream.fileno())
+
+
+def _copy_xattrs(source: Path, destination: str) -> None:
+    """Extended attributes, best effort: some namespaces need privileges, some file systems have none."""
+    if not hasattr(os, "listxattr"):
+        return
+    try:
+        names = os.listxattr(source)
+    except OSError:
+        return
+    for name in names:
+        try:
+            os.setxattr(destination, name, os.getxattr(source, name))
+        except OSError:
+            pass
