@@ -292,9 +292,16 @@ class KernelUses:
         kinds = [self._work(arm, self._in_loop(node)) for arm in arms]
         return STRUCTURAL_WORK in kinds or (MATH_WORK in kinds and NO_WORK in kinds)
 
-    def _work(self, branch: list[ast.AST], in_loop: bool, depth: int = 2) -> int:
+    def _values_only(self, call: ast.Call) -> bool:
+        """No argument of the call depends on a runtime (non-constexpr) argument of the kernel: what it
+        receives was computed from loaded data and constexprs, so it carries no pointer."""
+        runtime = self.params - self.constexprs
+        return not any(self.params_of(arg) & runtime for arg in [*call.args, *(k.value for k in call.keywords)])
+
+    def _work(self, branch: list[ast.AST], in_loop: bool, depth: int = 2, own: bool = True) -> int:
         """The work statements do: STRUCTURAL_WORK (a loop, a tile load or store, tl.dot, a descriptor, a
-        helper that does any of these or that this module cannot show), MATH_WORK (transcendental math inside
+        helper that does any of these or that this module cannot show, unless the kernel hands it only
+        values it computed), MATH_WORK (transcendental math inside
         a loop) or NO_WORK. Outside loops, a load of a few elements fixed by literals (a 16-entry lookup table,
         `tl.arange(0, 16)`) is like a few scalar loads: its cost does not depend on any size or config."""
         kind = NO_WORK
@@ -321,9 +328,12 @@ class KernelUses:
                     continue  # a method of a tensor value: x.to(...), acc.reshape(...)
                 helper = self.model.local_function(sub.func.id) if isinstance(sub.func, ast.Name) else None
                 if helper is not None and helper.node is not None and helper is not self.function and depth:
-                    kind = max(kind, self._work(helper.node.body, in_loop, depth - 1))  # judged by its body
-                elif helper is None and set(name_words((name or "").rpartition(".")[2])) & MATH_HELPER_WORDS:
-                    kind = max(kind, MATH_WORK if in_loop else NO_WORK)  # exp2, log, softplus from a utility module
+                    kind = max(kind, self._work(helper.node.body, in_loop, depth - 1, own=False))  # by its body
+                elif helper is None and (set(name_words((name or "").rpartition(".")[2])) & MATH_HELPER_WORDS
+                                         or own and self._values_only(sub)):
+                    # exp2, log, softplus from a utility module; an imported helper handed only values the
+                    # kernel computed (`acc = gelu(acc)`): no pointer reaches it, so it can only do math
+                    kind = max(kind, MATH_WORK if in_loop else NO_WORK)
                 else:
                     return STRUCTURAL_WORK  # a jit helper this module cannot show (leaky_relu, gather)
                 if kind == STRUCTURAL_WORK:

@@ -12,6 +12,7 @@ chosen config's meta-parameters (META); a grid computed on the host cannot follo
 from __future__ import annotations
 
 import ast
+import copy
 from dataclasses import dataclass
 
 from tritonlint import evidence
@@ -137,7 +138,8 @@ def grid_info(ctx: MatchContext, launch: LaunchSite, host: HostScope) -> GridInf
             params = definition.args.args
             if len(returns) != 1 or not params:
                 return None
-            return _axes(returns[0], params[0].arg, None)
+            body = _inline_locals(definition, returns[0])
+            return _axes(body, params[0].arg, None) if body is not None else None
         used_once = host.reads.get(grid.id, 0) == 1 and host.node is not None and value is not None \
             and grid.id in host.values
         grid, editable = value, (value if used_once else None)
@@ -149,6 +151,48 @@ def grid_info(ctx: MatchContext, launch: LaunchSite, host: HostScope) -> GridInf
     if isinstance(grid, (ast.Tuple, ast.List)):
         return _axes(grid, None, editable)
     return None
+
+
+def _inline_locals(definition: ast.FunctionDef | ast.AsyncFunctionDef, expr: ast.expr) -> ast.expr | None:
+    """A grid function's return value with its own local names replaced by their values
+    (`BLOCK_N = META["BLOCK_N"]; return (triton.cdiv(n, BLOCK_N),)` reads META), or None when it reads a
+    local bound otherwise than once by a plain assignment: what that holds is not known, so no finding."""
+    arguments = definition.args
+    params = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                              arguments.vararg, arguments.kwarg) if a is not None}
+    sites: dict[str, list[ast.expr | None]] = {}  # local name -> the value of each binding (None: not plain)
+    plain: set[int] = set()  # the target names of plain assignments
+    for node in walk(definition)[1:]:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            sites.setdefault(node.targets[0].id, []).append(node.value)
+            plain.add(id(node.targets[0]))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            sites.setdefault(node.target.id, []).append(node.value)
+            plain.add(id(node.target))
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and id(node) not in plain:
+            sites.setdefault(node.id, []).append(None)  # unpacking, loop targets, with ... as, walrus, del
+    for name in params & set(sites):
+        sites[name].append(None)  # a parameter rebound: its value depends on the path
+    values = {name: found[0] for name, found in sites.items() if len(found) == 1 and found[0] is not None}
+    opaque = set(sites) - set(values)
+
+    class Inline(ast.NodeTransformer):
+        depth = 0
+        unknown = False
+
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            if node.id in opaque:
+                self.unknown = True
+            if node.id in values and self.depth < 8:
+                self.depth += 1
+                replaced = self.visit(copy.deepcopy(values[node.id]))
+                self.depth -= 1
+                return replaced
+            return node
+
+    inliner = Inline()
+    inlined = inliner.visit(copy.deepcopy(expr))
+    return None if inliner.unknown else inlined
 
 
 def _axes(body: ast.expr, meta_param: str | None, editable: ast.expr | None) -> GridInfo:

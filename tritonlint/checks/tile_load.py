@@ -7,7 +7,8 @@ silent, and so does a tile that is transformed in registers before the tl.dot. O
 are reported: the address changes every iteration and the tl.dot that uses the tile runs in that same loop
 (a tile loaded once per outer iteration and reused by an inner loop's tl.dot is not). A raw load that is
 the fallback arm of a branch whose other arm loads the same tile through a tensor descriptor is not
-reported either: the kernel already has the descriptor path.
+reported either, nor a kernel the host launches only where a branch's other arm makes descriptors: the
+descriptor path already exists. Modules written for a Triton older than tensor descriptors are skipped.
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ from tritonlint.checks.transpose import (
     varies_in,
 )
 from tritonlint.engine import MatchContext
-from tritonlint.model import ModuleModel
+from tritonlint.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.registry import Verdict, condition, fixer
-from tritonlint.walk import walk
+from tritonlint.walk import parents, walk
 
 LOAD = f"{TL}.load"
 MIN_TARGET = 90  # TMA tensor descriptors: Hopper and newer
@@ -116,8 +117,60 @@ def has_descriptor_path(model: ModuleModel, flow: FunctionFlow, load: ast.Call) 
     return False
 
 
+# Host calls that make tensor descriptors (Triton 3.4+) or TMA descriptors (the experimental API of 3.0-3.3).
+HOST_DESCRIPTOR_CALLS = frozenset({"TensorDescriptor", "from_tensor", "make_tensor_descriptor",
+                                   "create_1d_tma_descriptor", "create_2d_tma_descriptor",
+                                   "fill_1d_tma_descriptor", "fill_2d_tma_descriptor"})
+
+
+def launched_as_fallback(model: ModuleModel, function: JitFunction) -> bool:
+    """Every launch of the kernel in this module sits in an arm of a host `if` whose other arm makes tensor
+    descriptors (`if run_tma: ... TensorDescriptor.from_tensor(...) ... else: raw_kernel[grid](...)`): the
+    kernel is the fallback for GPUs or inputs without TMA, and the descriptor path already exists."""
+    launches = [launch for launch in model.launches if model.kernel_for(launch) is function]
+    return bool(launches) and all(_in_fallback_arm(launch) for launch in launches)
+
+
+def _in_fallback_arm(launch: LaunchSite) -> bool:
+    root = launch.scope if launch.scope is not None else None
+    if root is None:
+        return False
+    up = parents(root)
+    child, parent = launch.node, up.get(id(launch.node))
+    while parent is not None:
+        if isinstance(parent, ast.If):
+            other = parent.orelse if any(child is s for s in parent.body) else parent.body
+            if any(isinstance(n, ast.Call) and _callee_word(n.func) in HOST_DESCRIPTOR_CALLS
+                   for arm in other for n in walk(arm)):
+                return True
+        if parent is root:
+            return False
+        child, parent = parent, up.get(id(parent))
+    return False
+
+
+def _callee_word(func: ast.expr) -> str | None:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
 def _targets_tma_and_calls_dot(model: ModuleModel, target: int | None) -> bool:
-    return target is not None and target >= MIN_TARGET and calls_dot(model, target)
+    return target is not None and target >= MIN_TARGET and calls_dot(model, target) and not predates_descriptors(model)
+
+
+def predates_descriptors(model: ModuleModel) -> bool:
+    """The module uses an API that Triton removed before it had tensor descriptors (3.3/3.4): tl.dot's
+    `trans_a=`/`trans_b=` (removed in 2.1) or a `triton.ops` import outside try (removed in 3.2). No Triton
+    that can make a descriptor runs this code, so suggesting one is moot until it is ported."""
+    key = ("predates-descriptors", 0)
+    if key not in model.memo:
+        imports = any(isinstance(statement, ast.ImportFrom) and (statement.module or "").startswith("triton.ops")
+                      or isinstance(statement, ast.Import) and any(a.name.startswith("triton.ops") for a in statement.names)
+                      for statement in model.tree.body)  # top level: a guarded import sits inside a try
+        model.memo[key] = imports or any(
+            isinstance(node, ast.Call) and model.qualify(node.func) in DOTS
+            and any(keyword.arg in ("trans_a", "trans_b") for keyword in node.keywords)
+            for function in model.functions if function.node is not None for node in walk(function.node))
+    return model.memo[key]
 
 
 @condition("raw-2d-tile-load", provides=("tile", "loop", "target"), prefilter=mentions_dot,
@@ -147,7 +200,7 @@ def raw_2d_tile_load(ctx: MatchContext) -> Verdict | None:
         return None
     loop = loops[0]
     if not varies_in(flow, pointer, loop) or not feeds_dot(ctx.model, flow, call, loop) \
-            or has_descriptor_path(ctx.model, flow, call):
+            or has_descriptor_path(ctx.model, flow, call) or launched_as_fallback(ctx.model, function):
         return None
     layout = tile_layout(ctx, call, flow, loop, indices)
     tile = f"`{layout.base}` [{layout.rows.block}, {layout.cols.block}]" if layout else "a 2-D tile"
