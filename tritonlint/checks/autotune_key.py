@@ -615,6 +615,31 @@ def not_specialized(model: ModuleModel, kernel: JitFunction) -> set[str]:
     return names
 
 
+def _positional_values(nodes: list[ast.expr | None]) -> tuple[list[ast.expr | None], bool]:
+    """Positional launch arguments with `*(a, b)` and `*((a, b) if c else (0, 0))` spread out, up to a
+    starred argument of unknown length (then True: an unnamed argument may bind any later parameter)."""
+    values: list[ast.expr | None] = []
+    for node in nodes:
+        if not isinstance(node, ast.Starred):
+            values.append(node)
+            continue
+        spread = _spread(node.value)
+        if spread is None:
+            return values, True
+        values.extend(spread)
+    return values, False
+
+
+def _spread(expr: ast.expr) -> list[ast.expr] | None:
+    if isinstance(expr, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in expr.elts):
+        return list(expr.elts)
+    if isinstance(expr, ast.IfExp):
+        body, orelse = _spread(expr.body), _spread(expr.orelse)
+        if body is not None and orelse is not None and len(body) == len(orelse):
+            return [ast.copy_location(ast.IfExp(expr.test, b, o), expr) for b, o in zip(body, orelse)]
+    return None
+
+
 class LaunchValues:
     """What this module's launches of the kernel pass, reduced to the host values they derive from."""
 
@@ -625,11 +650,10 @@ class LaunchValues:
         for launch in model.launches:
             if model.kernel_for(launch) is not kernel and not _chooses(model, launch, kernel):
                 continue
-            positional = [a for a in launch.args if a.name is None]
-            starred = next((i for i, a in enumerate(positional) if isinstance(a.node, ast.Starred)), None)
-            passed = {p.name: a.node for p, a in zip(kernel.params, positional[:starred]) if a.node is not None}
+            values, unknown_length = _positional_values([a.node for a in launch.args if a.name is None])
+            passed = {p.name: value for p, value in zip(kernel.params, values) if value is not None}
             passed.update({a.name: a.node for a in launch.args if a.name and a.node is not None})
-            if starred is not None or any(kw.arg is None for kw in launch.node.keywords):  # *args, **kwargs
+            if unknown_length or any(kw.arg is None for kw in launch.node.keywords):  # *args, **kwargs
                 self.open.add(len(self.sites))
             self.sites.append((HostScope.of(model, launch.scope), passed))
         self._add_handoffs(kernel)
