@@ -91,14 +91,16 @@ def _computed(parts: list[Origin]) -> Origin:
 
 def _either(parts: list[Origin]) -> Origin:
     """A value that is one of `parts` (several assignments reach it): silent unless they agree. An initial
-    constant (the zeros of an accumulator) does not change what the value is."""
+    constant (the zeros of an accumulator) does not change what the value is. It is a tl.dot result only
+    when every computed assignment makes it one: `if G == 1: qk = tl.sum(...) else: qk = tl.dot(...)` is
+    no dot result where the `G == 1` code uses it."""
     kinds = {p.kind for p in parts}
     if not parts or "unknown" in kinds or {"loaded", "computed"} <= kinds:
         return UNKNOWN
     for kind in ("computed", "loaded", "index"):
         found = [p for p in parts if p.kind == kind]
         if found:
-            return DOT_RESULT if DOT_RESULT in found else found[0]
+            return next((p for p in found if p != DOT_RESULT), DOT_RESULT)
     return CONSTANT
 
 
