@@ -36,7 +36,9 @@ TILE_MAKERS = BLOCK_POINTERS | {ARANGE, f"{TL}.zeros", f"{TL}.full", f"{TL}.broa
 # Reductions: over a whole tile (no axis) they give one scalar (`sq += tl.sum(x * x)`).
 REDUCTIONS = frozenset(f"{TL}.{n}" for n in ("sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum"))
 TRANSCENDENTAL = frozenset({"exp", "exp2", "log", "log2", "tanh", "sigmoid", "sqrt", "rsqrt", "sqrt_rn", "erf", "sin",
-                            "cos", "pow", "fdiv", "div_rn", "softmax", "log1p", "expm1"})
+                            "cos", "pow", "fdiv", "div_rn", "softmax", "log1p", "expm1",
+                            # Philox random numbers (dropout): ten rounds of integer multiplies per element
+                            "rand", "randn", "randint", "randint4x", "rand4x", "randn4x", "philox"})
 # Meta-parameters that configs usually set, presumed tuned when the configs cannot be read.
 TUNING_KNOBS = frozenset({"split_k", "group_size_m", "group_m", "group_size", "num_stages", "num_warps", "num_ctas",
                           "a_load_order", "waves_per_eu", "matrix_instr_nonkdim", "kpack", "warp_specialize"})
@@ -96,6 +98,7 @@ class KernelUses:
         self._guards: dict[int, set[str]] | None = None
         self._tile_names: set[str] | None = None
         self._masks: set[int] | None = None
+        self._tensors: set[str] | None = None
         self.optional_guards: dict[str, set[str]] = {}  # flag -> the tensor arguments it alone guards
         self.truth_guards: set[str] = set()  # those of them tested for truth alone (`if HAS_X:`), never compared
         self._values: dict[str, list[ast.expr]] | None = None
@@ -267,11 +270,33 @@ class KernelUses:
             self._param_uses = [n for n in walk(self.function.node)  # type: ignore[arg-type]
                                 if isinstance(n, ast.Name) and n.id in self.params]
         outside = {n.id for n in self._param_uses if not self._guarded(n, flags)}
-        guarded = inside - outside - self.constexprs
+        guarded = (inside - outside - self.constexprs) & self._tensor_like()
         for flag in flags if guarded else ():
             self.optional_guards.setdefault(flag, set()).update(guarded)
             if _truth_test(branch.test):
                 self.truth_guards.add(flag)
+
+    def _tensor_like(self) -> set[str]:
+        """Parameters that may be tensors: they reach the address of a load, store or descriptor, or go to a
+        helper that may use them so. A scalar used only in arithmetic (a dropout seed or rate) is never None
+        when its flag is off, so Triton's key does not tell the two paths apart through it."""
+        if self._tensors is None:
+            self._tensors = set()
+            for node in walk(self.function.node):  # type: ignore[arg-type]
+                if not isinstance(node, ast.Call):
+                    continue
+                name = self.model.qualify(node.func) or ""
+                if name in MEMORY_CALLS or name in BLOCK_POINTERS:
+                    pointer = self._pointer(node)
+                    reaching = [pointer] if pointer is not None else []
+                elif name.startswith(TL + ".") or isinstance(node.func, ast.Attribute) and not name \
+                        or isinstance(node.func, ast.Name) and hasattr(builtins, node.func.id):
+                    continue
+                else:
+                    reaching = [*node.args, *(k.value for k in node.keywords)]
+                for expr in reaching:
+                    self._tensors |= self.params_of(expr)
+        return self._tensors
 
     def _guarded(self, name: ast.Name, flags: set[str]) -> bool:
         if self._guards is None:
@@ -615,6 +640,22 @@ def not_specialized(model: ModuleModel, kernel: JitFunction) -> set[str]:
     return names
 
 
+def _dereferenced(arguments, name: str) -> bool:
+    """Some launch argument reads an attribute of `name` on every path (`cache_mask.stride(0)`): that
+    tensor is never None at this launch."""
+    for argument in arguments:
+        pending = [argument]
+        while pending:
+            node = pending.pop()
+            if isinstance(node, ast.IfExp):
+                pending.append(node.test)  # what the arms do happens on one path only
+                continue
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name:
+                return True
+            pending.extend(children(node))
+    return False
+
+
 def _positional_values(nodes: list[ast.expr | None], scope: HostScope) -> tuple[list[ast.expr | None], bool]:
     """Positional launch arguments with `*(a, b)`, `*((a, b) if c else (0, 0))` and `*args` of a local
     tuple spread out, up to a starred argument of unknown length (then True: an unnamed argument may bind
@@ -814,7 +855,8 @@ class LaunchValues:
             values = [passed.get(tensor) for tensor in tensors]
             if index in self.open or flag is None:
                 return False
-            through = all(isinstance(v, ast.Name) and _is_parameter(scope, v.id) for v in [flag, *values])
+            through = all(isinstance(v, ast.Name) and _is_parameter(scope, v.id) for v in [flag, *values]) \
+                and not any(_dereferenced(passed.values(), v.id) for v in values)  # type: ignore[union-attr]
             if not (through or any(v is not None and _may_be_none(scope, v) for v in values)):
                 return False
         return True
