@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from tritonlint import evidence
-from tritonlint.checks.common import DESCRIPTOR_METHODS, MEMORY_CALLS, TL
+from tritonlint.checks.common import DESCRIPTOR_METHODS, MEMORY_CALLS, TL, last_name
 from tritonlint.checks.flow import flow_of
 from tritonlint.checks.host import HostScope
 from tritonlint.checks.names import is_block_name, name_words
@@ -817,7 +817,7 @@ class LaunchValues:
     def _reads_dtype(expr: ast.expr) -> bool:
         """`x.dtype == ...`, `w_dtype.is_floating_point`, `kv_cache_dtype == "fp8"`."""
         for node in walk(expr):
-            word = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+            word = last_name(node)
             if word is not None and (_DTYPE_TEXT.search(word)):
                 return True
         return False

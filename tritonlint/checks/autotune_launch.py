@@ -16,6 +16,7 @@ import copy
 from dataclasses import dataclass
 
 from tritonlint import evidence
+from tritonlint.checks.common import last_name
 from tritonlint.checks.host import HostScope, remove_arguments
 from tritonlint.checks.names import is_block_name
 from tritonlint.consteval import Value
@@ -227,14 +228,6 @@ def _meta_keys(node: ast.AST, meta_param: str | None) -> set[str]:
             and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str)}
 
 
-def _host_name(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return None
-
-
 def frozen_grid(ctx: MatchContext, kernel: JitFunction, launch: LaunchSite, host: HostScope) -> list[FrozenGrid]:
     autotune = kernel.autotune
     assert autotune is not None
@@ -267,7 +260,7 @@ def frozen_grid(ctx: MatchContext, kernel: JitFunction, launch: LaunchSite, host
         axis_tiles = set(kernel.tiles.get(axis_index, ())) if info.tupled else set()
         for divisor, editable in candidates:
             text = ast.unparse(divisor)
-            name = _host_name(divisor)
+            name = last_name(divisor)
             meta = None
             if name is not None:
                 meta = next((t for t in tuned if t.lower() == name.lower()), None)

@@ -86,6 +86,11 @@ def touches_memory(model: ModuleModel, body: list[ast.stmt], depth: int = 2) -> 
     return False
 
 
+def last_name(expr: ast.AST) -> str | None:
+    """The last name of `x` or `a.b.x`: x."""
+    return expr.attr if isinstance(expr, ast.Attribute) else expr.id if isinstance(expr, ast.Name) else None
+
+
 def launches_of(model: ModuleModel, function: JitFunction) -> list:
     return [launch for launch in model.launches if model.kernel_for(launch) is function]
 

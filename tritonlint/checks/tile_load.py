@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 
-from tritonlint.checks.common import TL
+from tritonlint.checks.common import TL, last_name, launches_of
 from tritonlint.checks.descriptor_form import Layout, descriptor_edits, tile_layout
 from tritonlint.checks.flow import FunctionFlow, Loop, flow_of
 from tritonlint.checks.indexing import Indices, load_pointer
@@ -127,12 +127,12 @@ def launched_as_fallback(model: ModuleModel, function: JitFunction) -> bool:
     """Every launch of the kernel in this module sits in an arm of a host `if` whose other arm makes tensor
     descriptors (`if run_tma: ... TensorDescriptor.from_tensor(...) ... else: raw_kernel[grid](...)`): the
     kernel is the fallback for GPUs or inputs without TMA, and the descriptor path already exists."""
-    launches = [launch for launch in model.launches if model.kernel_for(launch) is function]
+    launches = launches_of(model, function)
     return bool(launches) and all(_in_fallback_arm(launch) for launch in launches)
 
 
 def _in_fallback_arm(launch: LaunchSite) -> bool:
-    root = launch.scope if launch.scope is not None else None
+    root = launch.scope
     if root is None:
         return False
     up = parents(root)
@@ -140,17 +140,13 @@ def _in_fallback_arm(launch: LaunchSite) -> bool:
     while parent is not None:
         if isinstance(parent, ast.If):
             other = parent.orelse if any(child is s for s in parent.body) else parent.body
-            if any(isinstance(n, ast.Call) and _callee_word(n.func) in HOST_DESCRIPTOR_CALLS
+            if any(isinstance(n, ast.Call) and last_name(n.func) in HOST_DESCRIPTOR_CALLS
                    for arm in other for n in walk(arm)):
                 return True
         if parent is root:
             return False
         child, parent = parent, up.get(id(parent))
     return False
-
-
-def _callee_word(func: ast.expr) -> str | None:
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
 
 
 def _targets_tma_and_calls_dot(model: ModuleModel, target: int | None) -> bool:
