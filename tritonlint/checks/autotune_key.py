@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import io
 import re
 import tokenize
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -109,6 +111,7 @@ class KernelUses:
         # one walk of each finds is kept, by node.
         self._walked: dict[int, tuple[frozenset[str], list[ast.Call]]] = {}
         self._reached: dict[int, tuple[set[str], set[str]]] = {}
+        self._along: dict[int, bool] = {}  # _along_block by node; cleared while along_block still grows
         if function.node is not None:
             self._derive(function.node)
             self._scan(function.node, depth)
@@ -126,6 +129,7 @@ class KernelUses:
                     if name not in names and test(value):
                         names.add(name)
                         changed = True
+                        self._along.clear()  # what was not along a block may be now
         reached = [(name, self._reach(value)) for name, value in pairs]
         changed = True
         while changed:
@@ -215,16 +219,36 @@ class KernelUses:
         return not self._walk(expr)[0].isdisjoint(self.tuned)
 
     def _along_block(self, expr: ast.AST) -> bool:
-        names, calls = self._walk(expr)
-        return not names.isdisjoint(self.along_block) or any(
-            self.model.qualify(call.func) == ARANGE and call.args and self._mentions_tuned(call.args[-1])
-            for call in calls)
+        """The expression holds positions along a tuned block (`offs = start + tl.arange(0, BLOCK)`); a value
+        loaded from such positions is data, not a position (`idx = tl.load(IDX + offs)`)."""
+        found = self._along.get(id(expr))
+        if found is None:
+            found = False
+            stack = [expr]
+            while stack and not found:
+                node = stack.pop()
+                if isinstance(node, ast.Name):
+                    found = node.id in self.along_block
+                    continue
+                if isinstance(node, ast.Call):
+                    name = self.model.qualify(node.func)
+                    if name in MEMORY_CALLS or name is None and isinstance(node.func, ast.Attribute) \
+                            and node.func.attr in DESCRIPTOR_METHODS:
+                        continue
+                    if name == ARANGE and node.args and self._mentions_tuned(node.args[-1]):
+                        found = True
+                        continue
+                stack.extend(children(node))
+            self._along[id(expr)] = found
+        return found
 
     # ---- uses -----------------------------------------------------------------------------------------
     def _note(self, names: set[str], kind: str, node: ast.AST, text: str | None = None) -> None:
         for name in sorted(names):
             if kind == "mode" and name not in self.constexprs:
                 continue
+            if kind != "mode" and "stride" in name_words(name):
+                continue  # a stride scales positions and bounds alike (`h * stride < H * stride`): layout, not size
             current = self.reasons.get(name)
             if current is None or KINDS.index(kind) < KINDS.index(current.kind):
                 self.reasons[name] = Reason(kind, node.lineno, text or _short(ast.unparse(node)))  # type: ignore[attr-defined]
@@ -315,7 +339,28 @@ class KernelUses:
         transcendental math inside a loop (a soft cap on every tile). Choosing between two formulas (exp or
         exp2, softplus or sigmoid) changes no work."""
         kinds = [self._work(arm, self._in_loop(node)) for arm in arms]
+        if kinds == [STRUCTURAL_WORK, STRUCTURAL_WORK] and self._operations(arms[0]) == self._operations(arms[1]):
+            return False  # the same loads, stores, dots and loops in both arms: a formula or a layout differs
         return STRUCTURAL_WORK in kinds or (MATH_WORK in kinds and NO_WORK in kinds)
+
+    def _operations(self, arm: list[ast.AST]) -> Counter:
+        """What an arm does that costs, as written (casts aside): its loops, memory and descriptor calls,
+        tl.dot calls and helper calls. Two arms that differ only around these (a sign, a scale, an index
+        cast) do the same work; arms that address memory differently (another layout) do not."""
+        found: Counter = Counter()
+        for part in arm:
+            for sub in walk(part):
+                if isinstance(sub, (ast.For, ast.AsyncFor, ast.While)):
+                    found["loop " + _without_casts(sub.iter if isinstance(sub, (ast.For, ast.AsyncFor)) else sub.test)] += 1
+                elif isinstance(sub, ast.Call):
+                    name = self.model.qualify(sub.func)
+                    costly = name in MEMORY_CALLS or name in BLOCK_POINTERS \
+                        or name is None and isinstance(sub.func, ast.Attribute) and sub.func.attr in DESCRIPTOR_METHODS \
+                        or isinstance(sub.func, ast.Name) and not hasattr(builtins, sub.func.id) \
+                        or name is not None and not name.startswith(TL + ".")
+                    if costly:
+                        found[_without_casts(sub)] += 1
+        return found
 
     def _values_only(self, call: ast.Call) -> bool:
         """No argument of the call depends on a runtime (non-constexpr) argument of the kernel: what it
@@ -638,6 +683,20 @@ def not_specialized(model: ModuleModel, kernel: JitFunction) -> set[str]:
                         if isinstance(value, str):
                             names.add(value)
     return names
+
+
+def _without_casts(node: ast.AST) -> str:
+    """The text of an expression with its casts removed: `x.to(tl.int64)` and `tl.cast(x, ...)` read as x."""
+    class Strip(ast.NodeTransformer):
+        def visit_Call(self, call: ast.Call) -> ast.AST:
+            self.generic_visit(call)
+            if isinstance(call.func, ast.Attribute) and call.func.attr == "to":
+                return call.func.value
+            if last_name(call.func) == "cast" and call.args:
+                return call.args[0]
+            return call
+
+    return ast.unparse(Strip().visit(copy.deepcopy(node)))
 
 
 def _dereferenced(arguments, name: str) -> bool:
