@@ -498,17 +498,58 @@ class ModuleModel:
         return None
 
     def _returned_constant(self, name: str) -> ast.expr | None:
-        """What a module-level function without parameters returns, when its body is just `return <expr>`."""
+        """What a module-level function without parameters returns: its `return <expr>`, after plain
+        assignments and `if` tests that are decided with no environment variable set
+        (`if os.getenv("DISABLE_AUTOTUNE", "1") == "1": return [one config]`: the default path)."""
         definitions = [n for n in self.tree.body if isinstance(n, ast.FunctionDef) and n.name == name]
         if len(definitions) != 1 or name in self.assignments:
             return None
         function = definitions[0]
-        body = [stmt for stmt in function.body if not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))]
         arguments = function.args
         if arguments.posonlyargs or arguments.args or arguments.kwonlyargs or arguments.vararg or arguments.kwarg:
             return None
-        if len(body) == 1 and isinstance(body[0], ast.Return):
-            return body[0].value
+        local: dict[str, ast.expr] = {}
+        for stmt in function.body:
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+                continue  # the docstring
+            if isinstance(stmt, ast.Return):
+                return stmt.value
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                local[stmt.targets[0].id] = stmt.value
+                continue
+            if isinstance(stmt, ast.If) and len(stmt.body) == 1 and isinstance(stmt.body[0], ast.Return) \
+                    and not stmt.orelse:
+                decided = self._default_truth(stmt.test, local)
+                if decided is True:
+                    return stmt.body[0].value
+                if decided is False:
+                    continue
+            return None
+        return None
+
+    def _default_truth(self, test: ast.expr, local: dict[str, ast.expr], depth: int = 0) -> bool | None:
+        """A test decided with no environment variable set: `os.getenv("X", "1") == "1"` and the like."""
+        if depth > 8:
+            return None
+        if isinstance(test, ast.Name) and test.id in local:
+            return self._default_truth(local[test.id], local, depth + 1)
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self._default_truth(test.operand, local, depth + 1)
+            return None if inner is None else not inner
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq)):
+            left, right = (self._environment_default(side) for side in (test.left, test.comparators[0]))
+            left = left if left is not None else literal_value(test.left)
+            right = right if right is not None else literal_value(test.comparators[0])
+            if isinstance(left, str) and isinstance(right, str):
+                return (left == right) == isinstance(test.ops[0], ast.Eq)
+        return None
+
+    def _environment_default(self, expr: ast.expr) -> str | None:
+        """The default of `os.getenv("X", "d")` / `os.environ.get("X", "d")`: its value when X is not set."""
+        if isinstance(expr, ast.Call) and self.qualify(expr.func) in ("os.getenv", "os.environ.get") \
+                and len(expr.args) == 2 and not expr.keywords:
+            default = literal_value(expr.args[1])
+            return default if isinstance(default, str) else None
         return None
 
     def _expand_comprehension(self, generators: list[ast.comprehension], env: dict) -> list[dict] | None:
@@ -799,14 +840,16 @@ class _Statements:
                         roots.extend(v for v in value if isinstance(v, ast.AST))
                 _calls_with_scope(roots, inner, launch_lines, self.calls)
             for name in blocks:
+                live = search  # the statements after a raise or return in a block never run: no launch there
                 for child in getattr(node, name):
                     if isinstance(child, (ast.Import, ast.ImportFrom)):
                         imports.append((depth + 1, child.lineno, child.col_offset, child))
                     elif isinstance(child, _DEFINITIONS):
                         self.definitions.append((child, nested))
-                        stack.append((child, True, depth + 1, child, search))
+                        stack.append((child, True, depth + 1, child, live))
                     else:
-                        stack.append((child, nested or isinstance(child, ast.ClassDef), depth + 1, scope, search))
+                        stack.append((child, nested or isinstance(child, ast.ClassDef), depth + 1, scope, live))
+                    live = live and not isinstance(child, (ast.Raise, ast.Return, ast.Continue, ast.Break))
         imports.sort(key=lambda item: item[:3])
         self.imports = [item[3] for item in imports]
 

@@ -254,7 +254,12 @@ class KernelUses:
                 self.reasons[name] = Reason(kind, node.lineno, text or _short(ast.unparse(node)))  # type: ignore[attr-defined]
 
     def _scan(self, root: ast.AST, depth: int) -> None:
-        for node in walk(root):
+        nodes = walk(root)
+        dead = {id(sub) for node in nodes if isinstance(node, ast.If) and _never_true(node.test)
+                for stmt in node.body for sub in walk(stmt)}  # `if ... and False:`: code switched off
+        for node in nodes:
+            if id(node) in dead:
+                continue
             if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, ast.Call):
                 call = node.iter
                 name = self.model.qualify(call.func) or (call.func.id if isinstance(call.func, ast.Name) else None)
@@ -685,6 +690,15 @@ def not_specialized(model: ModuleModel, kernel: JitFunction) -> set[str]:
     return names
 
 
+def _never_true(test: ast.expr) -> bool:
+    """A test written to be false: `False`, `0`, `... and False`."""
+    if isinstance(test, ast.Constant):
+        return not test.value
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_never_true(value) for value in test.values)
+    return False
+
+
 def _without_casts(node: ast.AST) -> str:
     """The text of an expression with its casts removed: `x.to(tl.int64)` and `tl.cast(x, ...)` read as x."""
     class Strip(ast.NodeTransformer):
@@ -781,7 +795,8 @@ class LaunchValues:
         self.sites: list[tuple[HostScope, dict[str, ast.expr]]] = []
         self.open: set[int] = set()  # indices of launches with *args or **kwargs: an unnamed argument may be there
         for launch in model.launches:
-            if model.kernel_for(launch) is not kernel and not _chooses(model, launch, kernel):
+            facts = {} if model.kernel_for(launch) is kernel else _chooses(model, launch, kernel)
+            if facts is None:
                 continue
             scope = HostScope.of(model, launch.scope)
             values, unknown_length = _positional_values([a.node for a in launch.args if a.name is None], scope)
@@ -795,7 +810,7 @@ class LaunchValues:
                     passed.update(unpacked)
             if unknown_length:
                 self.open.add(len(self.sites))
-            self.sites.append((scope, passed))
+            self.sites.append((scope, {name: _known(value, facts) for name, value in passed.items()}))
         self._add_handoffs(kernel)
 
     def _add_handoffs(self, kernel: JitFunction) -> None:
@@ -1033,15 +1048,36 @@ def _is_parameter(scope: HostScope, name: str) -> bool:
     return name in params and scope.values.get(name) == [None]
 
 
-def _chooses(model: ModuleModel, launch, kernel: JitFunction) -> bool:
+def _chooses(model: ModuleModel, launch, kernel: JitFunction) -> dict[str, bool] | None:
     """`kernel = a if static else b; kernel[grid](...)` (or an if/else assigning it): a launch through a local
-    name that may pick this kernel."""
+    name that may pick this kernel. None when it cannot; else what the choice tells about the launch's own
+    names: in `a if use_label else b`, `use_label` is True wherever `a` runs (empty when nothing is known)."""
     callee = launch.node.func.value
     if not isinstance(callee, ast.Name) or launch.scope is None:
-        return False
+        return None
     values = HostScope.of(model, launch.scope).values_of(callee.id) or []
-    return any(isinstance(n, ast.Name) and model.qualify(n) == kernel.qualname
-               for value in values if isinstance(value, (ast.IfExp, ast.BoolOp, ast.Name)) for n in walk(value))
+    picks = [value for value in values if isinstance(value, (ast.IfExp, ast.BoolOp, ast.Name))
+             and any(isinstance(n, ast.Name) and model.qualify(n) == kernel.qualname for n in walk(value))]
+    if not picks:
+        return None
+    if len(values) != 1 or not isinstance(picks[0], ast.IfExp):
+        return {}
+    choice = picks[0]
+    arm = [side for side in (True, False) if model.qualify(choice.body if side else choice.orelse) == kernel.qualname]
+    test, negated = choice.test, False
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, negated = test.operand, True
+    if len(arm) != 1 or not isinstance(test, ast.Name):
+        return {}
+    return {test.id: arm[0] != negated}
+
+
+def _known(value: ast.expr, facts: dict[str, bool]) -> ast.expr:
+    """A launch argument with what the kernel choice tells: `USE_LABEL=use_label` is True for the kernel the
+    launch runs only when use_label is."""
+    if isinstance(value, ast.Name) and value.id in facts:
+        return ast.copy_location(ast.Constant(facts[value.id]), value)
+    return value
 
 
 # ---- the condition and the fixer -------------------------------------------------------------------------
