@@ -116,6 +116,36 @@ def test_tl003_suggestion_folds_the_pointer_advance_into_the_offset(rules):
     assert b.fix.edits[1].content == "b_desc.load([k * BLOCK_SIZE_K, tl.program_id(1) * BLOCK_SIZE_N])"
 
 
+def test_tl003_suggestion_for_a_transposed_view_describes_the_tensors_own_layout(rules):
+    # The tile is read with unit stride along its rows: TMA needs the last dimension contiguous, so the
+    # suggestion describes the tensor as it lies in memory and transposes the loaded tile.
+    found = _codes(lint_code(TRANSPOSED_VIEW, rules, select=["TL003"]), "TL003")
+    make, load = (edit.content for edit in found[1].fix.edits)
+    assert "strides=[stride_y0, 1], block_shape=[BLOCK_N, BLOCK_K]" in make
+    assert load == "tl.trans(y_desc.load([tl.program_id(1) * BLOCK_N, k]))"
+    assert not any("is 1" in note for note in found[1].notes)
+
+
+TRANSPOSED_VIEW = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def kernel(x_ptr, y_ptr, out_ptr, M, N, K, stride_x0, stride_y0,
+           BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, K, BLOCK_K):
+        offs_k = k + tl.arange(0, BLOCK_K)
+        x = tl.load(x_ptr + offs_m[:, None] * stride_x0 + offs_k[None, :], mask=offs_k[None, :] < K, other=0.0)
+        yt = tl.load(y_ptr + offs_k[:, None] + offs_n[None, :] * stride_y0, mask=offs_k[:, None] < K, other=0.0)
+        acc = tl.dot(x, yt, acc)
+    tl.store(out_ptr + offs_m[:, None] * N + offs_n[None, :], acc)
+"""
+
+
 def test_tl003_suggestion_is_never_applied(rules):
     result = lint_code(GEMM, rules, select=["TL003"], mode=FixMode.DIFF, unsafe=True)
     assert result.fixed is None

@@ -258,16 +258,21 @@ def descriptor_edits(ctx: MatchContext, call: ast.Call, loop: Loop, layout: Layo
     prefix = _tl_prefix(ctx, call)
     desc = _descriptor_name(layout.base)
     rows, cols = layout.rows, layout.cols
+    # TMA needs the last dimension contiguous: a tile read as a transposed view (unit stride along its rows)
+    # is described in the tensor's own layout and transposed after the load.
+    transposed = rows.stride == "1" and cols.stride != "1"
+    outer, inner = (cols, rows) if transposed else (rows, cols)
     indent = " " * loop.col_offset
-    make = (f"{indent}{desc} = {prefix}.make_tensor_descriptor({layout.base}, shape=[{rows.bound}, {cols.bound}], "
-            f"strides=[{rows.stride}, {cols.stride}], block_shape=[{rows.block}, {cols.block}])\n")
+    make = (f"{indent}{desc} = {prefix}.make_tensor_descriptor({layout.base}, shape=[{outer.bound}, {inner.bound}], "
+            f"strides=[{outer.stride}, {inner.stride}], block_shape=[{outer.block}, {inner.block}])\n")
+    load = f"{desc}.load([{outer.offset}, {inner.offset}])"
     line_start = ctx.file.lines.starts[loop.lineno - 1]
     start, end = ctx.file.span_of(call)
     notes = list(layout.notes)
-    if cols.stride != "1":
-        notes.append(f"TMA needs the last dimension contiguous: this assumes `{cols.stride}` is 1 "
+    if inner.stride != "1":
+        notes.append(f"TMA needs the last dimension contiguous: this assumes `{inner.stride}` is 1 "
                      "(otherwise describe the transposed view and tl.trans the loaded tile)")
     other = next((k.value for k in call.keywords if k.arg == "other"), None)
     if other is not None and not (isinstance(other, ast.Constant) and other.value == 0):
         notes.append(f"the descriptor fills out-of-bounds elements with zeros, not `{_text(other)}`")
-    return [(line_start, line_start, make), (start, end, f"{desc}.load([{rows.offset}, {cols.offset}])")], notes
+    return [(line_start, line_start, make), (start, end, f"{prefix}.trans({load})" if transposed else load)], notes
