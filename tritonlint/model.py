@@ -508,23 +508,28 @@ class ModuleModel:
         arguments = function.args
         if arguments.posonlyargs or arguments.args or arguments.kwonlyargs or arguments.vararg or arguments.kwarg:
             return None
-        local: dict[str, ast.expr] = {}
-        for stmt in function.body:
-            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
-                continue  # the docstring
+        return self._returned_by(function.body, {})
+
+    def _returned_by(self, block: list[ast.stmt], local: dict[str, ast.expr]) -> ast.expr | None:
+        """What a block returns, going through plain assignments, expression statements (a docstring, a
+        warning) and `if` tests decided on the default path; None when that is not known."""
+        for stmt in block:
             if isinstance(stmt, ast.Return):
                 return stmt.value
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                 local[stmt.targets[0].id] = stmt.value
-                continue
-            if isinstance(stmt, ast.If) and len(stmt.body) == 1 and isinstance(stmt.body[0], ast.Return) \
-                    and not stmt.orelse:
+            elif isinstance(stmt, ast.If):
                 decided = self._default_truth(stmt.test, local)
-                if decided is True:
-                    return stmt.body[0].value
-                if decided is False:
-                    continue
-            return None
+                if decided is None:
+                    return None
+                taken = stmt.body if decided else stmt.orelse
+                if any(isinstance(n, ast.Return) for part in taken for n in walk(part)):
+                    return self._returned_by(taken, local)
+                if any(not isinstance(n, (ast.Expr, ast.Assign)) for n in taken):
+                    return None
+                self._returned_by(taken, local)  # its assignments hold from here on
+            elif not isinstance(stmt, ast.Expr):
+                return None
         return None
 
     def _default_truth(self, test: ast.expr, local: dict[str, ast.expr], depth: int = 0) -> bool | None:
