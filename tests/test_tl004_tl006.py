@@ -233,6 +233,14 @@ def test_key_fix_keeps_the_list_style(key, fixed, rules):
     assert not lint_code(result.fixed, rules, select=["TL006"]).diagnostics
 
 
+def test_a_kernel_without_a_launch_in_view_is_reported_as_info(rules):
+    (unseen,) = lint_code(_rowsum(), rules, select=["TL006"]).diagnostics  # launched from another module, if at all
+    assert unseen.severity == "info" and any("No launch of this kernel" in note for note in unseen.notes)
+    launched = _rowsum() + "\n\ndef row_sums(x, out):\n    M, N = x.shape\n    row_sum[(M,)](x, out, M, N)\n"
+    (seen,) = lint_code(launched, rules, select=["TL006"]).diagnostics
+    assert seen.severity == "warning" and not seen.notes
+
+
 def test_shared_key_list_is_reported_without_a_fix(rules):
     code = _rowsum(key="KEYS").replace("@triton.autotune(", 'KEYS = ["M"]\n\n\n@triton.autotune(', 1)
     code += "\n\nOTHER_KEYS = KEYS\n"
