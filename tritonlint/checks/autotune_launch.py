@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from tritonlint import evidence
 from tritonlint.checks.common import last_name
+from tritonlint.checks.flow import flow_of
 from tritonlint.checks.host import HostScope, remove_arguments
 from tritonlint.checks.names import is_block_name
 from tritonlint.consteval import Value
@@ -155,45 +156,36 @@ def grid_info(ctx: MatchContext, launch: LaunchSite, host: HostScope) -> GridInf
 
 
 def _inline_locals(definition: ast.FunctionDef | ast.AsyncFunctionDef, expr: ast.expr) -> ast.expr | None:
-    """A grid function's return value with its own local names replaced by their values
-    (`BLOCK_N = META["BLOCK_N"]; return (triton.cdiv(n, BLOCK_N),)` reads META), or None when it reads a
-    local bound otherwise than once by a plain assignment: what that holds is not known, so no finding."""
-    arguments = definition.args
-    params = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
-                              arguments.vararg, arguments.kwarg) if a is not None}
-    sites: dict[str, list[ast.expr | None]] = {}  # local name -> the value of each binding (None: not plain)
-    plain: set[int] = set()  # the target names of plain assignments
-    for node in walk(definition)[1:]:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            sites.setdefault(node.targets[0].id, []).append(node.value)
-            plain.add(id(node.targets[0]))
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
-            sites.setdefault(node.target.id, []).append(node.value)
-            plain.add(id(node.target))
-        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and id(node) not in plain:
-            sites.setdefault(node.id, []).append(None)  # unpacking, loop targets, with ... as, walrus, del
-    for name in params & set(sites):
-        sites[name].append(None)  # a parameter rebound: its value depends on the path
-    values = {name: found[0] for name, found in sites.items() if len(found) == 1 and found[0] is not None}
-    opaque = set(sites) - set(values)
+    """A grid function's return value with its own local names replaced by the one plain assignment that
+    reaches them (`BLOCK_N = META["BLOCK_N"]; return (triton.cdiv(n, BLOCK_N),)` reads META), or None when
+    it reads a local that several assignments, an unpacking or a loop may have bound: what that holds is
+    not known, so no finding. Parameters and names from the enclosing host function stay as they are."""
+    flow = flow_of(definition)
 
-    class Inline(ast.NodeTransformer):
-        depth = 0
-        unknown = False
+    def inline(node: ast.AST, depth: int) -> ast.AST | None:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            reaching = flow.reaching(node)
+            if not reaching or all(d.kind == "param" for d in reaching):
+                return copy.copy(node)
+            (definition_, *others) = reaching
+            if others or definition_.kind != "assign" or definition_.value is None or depth >= 8:
+                return None
+            return inline(definition_.value, depth + 1)
+        copied = copy.copy(node)
+        for name, value in ast.iter_fields(node):
+            if isinstance(value, ast.AST):
+                value = inline(value, depth)
+                if value is None:
+                    return None
+            elif isinstance(value, list):
+                items = [inline(item, depth) if isinstance(item, ast.AST) else item for item in value]
+                if any(new is None and old is not None for new, old in zip(items, value)):
+                    return None
+                value = items
+            setattr(copied, name, value)
+        return copied
 
-        def visit_Name(self, node: ast.Name) -> ast.AST:
-            if node.id in opaque:
-                self.unknown = True
-            if node.id in values and self.depth < 8:
-                self.depth += 1
-                replaced = self.visit(copy.deepcopy(values[node.id]))
-                self.depth -= 1
-                return replaced
-            return node
-
-    inliner = Inline()
-    inlined = inliner.visit(copy.deepcopy(expr))
-    return None if inliner.unknown else inlined
+    return inline(expr, 0)  # type: ignore[return-value]
 
 
 def _axes(body: ast.expr, meta_param: str | None, editable: ast.expr | None) -> GridInfo:
