@@ -14,7 +14,8 @@ import time
 from collections import Counter
 
 import tritonlint.cli as cli
-from tritonlint import engine, linter, model, source
+from tritonlint import engine, linter, source
+from tritonlint.analysis import model
 
 SECONDS: Counter = Counter()
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from tritonlint.config import Settings
-from tritonlint.engine import Project
+from tritonlint.analysis.project import Project
 from tritonlint.linter import FileResult, FixMode
 from tritonlint.ruleset import Rule
 from tritonlint.runner import make_linter

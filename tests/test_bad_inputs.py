@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from tests.helpers import lint_code, run_cli
 from tritonlint import discovery, linter, runner
 from tritonlint.config import Settings
-from tritonlint.engine import Project
+from tritonlint.analysis.project import Project
 from tritonlint.linter import FixMode
 from tritonlint.ruleset import load_rules
 from tritonlint.runner import lint_paths, make_linter

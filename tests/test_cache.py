@@ -14,9 +14,9 @@ from tests.helpers import run_cli
 from tritonlint import cache as cache_module
 from tritonlint.cache import CACHE_DIR_NAME, LintCache, open_cache
 from tritonlint.config import Settings
-from tritonlint.engine import MatchContext
+from tritonlint.context import MatchContext
 from tritonlint.linter import FileLinter, FixMode
-from tritonlint.registry import CONDITIONS, Verdict, condition
+from tritonlint.context import CONDITIONS, Verdict, condition
 from tritonlint.ruleset import load_rule_file
 from tritonlint.runner import lint_paths, make_linter
 

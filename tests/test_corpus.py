@@ -29,7 +29,7 @@ import pytest
 from tests.helpers import tritonlint_executable
 from tritonlint.config import Settings
 from tritonlint.discovery import discover
-from tritonlint.engine import Project
+from tritonlint.analysis.project import Project
 from tritonlint.linter import FixMode
 from tritonlint.ruleset import load_rules
 from tritonlint.runner import make_linter

@@ -36,7 +36,7 @@ from hypothesis import strategies as st
 from tests.helpers import run_cli, tritonlint_executable
 from tritonlint import linter
 from tritonlint.config import Settings
-from tritonlint.engine import Project
+from tritonlint.analysis.project import Project
 from tritonlint.fixes import applicable
 from tritonlint.linter import FileLinter, FileResult, FixMode
 from tritonlint.ruleset import load_rule_file, load_rules

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from tritonlint.consteval import Binding, Evaluator
-from tritonlint.model import ModuleModel, module_name
+from tritonlint.analysis.consteval import Binding, Evaluator
+from tritonlint.analysis.model import ModuleModel, module_name
 
 
 def build(code: str, module: str = "pkg.mod") -> ModuleModel:

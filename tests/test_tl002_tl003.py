@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 from tests.helpers import lint_code
-from tritonlint.checks.flow import FunctionFlow
+from tritonlint.analysis.flow import FunctionFlow
 from tritonlint.linter import FixMode
 
 GEMM = textwrap.dedent("""\

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import ROOT, lint_code, run_cli
-from tritonlint.checks.host import remove_arguments
-from tritonlint.engine import Project, source_root
+from tritonlint.analysis.host import remove_arguments
+from tritonlint.analysis.project import Project, source_root
 from tritonlint.linter import FixMode
-from tritonlint.model import ModuleModel
+from tritonlint.analysis.model import ModuleModel
 from tritonlint.source import ParsedFile, SourceText
 
 KERNELS = textwrap.dedent("""\

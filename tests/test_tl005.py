@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from tests.helpers import ROOT, lint_code
-from tritonlint.checks.descriptor_heads import GENERIC, GROUP, KV, QUERY, HeadScope
+from tritonlint.rules.tl005_gqa_descriptor_heads import GENERIC, GROUP, KV, QUERY, HeadScope
 from tritonlint.linter import FixMode
 
 HOST = textwrap.dedent("""\

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tritonlint import __version__
-from tritonlint.engine import defining_module
+from tritonlint.analysis.project import defining_module
 
 if TYPE_CHECKING:
     from tritonlint.config import Settings

@@ -3,129 +3,27 @@ then messages and fixes rendered from the rule's templates."""
 
 from __future__ import annotations
 
-import ast
-import posixpath
 from collections.abc import Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from tritonlint import evidence
+from tritonlint.analysis.model import ModuleModel
+from tritonlint.analysis.project import Deferred, Project
+from tritonlint.context import CONDITIONS, FIXERS, MatchContext, Verdict
 from tritonlint.diagnostics import Diagnostic, Edit, Fix, Span
-from tritonlint.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.prefilter import Requirement, holds, rule_requirement
-from tritonlint.registry import CONDITIONS, FIXERS, Verdict
 from tritonlint.sgutil import find_all
 from tritonlint.source import ParsedFile
 from tritonlint.templates import render
 
 if TYPE_CHECKING:
-    from ast_grep_py import SgNode
-
     from tritonlint.ruleset import Rule
-
-
-class Deferred(Exception):
-    """A rule needs a kernel from another linted module whose summary this process does not have yet."""
-
-    def __init__(self, module: str) -> None:
-        super().__init__(module)
-        self.module = module
 
 
 class RuleCrash(Exception):
     def __init__(self, rule: Rule, path: str, exc: BaseException) -> None:
         super().__init__(f"internal error in rule {rule.id} on file {path}: {type(exc).__name__}: {exc}")
-
-
-class Project:
-    """Kernels of other modules, for rules that follow a launch into the module that defines the kernel."""
-
-    def __init__(self, linted_modules: frozenset[str] = frozenset(), summaries: dict[str, JitFunction] | None = None,
-                 shared: dict[str, dict[str, dict[str, JitFunction]]] | None = None):
-        self.linted_modules = linted_modules
-        self.summaries = summaries  # None in the first pass: nothing is known about other modules yet
-        # Module names that several linted files share (scripts named kernels.py in two folders, two copies of
-        # a package): module -> source root of each file -> that file's kernels. An import finds the one under
-        # the importing file's own root, as Python would.
-        self.shared = shared or {}
-        self.consulted: set[str] = set()  # launch targets looked up: what a cached result depends on
-
-    def kernel(self, qualname: str | None, root: str | None = None) -> JitFunction | None:
-        """The kernel `qualname` names, for a file whose source root is `root` (see `source_root`)."""
-        if not qualname:
-            return None
-        self.consulted.add(qualname)
-        module = defining_module(qualname, self.linted_modules)
-        if self.summaries is None:
-            if module is not None:
-                raise Deferred(module)
-            return None
-        if module in self.shared:
-            return self.shared[module].get(root or "", {}).get(qualname)
-        return self.summaries.get(qualname)
-
-
-def source_root(path: str, module: str) -> str:
-    """The folder a file's dotted module name is relative to: `b` for b/kernels.py (module `kernels`),
-    `src` for src/pkg/ops/mm.py (module `pkg.ops.mm`) and for src/pkg/__init__.py (module `pkg`)."""
-    path = path.replace("\\", "/")
-    folder = posixpath.dirname(path)
-    for _ in range(module.count(".") + (posixpath.basename(path) == "__init__.py")):
-        folder = posixpath.dirname(folder)
-    return folder
-
-
-def defining_module(qualname: str, linted_modules: frozenset[str]) -> str | None:
-    """The linted module a dotted name lives in (the longest linted prefix), if any."""
-    module = qualname.rpartition(".")[0]
-    while module:
-        if module in linted_modules:
-            return module
-        module = module.rpartition(".")[0]
-    return None
-
-
-class MatchContext:
-    """What a condition or fixer sees: the match, the file, its kernel model and the rule's options."""
-
-    def __init__(self, file: ParsedFile, model: ModuleModel, project: Project, rule: Rule, node: SgNode,
-                 options: dict[str, Any], target: int | None = None) -> None:
-        self.file = file
-        self.model = model
-        self.project = project
-        self.rule = rule
-        self.node = node
-        self.options = options
-        self.target = target  # configured compute capability (sm_90 -> 90), None when not configured
-
-    def metavar(self, name: str) -> SgNode | None:
-        return self.node.get_match(name)
-
-    def arg(self, value: Any) -> Any:
-        """A condition argument, with {option: NAME} replaced by the option's configured value."""
-        if isinstance(value, dict) and set(value) == {"option"}:
-            return self.options[value["option"]]
-        return value
-
-    def span(self, node: SgNode | None = None) -> tuple[int, int]:
-        rng = (node or self.node).range()
-        return rng.start.index, rng.end.index
-
-    def ast_node(self, node: SgNode | None = None, types: tuple[type, ...] = (ast.AST,)) -> ast.AST | None:
-        """The Python ast node with exactly the span of an ast-grep node."""
-        return self.file.ast_at(*self.span(node), types)
-
-    @cached_property
-    def function(self) -> JitFunction | None:
-        """The @triton.jit function the match sits in, if any."""
-        return self.model.function_at(self.file.lines.row_of(self.node.range().start.index) + 1)
-
-    def kernel_for(self, launch: LaunchSite) -> JitFunction | None:
-        return self.model.kernel_for(launch) or self.project.kernel(launch.target, self.source_root)
-
-    @cached_property
-    def source_root(self) -> str:
-        return source_root(self.file.path, self.model.module)
 
 
 class Engine:
@@ -138,7 +36,7 @@ class Engine:
 
     @cached_property
     def requirements(self) -> dict[str, Requirement | None]:
-        from tritonlint import checks  # noqa: F401 - the conditions (rules may come from the cache, unvalidated)
+        from tritonlint import rules  # noqa: F401 - the conditions (rules may come from the cache, unvalidated)
 
         return {rule.id: rule_requirement(rule) for rule in self.rules}
 

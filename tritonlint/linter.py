@@ -10,9 +10,10 @@ from pathlib import Path
 
 from tritonlint.config import Settings
 from tritonlint.diagnostics import Diagnostic, syntax_error
-from tritonlint.engine import Deferred, Engine, Project, RuleCrash
+from tritonlint.analysis.project import Deferred, Project
+from tritonlint.engine import Engine, RuleCrash
 from tritonlint.fixes import WriteRefused, applicable, apply_fixes, write_atomic
-from tritonlint.model import LAUNCH_TEXT, JitFunction, ModuleModel
+from tritonlint.analysis.model import LAUNCH_TEXT, JitFunction, ModuleModel
 from tritonlint.ruleset import Rule
 from tritonlint.source import (ParsedFile, SourceError, SourceText, SyntaxProblem, check_syntax, read_source,
                                syntax_problem)

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union
 
-from tritonlint.model import LAUNCH_TEXT
+from tritonlint.analysis.model import LAUNCH_TEXT
 
 if TYPE_CHECKING:
     from tritonlint.ruleset import Rule
@@ -125,7 +125,7 @@ def _is_launch_shape(rule: dict[str, Any]) -> bool:
 
 def rule_requirement(rule: Rule) -> Requirement | None:
     """What a file's text must contain for `rule` to have a chance: its ast-grep part and its conditions."""
-    from tritonlint.registry import CONDITIONS
+    from tritonlint.context import CONDITIONS
 
     parts = [from_matcher(rule.matcher)]
     for condition in rule.where:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tritonlint.diagnostics import APPLICABILITIES, SEVERITIES
-from tritonlint.registry import CONDITIONS, FIXERS, ParamSpec
+from tritonlint.context import CONDITIONS, FIXERS, ParamSpec
 from tritonlint.sgutil import AstGrepError, compile_check, find_all, parse_snippet
 from tritonlint.templates import METAVAR, TEMPLATE_VAR
 
@@ -105,7 +105,7 @@ def load_rule_file(path: Path) -> Rule:
 
     from tritonlint.strict_yaml import DuplicateKey, StrictSafeLoader
 
-    from tritonlint import checks  # noqa: F401 - registers the built-in conditions and fixers
+    from tritonlint import rules  # noqa: F401 - registers the built-in conditions and fixers
 
     try:
         text = path.read_text(encoding="utf-8")

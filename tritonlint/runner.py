@@ -17,10 +17,11 @@ from tritonlint.cache import Entry, LintCache, Session, Signature, digest, signa
 from tritonlint.config import Settings
 from tritonlint.diagnostics import Diagnostic
 from tritonlint.discovery import discover
-from tritonlint.engine import Engine, Project, source_root
+from tritonlint.analysis.project import Project, source_root
+from tritonlint.engine import Engine
 from tritonlint.fixes import applicable
 from tritonlint.linter import FileLinter, FileResult, FixMode
-from tritonlint.model import JitFunction, module_name
+from tritonlint.analysis.model import JitFunction, module_name
 from tritonlint.ruleset import Rule
 from tritonlint.source import SourceError, decode_source, read_bytes
 

@@ -13,30 +13,34 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from tritonlint.checks.common import TL
-from tritonlint.checks.flow import Definition, FunctionFlow, Loop, flow_of
-from tritonlint.engine import MatchContext
-from tritonlint.model import ModuleModel
-from tritonlint.prefilter import Token
-from tritonlint.registry import Verdict, condition, fixer
+from tritonlint.analysis.flow import (
+    Definition,
+    FunctionFlow,
+    Loop,
+    describe_loop,
+    flow_of,
+    varies_in,
+)
+from tritonlint.analysis.kernel import calls_dot, mentions_dot
+from tritonlint.analysis.model import ModuleModel
+from tritonlint.analysis.triton_names import (
+    CASTS,
+    CONSTANT_CALLS,
+    DESCRIPTOR_LOADS,
+    DOTS,
+    EFFECTS,
+    FIRST_OPERAND_KEYWORDS,
+    INDEX_CALLS,
+    LOADS,
+    REDUCTIONS,
+    RESHAPE_OR_REDUCE_METHODS,
+    RESHAPES,
+    TL,
+)
+from tritonlint.context import MatchContext, Verdict, condition, fixer
 from tritonlint.walk import walk
 
 TRANS, PERMUTE = f"{TL}.trans", f"{TL}.permute"
-DOTS = frozenset({f"{TL}.dot", f"{TL}.dot_scaled"})
-LOADS = frozenset(f"{TL}.{n}" for n in ("load", "load_tensor_descriptor", "_experimental_descriptor_load"))
-DESCRIPTOR_LOADS = frozenset({"load", "gather"})  # desc.load([...]) on a tensor descriptor
-CASTS = frozenset({f"{TL}.cast"})
-FIRST_OPERAND_KEYWORDS = frozenset({"input", "lhs"})  # tl.dot(input, other, acc), tl.dot_scaled(lhs, ..., rhs, ...)
-INDEX_CALLS = frozenset(f"{TL}.{n}" for n in ("arange", "program_id", "num_programs", "cdiv"))
-CONSTANT_CALLS = frozenset(f"{TL}.{n}" for n in ("zeros", "full", "zeros_like", "full_like"))
-RESHAPES = frozenset(f"{TL}.{n}" for n in ("reshape", "view", "broadcast_to", "expand_dims"))
-REDUCTIONS = frozenset(f"{TL}.{n}" for n in ("sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum"))
-RESHAPE_OR_REDUCE_METHODS = frozenset({"reshape", "view", "broadcast_to", "expand_dims", "sum", "max", "min", "argmax",
-                             "argmin", "reduce", "xor_sum"})
-# Calls with effects: a fix must not reorder them.
-EFFECTS = ("store", "atomic_", "debug_barrier", "device_print", "device_assert", "inline_asm")
-
-
 def transpose_operand(model: ModuleModel, node: ast.AST | None) -> ast.expr | None:
     """The value a 2-D transpose (`tl.trans(x)`, `x.T`, `tl.permute(x, (1, 0))`, `x.trans()`,
     `x.permute(1, 0)`) transposes, or None when `node` is no such transpose."""
@@ -208,31 +212,6 @@ def _operands(expr: ast.expr) -> list[ast.expr]:
     return [expr.operand]  # type: ignore[attr-defined]
 
 
-def varies_in(flow: FunctionFlow, expr: ast.expr, loop: Loop, depth: int = 0) -> bool:
-    """Whether `expr` may change from one iteration of `loop` to the next: it loads, or reads a name that
-    the loop redefines from something that changes (a copy of a value computed before the loop does not)."""
-    for node in walk(expr):
-        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)) and \
-                (ast.unparse(node.func).endswith("load") or ast.unparse(node.func).endswith("gather")):
-            return True
-        if not isinstance(node, ast.Name):
-            continue
-        for definition in flow.reaching(node):
-            if definition.kind == "param" or definition.stmt is None or not flow.inside(definition.stmt, loop):
-                continue
-            if definition.kind != "assign" or depth >= 8:
-                return True  # the loop index, an accumulation, an unpacking: changes
-            if varies_in(flow, definition.value, loop, depth + 1):  # type: ignore[arg-type]
-                return True
-    return False
-
-
-def describe_loop(loop: Loop) -> str:
-    if isinstance(loop, ast.For):
-        return f"`for {ast.unparse(loop.target)}` loop at line {loop.lineno}"
-    return f"`while` loop at line {loop.lineno}"
-
-
 def _describe_value(flow: FunctionFlow, operand: ast.expr, origin: Origin) -> tuple[str, str]:
     """The transposed value as the message shows it, and what it is computed from."""
     text = " ".join(ast.unparse(operand).split())
@@ -298,24 +277,6 @@ def used_in_registers(model: ModuleModel, flow: FunctionFlow, node: ast.expr, lo
         uses = [use for use in flow.uses_of(definition) if flow.inside(use, loop)]
         return any(used_in_registers(model, flow, use, loop, depth + 1) for use in uses)
     return not isinstance(parent, (ast.Return, ast.Tuple, ast.List))
-
-
-def mentions_dot(args: dict) -> Token:
-    """The prefilter of conditions about tl.dot operands and results: a callee resolves to tl.dot only if
-    the file spells `dot` (in the call or in the import that binds it)."""
-    return Token("dot")
-
-
-def calls_dot(model: ModuleModel, target: int | None = None) -> bool:
-    """A jit function of the module calls tl.dot itself. TL002 and TL003 look for tl.dot in the function
-    of the match (a dot result; a tile loaded for a dot in the same loop): modules of kernels without one
-    (element-wise, norms, reductions) need no search."""
-    key = ("calls-dot", 0)
-    if key not in model.memo:
-        model.memo[key] = any(isinstance(node, ast.Call) and model.qualify(node.func) in DOTS
-                              for function in model.functions if function.node is not None
-                              for node in walk(function.node))
-    return model.memo[key]
 
 
 @condition("transposes-computed-tile", provides=("value", "origin", "loop"), prefilter=mentions_dot,

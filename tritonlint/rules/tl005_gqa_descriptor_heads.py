@@ -15,10 +15,9 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-from tritonlint.engine import MatchContext
-from tritonlint.model import ModuleModel
+from tritonlint.analysis.model import ModuleModel
+from tritonlint.context import MatchContext, Verdict, condition, fixer
 from tritonlint.prefilter import Token
-from tritonlint.registry import Verdict, condition, fixer
 from tritonlint.walk import children, walk
 
 QUERY, KV, GROUP, GENERIC, VALUE = "query", "kv", "group", "generic", "value"

@@ -207,3 +207,28 @@ def flow_of(function: ast.FunctionDef | ast.AsyncFunctionDef) -> FunctionFlow:
     flow = FunctionFlow(function)
     _CACHE[id(function)] = (function, flow)
     return flow
+
+
+def varies_in(flow: FunctionFlow, expr: ast.expr, loop: Loop, depth: int = 0) -> bool:
+    """Whether `expr` may change from one iteration of `loop` to the next: it loads, or reads a name that
+    the loop redefines from something that changes (a copy of a value computed before the loop does not)."""
+    for node in walk(expr):
+        if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)) and \
+                (ast.unparse(node.func).endswith("load") or ast.unparse(node.func).endswith("gather")):
+            return True
+        if not isinstance(node, ast.Name):
+            continue
+        for definition in flow.reaching(node):
+            if definition.kind == "param" or definition.stmt is None or not flow.inside(definition.stmt, loop):
+                continue
+            if definition.kind != "assign" or depth >= 8:
+                return True  # the loop index, an accumulation, an unpacking: changes
+            if varies_in(flow, definition.value, loop, depth + 1):  # type: ignore[arg-type]
+                return True
+    return False
+
+
+def describe_loop(loop: Loop) -> str:
+    if isinstance(loop, ast.For):
+        return f"`for {ast.unparse(loop.target)}` loop at line {loop.lineno}"
+    return f"`while` loop at line {loop.lineno}"

@@ -8,9 +8,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from tritonlint.checks.common import TL
-from tritonlint.checks.flow import Definition, FunctionFlow
-from tritonlint.model import ModuleModel
+from tritonlint.analysis.flow import Definition, FunctionFlow
+from tritonlint.analysis.model import ModuleModel
+from tritonlint.analysis.triton_names import TL
 
 PASS_THROUGH = frozenset(f"{TL}.{n}" for n in ("multiple_of", "max_contiguous", "cast"))
 SCALAR_CALLS = frozenset({f"{TL}.program_id", f"{TL}.num_programs", f"{TL}.cdiv", f"{TL}.minimum", f"{TL}.maximum",

@@ -16,14 +16,19 @@ import copy
 from dataclasses import dataclass
 
 from tritonlint import evidence
-from tritonlint.checks.common import last_name
-from tritonlint.checks.flow import flow_of
-from tritonlint.checks.host import HostScope, remove_arguments
-from tritonlint.checks.names import is_block_name
-from tritonlint.consteval import Value
-from tritonlint.engine import MatchContext
-from tritonlint.model import Autotune, JitFunction, LaunchArg, LaunchSite, ModuleModel
-from tritonlint.registry import Verdict, condition, fixer
+from tritonlint.analysis.consteval import Value
+from tritonlint.analysis.flow import flow_of
+from tritonlint.analysis.host import HostScope, remove_arguments
+from tritonlint.analysis.kernel import last_name
+from tritonlint.analysis.model import (
+    Autotune,
+    JitFunction,
+    LaunchArg,
+    LaunchSite,
+    ModuleModel,
+)
+from tritonlint.analysis.names import is_block_name
+from tritonlint.context import MatchContext, Verdict, condition, fixer
 from tritonlint.walk import walk
 
 # Config.all_kwargs() passes these for every config, so a launch that passes them always collides.

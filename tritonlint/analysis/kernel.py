@@ -1,63 +1,17 @@
-"""Conditions every kind of rule can use, and helpers for the rule-specific modules."""
+"""Facts about a kernel body and its scenarios: what it touches, and the bindings it can be evaluated under
+(constexpr defaults, autotune configs, literal launches, heuristics)."""
 
 from __future__ import annotations
 
 import ast
-import re
 import weakref
 from collections.abc import Iterator
 
-from tritonlint.consteval import Binding, Evaluator
-from tritonlint.engine import MatchContext
-from tritonlint.model import _CONVENTIONAL, JitFunction, ModuleModel
-from tritonlint.prefilter import Requirement, Token, disjoin
-from tritonlint.registry import ParamSpec, Verdict, condition
+from tritonlint.analysis.consteval import Binding, Evaluator
+from tritonlint.analysis.model import JitFunction, ModuleModel
+from tritonlint.analysis.triton_names import DESCRIPTOR_METHODS, DOTS, MEMORY_CALLS
+from tritonlint.prefilter import Token
 from tritonlint.walk import walk
-
-TL = "triton.language"
-MEMORY_CALLS = frozenset(f"{TL}.{n}" for n in (
-    "load", "store", "dot", "dot_scaled", "atomic_add", "atomic_cas", "atomic_xchg", "atomic_max", "atomic_min",
-    "atomic_and", "atomic_or", "atomic_xor", "load_tensor_descriptor", "store_tensor_descriptor",
-    "_experimental_descriptor_load", "_experimental_descriptor_store",
-))
-DESCRIPTOR_METHODS = frozenset({"load", "store", "gather", "scatter", "atomic_add"})
-
-
-@condition("in-jit-function", provides=("function",), prefilter=lambda args: Token("jit"),
-           applies=lambda model, target: bool(model.functions))
-def in_jit_function(ctx: MatchContext) -> Verdict | None:
-    """The match sits inside a @triton.jit function (a kernel or a jit helper)."""
-    if ctx.function is None:
-        return None
-    return Verdict(vars={"function": ctx.function.name})
-
-
-def _spellings(args: dict) -> Requirement | None:
-    """A name resolves through the module's imports only if its last part is written in the file (`tl`
-    and `triton` also stand for themselves unimported)."""
-    names = args.get("names")
-    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        return None  # an option reference: unknown until configured
-    words = [n.rpartition(".")[2] for n in names]
-    words += [alias for n in names for alias, target in _CONVENTIONAL.items() if n == target]
-    return disjoin(Token(word) for word in words)
-
-
-@condition("callee-is", params={"metavar": ParamSpec("str"), "names": ParamSpec("list")}, prefilter=_spellings)
-def callee_is(ctx: MatchContext, metavar: str, names: list[str]) -> bool:
-    """The expression captured by `metavar` resolves, through the module's imports, to one of `names`
-    (dotted names such as triton.language.static_range)."""
-    node = ctx.metavar(metavar)
-    if node is None:
-        return False
-    text = node.text()
-    if _DOTTED.fullmatch(text):  # the usual `tl.static_range`: no need to find its ast node
-        return ctx.model.qualify_dotted(text) in names
-    expr = ctx.ast_node(node, (ast.expr,))
-    return expr is not None and ctx.model.qualify(expr) in names  # type: ignore[arg-type]
-
-
-_DOTTED = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*")
 
 
 def mentions(node: ast.AST, names: set[str]) -> bool:
@@ -211,3 +165,21 @@ def _heuristic_bindings(model: ModuleModel, function: JitFunction, env: dict[str
             if value is not None:
                 bound[name] = Binding(value.value, "@triton.heuristics")
     return bound
+
+
+def mentions_dot(args: dict) -> Token:
+    """The prefilter of conditions about tl.dot operands and results: a callee resolves to tl.dot only if
+    the file spells `dot` (in the call or in the import that binds it)."""
+    return Token("dot")
+
+
+def calls_dot(model: ModuleModel, target: int | None = None) -> bool:
+    """A jit function of the module calls tl.dot itself. TL002 and TL003 look for tl.dot in the function
+    of the match (a dot result; a tile loaded for a dot in the same loop): modules of kernels without one
+    (element-wise, norms, reductions) need no search."""
+    key = ("calls-dot", 0)
+    if key not in model.memo:
+        model.memo[key] = any(isinstance(node, ast.Call) and model.qualify(node.func) in DOTS
+                              for function in model.functions if function.node is not None
+                              for node in walk(function.node))
+    return model.memo[key]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import ast
 
 from tritonlint import evidence
-from tritonlint.checks.common import TL, LocalScope, mentions, scenarios, touches_memory
-from tritonlint.consteval import Value
-from tritonlint.engine import MatchContext
-from tritonlint.registry import ParamSpec, Verdict, condition, fixer
+from tritonlint.analysis.consteval import Value
+from tritonlint.analysis.kernel import LocalScope, mentions, scenarios, touches_memory
+from tritonlint.analysis.triton_names import TL
+from tritonlint.context import MatchContext, ParamSpec, Verdict, condition, fixer
 from tritonlint.walk import walk
 
 STATIC_RANGE = f"{TL}.static_range"

@@ -8,16 +8,16 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from tritonlint.checks.common import TL
-from tritonlint.checks.flow import FunctionFlow, Loop
-from tritonlint.checks.indexing import (
+from tritonlint.analysis.flow import FunctionFlow, Loop
+from tritonlint.analysis.indexing import (
     PASS_THROUGH,
     Indices,
     broadcast_axis,
     load_pointer,
 )
-from tritonlint.engine import MatchContext
-from tritonlint.model import ModuleModel
+from tritonlint.analysis.model import ModuleModel
+from tritonlint.analysis.triton_names import TL
+from tritonlint.source import ParsedFile
 from tritonlint.walk import walk
 
 UNKNOWN_TEXT = "..."
@@ -196,7 +196,7 @@ def _progress(loop: Loop, amount: str) -> str:
     return var if _text(args[2]) == amount else UNKNOWN_TEXT
 
 
-def tile_layout(ctx: MatchContext, call: ast.Call, flow: FunctionFlow, loop: Loop, indices: Indices) -> Layout | None:
+def tile_layout(model: ModuleModel, call: ast.Call, flow: FunctionFlow, loop: Loop, indices: Indices) -> Layout | None:
     """Base pointer, strides, block shape, offsets and bounds of the tile, with `...` where unknown."""
     increments: list[ast.expr] = []
     terms = _terms(flow, load_pointer(call), increments)  # type: ignore[arg-type]
@@ -218,7 +218,7 @@ def tile_layout(ctx: MatchContext, call: ast.Call, flow: FunctionFlow, loop: Loo
         _, vector, stride = axes[number]
         axis.stride = stride
         axis.vector = vector.id if isinstance(vector, ast.Name) else ""
-        _block_and_offset(flow, ctx.model, vector, axis)
+        _block_and_offset(flow, model, vector, axis)
     base_terms = []
     for term in scalar_terms:  # `k_ptrs + start_n * stride_kn`: a step along an axis belongs to its offset
         amounts = [(axis, _amount_along(term, axis)) for axis in (layout.rows, layout.cols)]
@@ -233,10 +233,10 @@ def tile_layout(ctx: MatchContext, call: ast.Call, flow: FunctionFlow, loop: Loo
     return layout
 
 
-def _tl_prefix(ctx: MatchContext, call: ast.Call) -> str:
+def _tl_prefix(file: ParsedFile, model: ModuleModel, call: ast.Call) -> str:
     if isinstance(call.func, ast.Attribute):
-        return ctx.file.text_of(call.func.value)
-    for alias, target in ctx.model.imports.items():
+        return file.text_of(call.func.value)
+    for alias, target in model.imports.items():
         if target == TL:
             return alias
     return "triton.language"
@@ -252,10 +252,10 @@ def _descriptor_name(base: str) -> str:
     return f"{head}_desc"
 
 
-def descriptor_edits(ctx: MatchContext, call: ast.Call, loop: Loop, layout: Layout) -> tuple[list, list[str]]:
+def descriptor_edits(file: ParsedFile, model: ModuleModel, call: ast.Call, loop: Loop, layout: Layout) -> tuple[list, list[str]]:
     """The edits that show the descriptor form (its creation before the loop, its load in place of the
     tl.load) and the caveats that come with it."""
-    prefix = _tl_prefix(ctx, call)
+    prefix = _tl_prefix(file, model, call)
     desc = _descriptor_name(layout.base)
     rows, cols = layout.rows, layout.cols
     # TMA needs the last dimension contiguous: a tile read as a transposed view (unit stride along its rows)
@@ -266,8 +266,8 @@ def descriptor_edits(ctx: MatchContext, call: ast.Call, loop: Loop, layout: Layo
     make = (f"{indent}{desc} = {prefix}.make_tensor_descriptor({layout.base}, shape=[{outer.bound}, {inner.bound}], "
             f"strides=[{outer.stride}, {inner.stride}], block_shape=[{outer.block}, {inner.block}])\n")
     load = f"{desc}.load([{outer.offset}, {inner.offset}])"
-    line_start = ctx.file.lines.starts[loop.lineno - 1]
-    start, end = ctx.file.span_of(call)
+    line_start = file.lines.starts[loop.lineno - 1]
+    start, end = file.span_of(call)
     notes = list(layout.notes)
     if inner.stride != "1":
         notes.append(f"TMA needs the last dimension contiguous: this assumes `{inner.stride}` is 1 "

@@ -15,22 +15,19 @@ from __future__ import annotations
 
 import ast
 
-from tritonlint.checks.common import TL, last_name, launches_of
-from tritonlint.checks.descriptor_form import Layout, descriptor_edits, tile_layout
-from tritonlint.checks.flow import FunctionFlow, Loop, flow_of
-from tritonlint.checks.indexing import Indices, load_pointer
-from tritonlint.checks.transpose import (
-    DESCRIPTOR_LOADS,
-    DOTS,
-    LOADS,
-    calls_dot,
+from tritonlint.analysis.descriptor_layout import Layout, descriptor_edits, tile_layout
+from tritonlint.analysis.flow import (
+    FunctionFlow,
+    Loop,
     describe_loop,
-    mentions_dot,
+    flow_of,
     varies_in,
 )
-from tritonlint.engine import MatchContext
-from tritonlint.model import JitFunction, LaunchSite, ModuleModel
-from tritonlint.registry import Verdict, condition, fixer
+from tritonlint.analysis.indexing import Indices, load_pointer
+from tritonlint.analysis.kernel import calls_dot, last_name, launches_of, mentions_dot
+from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
+from tritonlint.analysis.triton_names import DESCRIPTOR_LOADS, DOTS, LOADS, TL
+from tritonlint.context import MatchContext, Verdict, condition, fixer
 from tritonlint.walk import parents, walk
 
 LOAD = f"{TL}.load"
@@ -198,7 +195,7 @@ def raw_2d_tile_load(ctx: MatchContext) -> Verdict | None:
     if not varies_in(flow, pointer, loop) or not feeds_dot(ctx.model, flow, call, loop) \
             or has_descriptor_path(ctx.model, flow, call) or launched_as_fallback(ctx.model, function):
         return None
-    layout = tile_layout(ctx, call, flow, loop, indices)
+    layout = tile_layout(ctx.model, call, flow, loop, indices)
     tile = f"`{layout.base}` [{layout.rows.block}, {layout.cols.block}]" if layout else "a 2-D tile"
     return Verdict(vars={"tile": tile, "loop": describe_loop(loop), "target": f"sm_{ctx.target}"},
                    data={"layout": layout, "call": call, "loop": loop})
@@ -212,7 +209,7 @@ def tensor_descriptor_suggestion(ctx: MatchContext, verdict: Verdict):
     layout: Layout | None = verdict.data.get("layout")
     if layout is None:
         return None
-    edits, notes = descriptor_edits(ctx, verdict.data["call"], verdict.data["loop"], layout)
+    edits, notes = descriptor_edits(ctx.file, ctx.model, verdict.data["call"], verdict.data["loop"], layout)
     if notes:
         verdict.notes.append("Descriptor form: " + "; ".join(notes) + ".")
     return edits

@@ -1,4 +1,5 @@
-"""Named semantic conditions and fixers that rule files refer to.
+"""What a rule's Python sees, and how it registers: the match context, and the named semantic conditions
+and fixers that rule files refer to.
 
 Rule files are data; the Python they may use is this fixed, reviewed set. A condition receives the match
 context and its YAML arguments and returns a Verdict (a finding, with message variables) or None. A fixer
@@ -7,9 +8,20 @@ returns the edits of a fix, or None to offer none.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
+from tritonlint.analysis.project import Project, source_root
+from tritonlint.source import ParsedFile
+
+if TYPE_CHECKING:
+    from ast_grep_py import SgNode
+
+    from tritonlint.ruleset import Rule
 
 
 @dataclass(frozen=True)
@@ -70,3 +82,46 @@ def fixer(name: str):
         FIXERS[name] = FixerSpec(name, function, (function.__doc__ or "").strip())
         return function
     return register
+
+
+class MatchContext:
+    """What a condition or fixer sees: the match, the file, its kernel model and the rule's options."""
+
+    def __init__(self, file: ParsedFile, model: ModuleModel, project: Project, rule: Rule, node: SgNode,
+                 options: dict[str, Any], target: int | None = None) -> None:
+        self.file = file
+        self.model = model
+        self.project = project
+        self.rule = rule
+        self.node = node
+        self.options = options
+        self.target = target  # configured compute capability (sm_90 -> 90), None when not configured
+
+    def metavar(self, name: str) -> SgNode | None:
+        return self.node.get_match(name)
+
+    def arg(self, value: Any) -> Any:
+        """A condition argument, with {option: NAME} replaced by the option's configured value."""
+        if isinstance(value, dict) and set(value) == {"option"}:
+            return self.options[value["option"]]
+        return value
+
+    def span(self, node: SgNode | None = None) -> tuple[int, int]:
+        rng = (node or self.node).range()
+        return rng.start.index, rng.end.index
+
+    def ast_node(self, node: SgNode | None = None, types: tuple[type, ...] = (ast.AST,)) -> ast.AST | None:
+        """The Python ast node with exactly the span of an ast-grep node."""
+        return self.file.ast_at(*self.span(node), types)
+
+    @cached_property
+    def function(self) -> JitFunction | None:
+        """The @triton.jit function the match sits in, if any."""
+        return self.model.function_at(self.file.lines.row_of(self.node.range().start.index) + 1)
+
+    def kernel_for(self, launch: LaunchSite) -> JitFunction | None:
+        return self.model.kernel_for(launch) or self.project.kernel(launch.target, self.source_root)
+
+    @cached_property
+    def source_root(self) -> str:
+        return source_root(self.file.path, self.model.module)

@@ -20,7 +20,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from tritonlint.consteval import Binding, Evaluator, literal_value
+from tritonlint.analysis.consteval import Binding, Evaluator, literal_value
 from tritonlint.walk import children, walk
 
 # Re-exports and old homes of the names rules care about, mapped to one spelling.

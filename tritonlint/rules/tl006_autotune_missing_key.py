@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from tritonlint import evidence
-from tritonlint.checks.common import DESCRIPTOR_METHODS, MEMORY_CALLS, TL, last_name
-from tritonlint.checks.flow import flow_of
-from tritonlint.checks.host import HostScope
-from tritonlint.checks.names import is_block_name, name_words
-from tritonlint.engine import MatchContext
-from tritonlint.model import JIT, Autotune, JitFunction, ModuleModel
-from tritonlint.registry import ParamSpec, Verdict, condition, fixer
+from tritonlint.analysis.flow import flow_of
+from tritonlint.analysis.host import HostScope
+from tritonlint.analysis.kernel import last_name
+from tritonlint.analysis.model import JIT, Autotune, JitFunction, ModuleModel
+from tritonlint.analysis.names import is_block_name, name_words
+from tritonlint.analysis.triton_names import DESCRIPTOR_METHODS, MEMORY_CALLS, TL
+from tritonlint.context import MatchContext, ParamSpec, Verdict, condition, fixer
 from tritonlint.source import ParsedFile
 from tritonlint.walk import children, parents, walk
 

@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import PurePath
 
-from tritonlint.engine import MatchContext
-from tritonlint.registry import ParamSpec, condition
 from tritonlint.walk import LEAF_FIELDS
 
 _TOKEN_SEPARATORS = re.compile(r"[_\-.]+")
@@ -48,25 +46,6 @@ def _pattern_matcher(patterns: tuple[str, ...]) -> Callable[[str], re.Match | No
 @lru_cache(maxsize=64)
 def _path_names_backend(path: str, patterns: tuple[str, ...]) -> bool:
     return _names_backend(path_tokens(path), patterns)
-
-
-@condition("not-other-backend", params={"names": ParamSpec("list")})
-def not_other_backend(ctx: MatchContext, names: list[str]) -> bool:
-    """The code is not written for another backend: no word (split at `_`, `-`, `.`) of the file's folder and
-    file names, nor of the enclosing jit function's name, matches one of `names` (shell patterns such as
-    `gfx*`), and the module does not define or use that function only in branches taken on such a backend
-    (`if _is_hip:`, `if current_platform.is_rocm():`)."""
-    patterns = tuple(names)
-    if _path_names_backend(ctx.file.path, patterns):
-        return False
-    function = ctx.function
-    if function is None:
-        return True
-    if _names_backend(name_tokens(function.name), patterns):
-        return False
-    if not _may_mention_backend(ctx.file.text, patterns):
-        return True  # no branch of this module can test for such a backend
-    return function.name not in backend_only_functions(ctx.model.tree, patterns)
 
 
 @lru_cache(maxsize=8)
@@ -186,3 +165,19 @@ def backend_only_functions(tree: ast.Module, patterns: tuple[str, ...]) -> froze
                 only.add(name)
                 changed = True
     return frozenset(only)
+
+
+def other_backend(path: str, function: str | None, text: str, tree: ast.Module, patterns: tuple[str, ...]) -> bool:
+    """Whether code is written for another backend: a word (split at `_`, `-`, `.`) of the file's folder and
+    file names, or of the enclosing jit function's name, matches one of `patterns` (shell patterns such as
+    `gfx*`), or the module defines or uses that function only in branches taken on such a backend
+    (`if _is_hip:`, `if current_platform.is_rocm():`)."""
+    if _path_names_backend(path, patterns):
+        return True
+    if function is None:
+        return False
+    if _names_backend(name_tokens(function), patterns):
+        return True
+    if not _may_mention_backend(text, patterns):
+        return False  # no branch of this module can test for such a backend
+    return function in backend_only_functions(tree, patterns)
