@@ -9,8 +9,8 @@ import weakref
 from collections.abc import Iterator
 
 from tritonlint.analysis.consteval import Binding, Evaluator, literal_value
-from tritonlint.analysis.kernel import LocalScope
 from tritonlint.analysis.model import ModuleModel
+from tritonlint.analysis.scope import LocalScope
 from tritonlint.source import ParsedFile
 from tritonlint.walk import children, walk
 

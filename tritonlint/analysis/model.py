@@ -40,6 +40,9 @@ HEURISTICS = "triton.heuristics"
 CONFIG = "triton.Config"
 CONSTEXPR = "triton.language.constexpr"
 PROGRAM_ID = "triton.language.program_id"
+# Calls that return the kernel they are given, launchable the same way (`wrap_triton(kernel)[grid](...)`).
+KERNEL_WRAPPERS = frozenset({"torch.library.wrap_triton", "torch.library.capture_triton",
+                             "torch._higher_order_ops.triton_kernel_wrap.capture_triton"})
 _MAX_EXPANDED_CONFIGS = 1024
 # Text a launch `kernel[grid](...)` cannot do without: the subscript's `]`, then the call's `(`, with only
 # blanks, closing parentheses (`(kernel[grid])(...)`), whole comments or line continuations between them
@@ -660,8 +663,8 @@ class ModuleModel:
         for scope, node in self._statements.calls:
             if not isinstance(node.func, ast.Subscript):
                 continue
-            callee = node.func.value
-            if not isinstance(callee, (ast.Name, ast.Attribute)):
+            callee = self._launched(node.func.value)
+            if callee is None:
                 continue
             args = [LaunchArg(None, _unparse(a), literal_value(a), node=a) for a in node.args]
             args += [
@@ -678,6 +681,14 @@ class ModuleModel:
                 scope=scope,
             ))
         self.launches.sort(key=lambda launch: (launch.node.lineno, launch.node.col_offset))
+
+    def _launched(self, callee: ast.expr) -> ast.Name | ast.Attribute | None:
+        """The kernel expression of `callee[grid](...)`: `kernel`, `mod.kernel`, or the kernel wrapped for
+        torch.compile, `torch.library.wrap_triton(kernel)`."""
+        if isinstance(callee, ast.Call) and len(callee.args) == 1 and not callee.keywords \
+                and self.qualify(callee.func) in KERNEL_WRAPPERS:
+            callee = callee.args[0]
+        return callee if isinstance(callee, (ast.Name, ast.Attribute)) else None
 
     # ---- queries -------------------------------------------------------------------------------------
     def function_at(self, line: int) -> JitFunction | None:

@@ -6,7 +6,8 @@ import ast
 
 from tritonlint import evidence
 from tritonlint.analysis.consteval import Value
-from tritonlint.analysis.kernel import LocalScope, mentions, scenarios, touches_memory
+from tritonlint.analysis.kernel import mentions, scenarios, touches_memory
+from tritonlint.analysis.scope import LocalScope
 from tritonlint.analysis.triton_names import TL
 from tritonlint.context import MatchContext, ParamSpec, Verdict, condition, fixer
 from tritonlint.walk import walk

@@ -20,6 +20,7 @@ from tritonlint.analysis.consteval import Value
 from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.host import HostScope, remove_arguments
 from tritonlint.analysis.kernel import last_name
+from tritonlint.analysis.launches import bind_launch
 from tritonlint.analysis.model import (
     Autotune,
     JitFunction,
@@ -105,20 +106,16 @@ def _tuned(autotune: Autotune) -> set[str]:
 
 
 # ---- (a) conflicting meta-parameters -------------------------------------------------------------------
-def conflicts(kernel: JitFunction, launch: LaunchSite) -> list[tuple[LaunchArg, str]]:
+def conflicts(model: ModuleModel, kernel: JitFunction, launch: LaunchSite) -> list[tuple[LaunchArg, str]]:
     autotune = kernel.autotune
     assert autotune is not None
     tuned = _tuned(autotune) if autotune.configs is not None else set()
     found = []
-    positional = []
-    for arg in launch.args:
-        if arg.name is None:
-            if isinstance(arg.node, ast.Starred):
-                break
-            positional.append(arg)
-    for param, arg in zip(kernel.params, positional):
-        if param.name in tuned:
-            found.append((arg, (f"passes {param.name} positionally (`{arg.text}`), which "
+    bound = bind_launch(model, launch, kernel)
+    for param in kernel.params:
+        if param.name in tuned and param.name in bound.positional:
+            arg, text = bound.sources[param.name], ast.unparse(bound.values[param.name])
+            found.append((arg, (f"passes {param.name} positionally (`{text}`), which "
                                 f"{config_refs(autotune, param.name, 'set')} too: the argument binder fails with "
                                 f"TypeError (multiple values for '{param.name}')")))
     for arg in launch.args:
@@ -238,8 +235,7 @@ def frozen_grid(ctx: MatchContext, kernel: JitFunction, launch: LaunchSite, host
         return []
     evaluator = host.evaluator()
     kwarg_for = {arg.text: arg.name for arg in launch.args if arg.name}
-    positional = [a for a in launch.args if a.name is None]
-    passed_as = {arg.text: param.name for param, arg in zip(kernel.params, positional)}
+    passed_as = {ast.unparse(value): name for name, value in bind_launch(ctx.model, launch, kernel).values.items()}
     passed_as.update({text: name for text, name in kwarg_for.items()})
     found: list[FrozenGrid] = []
     for axis_index, axis in enumerate(info.axes):
@@ -316,7 +312,7 @@ def grid_fix(ctx: MatchContext, launch: LaunchSite, host: HostScope, frozen: lis
 
 
 # ---- (c) every block size frozen on the host, only warps/stages tuned -------------------------------------
-def fixed_blocks(kernel: JitFunction, launch: LaunchSite, host: HostScope) -> list[tuple[str, Value | None, str]] | None:
+def fixed_blocks(model: ModuleModel, kernel: JitFunction, launch: LaunchSite, host: HostScope) -> list[tuple[str, Value | None, str]] | None:
     autotune = kernel.autotune
     assert autotune is not None
     configs = autotune.configs
@@ -326,21 +322,18 @@ def fixed_blocks(kernel: JitFunction, launch: LaunchSite, host: HostScope) -> li
     if not blocks:
         return None
     evaluator = host.evaluator()
-    positional = [a for a in launch.args if a.name is None and not isinstance(a.node, ast.Starred)]
-    by_param = {param.name: arg for param, arg in zip(kernel.params, positional)}
-    by_param.update({a.name: a for a in launch.args if a.name})
-    if any(a.name is None and isinstance(a.node, ast.Starred) for a in launch.args) or \
-            any(kw.arg is None for kw in launch.node.keywords):
-        return None  # *args / **kwargs: the values cannot be seen
+    bound = bind_launch(model, launch, kernel)
+    if bound.open:
+        return None  # *args / **kwargs of unknown content: the values cannot be seen
     result = []
     for param in blocks:
-        arg = by_param.get(param.name)
-        if arg is None:
+        passed = bound.values.get(param.name)
+        if passed is None:
             if not isinstance(param.default_value, int):
                 return None
             result.append((param.name, None, f"{param.name}={param.default_value} (default)"))
             continue
-        value = evaluator.evaluate(arg.node) if arg.node is not None else None
+        value = evaluator.evaluate(passed)
         if value is None:
             return None
         result.append((param.name, value, f"{param.name}={value.value}"))
@@ -375,8 +368,8 @@ def autotune_launch_problems(ctx: MatchContext) -> Verdict | None:
     if kernel is None or kernel.autotune is None:
         return None
     host = HostScope.of(ctx.model, launch.scope)
-    problems = LaunchProblems(conflicts(kernel, launch), frozen_grid(ctx, kernel, launch, host))
-    fixed = None if problems.conflicts or problems.frozen else fixed_blocks(kernel, launch, host)
+    problems = LaunchProblems(conflicts(ctx.model, kernel, launch), frozen_grid(ctx, kernel, launch, host))
+    fixed = None if problems.conflicts or problems.frozen else fixed_blocks(ctx.model, kernel, launch, host)
     parts = [why for _, why in problems.conflicts]
     for item in problems.frozen:
         parts.append(f"computes the grid from the host block size {item.host} where {config_refs(kernel.autotune, item.meta, 'tune')} "

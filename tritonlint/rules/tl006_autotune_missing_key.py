@@ -22,6 +22,7 @@ from tritonlint import evidence
 from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.host import HostScope
 from tritonlint.analysis.kernel import last_name
+from tritonlint.analysis.launches import bind_launch
 from tritonlint.analysis.model import JIT, Autotune, JitFunction, ModuleModel
 from tritonlint.analysis.names import is_block_name, name_words
 from tritonlint.analysis.triton_names import DESCRIPTOR_METHODS, MEMORY_CALLS, TL
@@ -729,64 +730,6 @@ def _dereferenced(arguments, name: str) -> bool:
     return False
 
 
-def _positional_values(nodes: list[ast.expr | None], scope: HostScope) -> tuple[list[ast.expr | None], bool]:
-    """Positional launch arguments with `*(a, b)`, `*((a, b) if c else (0, 0))` and `*args` of a local
-    tuple spread out, up to a starred argument of unknown length (then True: an unnamed argument may bind
-    any later parameter)."""
-    values: list[ast.expr | None] = []
-    for node in nodes:
-        if not isinstance(node, ast.Starred):
-            values.append(node)
-            continue
-        spread = _spread(node.value, scope)
-        if spread is None:
-            return values, True
-        values.extend(spread)
-    return values, False
-
-
-def _spread(expr: ast.expr, scope: HostScope) -> list[ast.expr] | None:
-    expr = _local_literal(expr, scope)
-    if isinstance(expr, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in expr.elts):
-        return list(expr.elts)
-    if isinstance(expr, ast.IfExp):
-        body, orelse = _spread(expr.body, scope), _spread(expr.orelse, scope)
-        if body is not None and orelse is not None and len(body) == len(orelse):
-            return [ast.copy_location(ast.IfExp(expr.test, b, o), expr) for b, o in zip(body, orelse)]
-    return None
-
-
-def _spread_keywords(expr: ast.expr, scope: HostScope) -> dict[str, ast.expr] | None:
-    """The keywords of `**{"A": a}` or `**const_kwargs` of a local dict display, None when not known."""
-    expr = _local_literal(expr, scope)
-    if isinstance(expr, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in expr.keys):
-        return {k.value: v for k, v in zip(expr.keys, expr.values)}  # type: ignore[union-attr]
-    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "dict" and not expr.args \
-            and all(k.arg is not None for k in expr.keywords):
-        return {k.arg: k.value for k in expr.keywords}  # type: ignore[misc]
-    return None
-
-
-def _local_literal(expr: ast.expr, scope: HostScope) -> ast.expr:
-    """What a local name of the launching function holds where it is used, when one plain assignment reaches
-    that use and the name is never changed in place (`kwargs["X"] = ...`, `kwargs.update(...)`); else the
-    expression itself."""
-    if not isinstance(expr, ast.Name) or scope.node is None or expr.id not in scope.values:
-        return expr
-    reaching = flow_of(scope.node).reaching(expr)  # the assignment that reaches this use, of several
-    if len(reaching) != 1:
-        return expr
-    (definition,) = reaching
-    value = definition.value if definition.kind == "assign" else None
-    if value is None:
-        return expr
-    for node in walk(scope.node):
-        if isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.value, ast.Name) \
-                and node.value.id == expr.id and (isinstance(node, ast.Attribute) or not isinstance(node.ctx, ast.Load)):
-            return expr  # changed in place, or handed to a method that may change it
-    return value
-
-
 class LaunchValues:
     """What this module's launches of the kernel pass, reduced to the host values they derive from."""
 
@@ -799,17 +742,10 @@ class LaunchValues:
             if facts is None:
                 continue
             scope = HostScope.of(model, launch.scope)
-            values, unknown_length = _positional_values([a.node for a in launch.args if a.name is None], scope)
-            passed = {p.name: value for p, value in zip(kernel.params, values) if value is not None}
-            passed.update({a.name: a.node for a in launch.args if a.name and a.name != "**" and a.node is not None})
-            for keyword in launch.node.keywords:
-                unpacked = _spread_keywords(keyword.value, scope) if keyword.arg is None else {}
-                if unpacked is None:
-                    unknown_length = True  # **kwargs of unknown content: any parameter may be in there
-                else:
-                    passed.update(unpacked)
-            if unknown_length:
+            bound = bind_launch(model, launch, kernel)
+            if bound.open:
                 self.open.add(len(self.sites))
+            passed = bound.values
             self.sites.append((scope, {name: _known(value, facts) for name, value in passed.items()}))
         self._add_handoffs(kernel)
 

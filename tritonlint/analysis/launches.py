@@ -1,0 +1,109 @@
+"""One binder from a launch site to the launched kernel's parameters, for every rule.
+
+`kernel[grid](a, *head, 32, BLOCK=b, **extra)`: positional arguments bind parameters in order, spreads of a
+local tuple or list (`head = (x, 8)`, `*((a, b) if c else (0, 0))`) and of a local dict (`**const_kwargs`) are
+opened, keywords bind by name. What cannot be proven stays unbound and the binding says it is `open`: a
+spread of unknown content may pass any parameter that is not bound, so nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from tritonlint.analysis.flow import flow_of
+from tritonlint.analysis.host import HostScope
+from tritonlint.analysis.model import JitFunction, LaunchArg, LaunchSite, ModuleModel
+from tritonlint.walk import walk
+
+
+@dataclass
+class BoundLaunch:
+    """What one launch passes to each parameter of the kernel."""
+
+    values: dict[str, ast.expr] = field(default_factory=dict)  # parameter -> the expression passed
+    sources: dict[str, LaunchArg] = field(default_factory=dict)  # parameter -> the launch argument it is (or spreads from)
+    positional: set[str] = field(default_factory=set)  # parameters bound by position
+    open: bool = False  # a spread of unknown content: an unbound parameter may be passed all the same
+
+    def passes(self, name: str) -> bool | None:
+        """True when the launch passes `name`, False when it provably does not, None when unknown."""
+        if name in self.values:
+            return True
+        return None if self.open else False
+
+
+def bind_launch(model: ModuleModel, launch: LaunchSite, kernel: JitFunction) -> BoundLaunch:
+    scope = HostScope.of(model, launch.scope)
+    bound = BoundLaunch()
+    params = iter(kernel.params)
+    for arg in launch.args:
+        if arg.name is not None or arg.node is None or bound.open:
+            continue
+        items = [arg.node] if not isinstance(arg.node, ast.Starred) else _spread(arg.node.value, scope)
+        if items is None:
+            bound.open = True  # an unnamed argument of unknown count: later positions are not known
+            continue
+        for item, param in zip(items, params):
+            bound.values[param.name] = item
+            bound.sources[param.name] = arg
+            bound.positional.add(param.name)
+    for arg in launch.args:
+        if arg.name is None or arg.node is None:
+            continue
+        if arg.name != "**":
+            bound.values[arg.name] = arg.node
+            bound.sources[arg.name] = arg
+            continue
+        unpacked = _spread_keywords(arg.node, scope)
+        if unpacked is None:
+            bound.open = True  # **kwargs of unknown content: any parameter may be in there
+            continue
+        for name, value in unpacked.items():
+            bound.values[name] = value
+            bound.sources[name] = arg
+    return bound
+
+
+def _spread(expr: ast.expr, scope: HostScope) -> list[ast.expr] | None:
+    expr = _local_literal(expr, scope)
+    if isinstance(expr, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in expr.elts):
+        return list(expr.elts)
+    if isinstance(expr, ast.IfExp):
+        body, orelse = _spread(expr.body, scope), _spread(expr.orelse, scope)
+        if body is not None and orelse is not None and len(body) == len(orelse):
+            return [ast.copy_location(ast.IfExp(expr.test, b, o), expr) for b, o in zip(body, orelse)]
+    return None
+
+
+def _spread_keywords(expr: ast.expr, scope: HostScope) -> dict[str, ast.expr] | None:
+    """The keywords of `**{"A": a}` or `**const_kwargs` of a local dict display, None when not known."""
+    expr = _local_literal(expr, scope)
+    if isinstance(expr, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str) for k in expr.keys):
+        return {k.value: v for k, v in zip(expr.keys, expr.values)}  # type: ignore[union-attr]
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "dict" and not expr.args \
+            and all(k.arg is not None for k in expr.keywords):
+        return {k.arg: k.value for k in expr.keywords}  # type: ignore[misc]
+    return None
+
+
+def _local_literal(expr: ast.expr, scope: HostScope) -> ast.expr:
+    """What a local name of the launching function holds where it is used, when one plain assignment reaches
+    that use and the name is never changed in place (`kwargs["X"] = ...`, `kwargs.update(...)`); else the
+    expression itself."""
+    if not isinstance(expr, ast.Name) or scope.node is None or expr.id not in scope.values:
+        return expr
+    reaching = flow_of(scope.node).reaching(expr)  # the assignment that reaches this use, of several
+    if len(reaching) != 1:
+        return expr
+    (definition,) = reaching
+    value = definition.value if definition.kind == "assign" else None
+    if value is None:
+        return expr
+    for node in walk(scope.node):
+        if isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.value, ast.Name) \
+                and node.value.id == expr.id and (isinstance(node, ast.Attribute) or not isinstance(node.ctx, ast.Load)):
+            return expr  # changed in place, or handed to a method that may change it
+    return value
+
+
