@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import bisect
 import dataclasses
-import itertools
 import os
 import re
 from collections.abc import Iterator
@@ -20,6 +19,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from tritonlint.analysis.configs import ConfigInterpreter
 from tritonlint.analysis.consteval import Binding, Evaluator, literal_value
 from tritonlint.walk import children, walk
 
@@ -462,190 +462,10 @@ class ModuleModel:
         return items  # type: ignore[return-value]
 
     def _configs(self, node: ast.expr | None) -> list[TuneConfig] | None:
-        calls = self._config_calls(node, {})
-        if calls is None:
+        found = ConfigInterpreter(self).configs(node)
+        if found is None:
             return None
-        configs = []
-        for index, (call, env) in enumerate(calls):
-            config = self._config(call, env, index)
-            if config is None:
-                return None
-            configs.append(config)
-        return configs
-
-    def _config_calls(self, node: ast.expr | None, env: dict[str, Binding]) -> list[tuple[ast.Call, dict]] | None:
-        """The triton.Config(...) calls a configs expression stands for, each with its loop bindings."""
-        node = self._resolve_local(node)
-        if isinstance(node, (ast.List, ast.Tuple)):
-            calls: list[tuple[ast.Call, dict]] = []
-            for element in node.elts:
-                if isinstance(element, ast.Starred):
-                    part = self._config_calls(element.value, env)
-                elif isinstance(element, ast.Call) and self.qualify(element.func) == CONFIG:
-                    part = [(element, env)]
-                else:
-                    return None
-                if part is None:
-                    return None
-                calls.extend(part)
-            return calls
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-            left, right = self._config_calls(node.left, env), self._config_calls(node.right, env)
-            return None if left is None or right is None else left + right
-        if isinstance(node, ast.ListComp) and isinstance(node.elt, ast.Call) and self.qualify(node.elt.func) == CONFIG:
-            expanded = self._expand_comprehension(node.generators, env)
-            return None if expanded is None else [(node.elt, e) for e in expanded]
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.args and not node.keywords:
-            returned = self._returned_constant(node.func.id)  # configs=get_autotune_config()
-            return None if returned is None else self._config_calls(returned, env)
-        return None
-
-    def _returned_constant(self, name: str) -> ast.expr | None:
-        """What a module-level function without parameters returns: its `return <expr>`, after plain
-        assignments and `if` tests that are decided with no environment variable set
-        (`if os.getenv("DISABLE_AUTOTUNE", "1") == "1": return [one config]`: the default path)."""
-        definitions = [n for n in self.tree.body if isinstance(n, ast.FunctionDef) and n.name == name]
-        if len(definitions) != 1 or name in self.assignments:
-            return None
-        function = definitions[0]
-        arguments = function.args
-        if arguments.posonlyargs or arguments.args or arguments.kwonlyargs or arguments.vararg or arguments.kwarg:
-            return None
-        return self._returned_by(function.body, {})
-
-    def _returned_by(self, block: list[ast.stmt], local: dict[str, ast.expr]) -> ast.expr | None:
-        """What a block returns, going through plain assignments, expression statements (a docstring, a
-        warning) and `if` tests decided on the default path; None when that is not known."""
-        for stmt in block:
-            if isinstance(stmt, ast.Return):
-                return stmt.value
-            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-                local[stmt.targets[0].id] = stmt.value
-            elif isinstance(stmt, ast.If):
-                decided = self._default_truth(stmt.test, local)
-                if decided is None:
-                    return None
-                taken = stmt.body if decided else stmt.orelse
-                if any(isinstance(n, ast.Return) for part in taken for n in walk(part)):
-                    return self._returned_by(taken, local)
-                if any(not isinstance(n, (ast.Expr, ast.Assign)) for n in taken):
-                    return None
-                self._returned_by(taken, local)  # its assignments hold from here on
-            elif not isinstance(stmt, ast.Expr):
-                return None
-        return None
-
-    def _default_truth(self, test: ast.expr, local: dict[str, ast.expr], depth: int = 0) -> bool | None:
-        """A test decided with no environment variable set: `os.getenv("X", "1") == "1"` and the like."""
-        if depth > 8:
-            return None
-        if isinstance(test, ast.Name) and test.id in local:
-            return self._default_truth(local[test.id], local, depth + 1)
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            inner = self._default_truth(test.operand, local, depth + 1)
-            return None if inner is None else not inner
-        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq)):
-            left, right = (self._environment_default(side) for side in (test.left, test.comparators[0]))
-            left = left if left is not None else literal_value(test.left)
-            right = right if right is not None else literal_value(test.comparators[0])
-            if isinstance(left, str) and isinstance(right, str):
-                return (left == right) == isinstance(test.ops[0], ast.Eq)
-        return None
-
-    def _environment_default(self, expr: ast.expr) -> str | None:
-        """The default of `os.getenv("X", "d")` / `os.environ.get("X", "d")`: its value when X is not set."""
-        if isinstance(expr, ast.Call) and self.qualify(expr.func) in ("os.getenv", "os.environ.get") \
-                and len(expr.args) == 2 and not expr.keywords:
-            default = literal_value(expr.args[1])
-            return default if isinstance(default, str) else None
-        return None
-
-    def _expand_comprehension(self, generators: list[ast.comprehension], env: dict) -> list[dict] | None:
-        """Bindings of each iteration of `for a in [..] for b in (..)`; None when not all constant."""
-        if not generators:
-            return [env]
-        first, rest = generators[0], generators[1:]
-        if first.ifs or first.is_async:
-            return None
-        values = self._iterable_values(first.iter, env)
-        if values is None:
-            return None
-        results: list[dict] = []
-        for value in values:
-            bound = _bind_target(first.target, value)
-            if bound is None:
-                return None
-            inner = self._expand_comprehension(rest, {**env, **{k: Binding(v, "config loop") for k, v in bound.items()}})
-            if inner is None:
-                return None
-            results.extend(inner)
-            if len(results) > _MAX_EXPANDED_CONFIGS:
-                return None
-        return results
-
-    def _iterable_values(self, node: ast.expr, env: dict) -> list | None:
-        node = self._resolve_local(node)
-        evaluator = self.evaluator(env)
-        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-            values = []
-            for element in node.elts:
-                if isinstance(element, (ast.Tuple, ast.List)):
-                    parts = [self._constant(e, evaluator) for e in element.elts]
-                    if any(p is None for p in parts):
-                        return None
-                    values.append(tuple(parts))
-                else:
-                    value = self._constant(element, evaluator)
-                    if value is None:
-                        return None
-                    values.append(value)
-            return values
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range" and not node.keywords:
-            bounds = [evaluator.evaluate(a) for a in node.args]
-            if any(b is None for b in bounds) or not 1 <= len(bounds) <= 3:
-                return None
-            values = list(range(*(b.value for b in bounds)))  # type: ignore[union-attr]
-            return values if len(values) <= _MAX_EXPANDED_CONFIGS else None
-        if isinstance(node, ast.Call) and self.qualify(node.func) in ("itertools.product",) and not node.keywords:
-            pools = [self._iterable_values(a, env) for a in node.args]
-            if any(p is None for p in pools):
-                return None
-            return list(itertools.product(*pools))  # type: ignore[arg-type]
-        return None
-
-    @staticmethod
-    def _constant(node: ast.expr, evaluator: Evaluator) -> object | None:
-        evaluated = evaluator.evaluate(node)
-        return evaluated.value if evaluated is not None else literal_value(node)
-
-    def _config(self, call: ast.Call, env: dict, index: int) -> TuneConfig | None:
-        evaluator = self.evaluator(env)
-        kwargs = {kw.arg: kw.value for kw in call.keywords if kw.arg}
-        for name, arg in zip(("kwargs", "num_warps", "num_stages"), call.args):
-            kwargs.setdefault(name, arg)
-        meta_node = self._resolve_local(kwargs.get("kwargs"))
-        meta: dict[str, object | None] = {}
-        if isinstance(meta_node, ast.Dict):
-            for key, value in zip(meta_node.keys, meta_node.values):
-                name = literal_value(key) if key is not None else None
-                if not isinstance(name, str):
-                    return None
-                meta[name] = self._constant(value, evaluator)
-        elif isinstance(meta_node, ast.Call) and isinstance(meta_node.func, ast.Name) and meta_node.func.id == "dict":
-            for kw in meta_node.keywords:
-                if kw.arg is None:
-                    return None
-                meta[kw.arg] = self._constant(kw.value, evaluator)
-        elif meta_node is not None:
-            return None
-        return TuneConfig(
-            index=index,
-            meta=meta,
-            num_warps=self._constant(kwargs["num_warps"], evaluator) if "num_warps" in kwargs else None,
-            num_stages=self._constant(kwargs["num_stages"], evaluator) if "num_stages" in kwargs else None,
-            has_pre_hook="pre_hook" in kwargs,
-            line=call.lineno,
-        )
+        return [TuneConfig(index, c.meta, c.num_warps, c.num_stages, c.has_pre_hook, c.line) for index, c in enumerate(found)]
 
     def _heuristics(self, call: ast.Call) -> dict[str, str]:
         node = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "values"), None)
@@ -785,20 +605,6 @@ def _bound_names(stmt: ast.stmt) -> Iterator[tuple[str, ast.expr | None]]:
             for child in handler.body:
                 for name, _ in _bound_names(child):
                     yield name, None
-
-
-def _bind_target(target: ast.expr, value: object) -> dict[str, object] | None:
-    if isinstance(target, ast.Name):
-        return {target.id: value}
-    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, tuple) and len(value) == len(target.elts):
-        bound: dict[str, object] = {}
-        for element, item in zip(target.elts, value):
-            part = _bind_target(element, item)
-            if part is None:
-                return None
-            bound.update(part)
-        return bound
-    return None
 
 
 # Fields that hold statements (or the except handlers and match cases that hold them).
