@@ -28,7 +28,7 @@ from tritonlint.analysis.model import (
     LaunchSite,
     ModuleModel,
 )
-from tritonlint.analysis.names import is_block_name
+from tritonlint.analysis.names import is_block_name, name_words
 from tritonlint.context import MatchContext, Verdict, condition, fixer
 from tritonlint.walk import walk
 
@@ -196,20 +196,36 @@ def _axes(body: ast.expr, meta_param: str | None, editable: ast.expr | None) -> 
     return GridInfo([body], meta_param, editable, tupled=False)
 
 
-def divisors(expr: ast.expr, model) -> list[ast.expr]:
-    """Block-size divisors in a grid axis: `triton.cdiv(n, B)`, `n // B`, `(n + B - 1) // B`, `math.ceil(n / B)`."""
+def divisors(expr: ast.expr, model: ModuleModel) -> list[tuple[ast.expr, ast.expr]]:
+    """(size, block-size divisor) pairs in a grid axis: `triton.cdiv(n, B)`, `n // B`, `(n + B - 1) // B`,
+    `math.ceil(n / B)`."""
     found = []
     for node in walk(expr):
         if isinstance(node, ast.Call) and len(node.args) == 2:
             name = model.qualify(node.func) or ""
             if name in _CDIV or name.rpartition(".")[2] in ("cdiv", "ceildiv", "div_up", "ceil_div", "round_up_div"):
-                found.append(node.args[1])
+                found.append((node.args[0], node.args[1]))
         elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
-            found.append(node.right)
+            found.append((node.left, node.right))
         elif isinstance(node, ast.Call) and (model.qualify(node.func) or "") == "math.ceil" and node.args \
                 and isinstance(node.args[0], ast.BinOp) and isinstance(node.args[0].op, ast.Div):
-            found.append(node.args[0].right)
+            found.append((node.args[0].left, node.args[0].right))
     return found
+
+
+_BLOCK_WORDS = frozenset({"block", "size", "tile"})
+
+
+def _block_for_size(size: ast.expr, blocks: set[str]) -> str | None:
+    """The one tuned block whose name ends in the size's name (`M` -> BLOCK_M, `n_cols` -> BLOCK_SIZE_N is
+    not matched: only the size's own last word counts), so that an axis dividing two sizes by host
+    constants, `cdiv(M, 128) * cdiv(N, 128)`, pairs each with its block."""
+    name = last_name(size) if not isinstance(size, ast.BinOp) else last_name(size.left)
+    if name is None:
+        return None
+    word = name_words(name)[-1:]
+    matches = [b for b in blocks if [w for w in name_words(b) if w not in _BLOCK_WORDS] == word]
+    return matches[0] if len(matches) == 1 else None
 
 
 def _mentions(node: ast.AST, name: str | None) -> bool:
@@ -246,12 +262,12 @@ def frozen_grid(ctx: MatchContext, kernel: JitFunction, launch: LaunchSite, host
                 if value is not None and host.node is not None and node.id in host.values:
                     expressions.append((value, False))
         covered = _meta_keys(axis, info.meta_param)
-        candidates: list[tuple[ast.expr, bool]] = [
-            (d, editable) for expr, editable in expressions for d in divisors(expr, ctx.model)
+        candidates: list[tuple[ast.expr, ast.expr, bool]] = [
+            (size, d, editable) for expr, editable in expressions for size, d in divisors(expr, ctx.model)
             if not _mentions(d, info.meta_param) and not _meta_keys(d, info.meta_param)
         ]
         axis_tiles = set(kernel.tiles.get(axis_index, ())) if info.tupled else set()
-        for divisor, editable in candidates:
+        for size, divisor, editable in candidates:
             text = ast.unparse(divisor)
             name = last_name(divisor)
             meta = None
@@ -266,6 +282,8 @@ def frozen_grid(ctx: MatchContext, kernel: JitFunction, launch: LaunchSite, host
                 looks_like_block = (name is not None and is_block_name(name)) or isinstance(divisor, ast.Constant)
                 if len(free) == 1 and looks_like_block:
                     meta = next(iter(free))
+                elif len(free) > 1 and looks_like_block:
+                    meta = _block_for_size(size, free)
             if meta is None or meta in covered:
                 continue
             value = evaluator.evaluate(divisor)
@@ -298,7 +316,11 @@ def grid_fix(ctx: MatchContext, launch: LaunchSite, host: HostScope, frozen: lis
     for item in frozen:
         key = ast.unparse(item.node)
         for node in walk(body):
-            if isinstance(node, ast.expr) and type(node) is type(item.node) and ast.unparse(node) == key:
+            # A named host block is replaced wherever the grid reads it; a literal only where it was found
+            # (`cdiv(M, 128) * cdiv(N, 128)`: each 128 stands for a different block).
+            same = node is item.node or (not isinstance(item.node, ast.Constant) and type(node) is type(item.node)
+                                         and ast.unparse(node) == key)
+            if isinstance(node, ast.expr) and same:
                 s, e = file.span_of(node)
                 replacements.append((s, e, f'{meta_name}["{item.meta}"]'))
     replacements = sorted(set(replacements))
