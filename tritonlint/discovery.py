@@ -252,3 +252,28 @@ def is_excluded(path: Path, root: Path, excludes: list[str]) -> bool:
     names every changed file, and the configured excludes should still hold for those."""
     parts = _relative(path, root).split("/")
     return any(_excluded(parts[i], "/".join(parts[: i + 1]), excludes) for i in range(len(parts)))
+
+
+def project_root(paths: list[Path], config_path: Path | None) -> Path:
+    """The folder whose modules form the project: the one holding the configuration, else the git root
+    above the given paths, else their common parent."""
+    if config_path is not None:
+        return config_path.parent.resolve()
+    given = [p.resolve() for p in paths] or [Path.cwd().resolve()]
+    common = Path(os.path.commonpath([str(p) for p in given]))
+    common = common if common.is_dir() else common.parent
+    for folder in [common, *common.parents]:
+        if (folder / ".git").exists():
+            return folder
+    return common
+
+
+def context_files(paths: list[Path], given: list[Path], root: Path, excludes: list[str],
+                  respect_gitignore: bool) -> list[Path]:
+    """The project's other Python files, read as context when only some files are linted (pre-commit, an
+    editor): their kernels and launches resolve, their findings are not the run's to report."""
+    if any(p.resolve() == root for p in paths if p.is_dir()):
+        return []  # the whole project is linted already
+    linted = {p.resolve() for p in given}
+    found = discover([root], root, excludes, respect_gitignore)
+    return [p for p in found.files if p.resolve() not in linted]

@@ -16,8 +16,8 @@ from pathlib import Path
 from tritonlint.cache import Entry, LintCache, Session, Signature, digest, signature
 from tritonlint.config import Settings
 from tritonlint.diagnostics import Diagnostic
-from tritonlint.discovery import discover
-from tritonlint.analysis.project import Project, source_root
+from tritonlint.discovery import context_files, discover, project_root
+from tritonlint.analysis.project import Project, defining_module, source_root
 from tritonlint.engine import Engine
 from tritonlint.fixes import applicable
 from tritonlint.linter import FileLinter, FileResult, FixMode
@@ -34,6 +34,7 @@ class Job:
     display: str
     module: str
     absolute: str = ""
+    context: bool = False  # a module of the project read for its kernels and launches, not a linted file
 
 
 @dataclass
@@ -87,6 +88,8 @@ def _relax_gc() -> tuple[int, int, int]:
 def _lint_job(job: Job) -> tuple[FileResult, Facts]:
     linter, project = _worker, _project
     assert linter is not None and project is not None
+    if job.context and linter.mode is not FixMode.NONE:
+        linter = FileLinter(linter.engine, linter.settings, linter.report_syntax_errors, FixMode.NONE, linter.unsafe)
     project.consulted = set()
     facts = Facts(checked_ns=time.time_ns())
     result = FileResult(job.display, job.module)
@@ -126,13 +129,15 @@ def lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs: 
 def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs: int | None,
                 cache: LintCache | None) -> RunResult:
     found = discover(paths, settings.root, settings.excludes, settings.respect_gitignore)
+    root = project_root(paths, settings.config_path)
+    context = context_files(paths, found.files, root, settings.excludes, settings.respect_gitignore)
     cwd = Path.cwd().resolve()
     here = os.getcwd()
     packages: dict[str, str] = {}
     work = []
-    for path in found.files:
+    for path, is_context in [*((p, False) for p in found.files), *((p, True) for p in context)]:
         absolute = os.path.join(here, path)  # path.absolute() asks the OS for the folder each time
-        work.append(Job(path, display_path(path, cwd), module_name(absolute, packages), absolute))
+        work.append(Job(path, display_path(path, cwd), module_name(absolute, packages), absolute, is_context))
     result = RunResult(problems=[(display_path(p, cwd), reason) for p, reason in found.problems])
     linted = frozenset(job.module for job in work)
     session = Session(cache, [(j.absolute, j.display, j.module) for j in work], linted) if cache else None
@@ -143,7 +148,7 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs:
     if session is not None:
         reusable = _reusable(linter)
         for index in range(len(work)):
-            hit = session.serve(index, reusable)
+            hit = session.serve(index, (lambda diagnostics: True) if work[index].context else reusable)
             if hit is not None:
                 served[index], diagnostics = hit
                 results[index] = FileResult(work[index].display, work[index].module, diagnostics,
@@ -177,8 +182,26 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs:
         problem = session.cache.save()
         if problem:
             result.problems.append((str(session.cache.folder), problem))
-    result.files = results  # type: ignore[assignment]
+    result.files = _reported(work, results, facts, served, linted)  # type: ignore[arg-type]
     return result
+
+
+def _reported(work: list[Job], results: list[FileResult], facts: dict[int, Facts], served: dict[int, Entry],
+              linted: frozenset[str]) -> list[FileResult]:
+    """The results of the given files, and of the project's other modules whose launches use a kernel of a
+    given file: a change to a kernel can break the launches of modules nobody passed (pre-commit passes only
+    what is staged)."""
+    given = {job.module for job in work if not job.context}
+    reported = []
+    for index, r in enumerate(results):
+        if not work[index].context:
+            reported.append(r)
+            continue
+        consulted = facts[index].consulted if index in facts else frozenset(served[index].deps) if index in served \
+            else frozenset()
+        if r.diagnostics and any(defining_module(target, linted) in given for target in consulted):
+            reported.append(r)
+    return reported
 
 
 def _reusable(linter: FileLinter) -> Callable[[list[Diagnostic]], bool]:
