@@ -175,13 +175,19 @@ def test_a_changed_kernel_module_invalidates_the_files_that_launch_its_kernels(p
     assert _launch_message(second) == "launches kernel with 2 parameters"
 
 
-def test_a_kernel_module_joining_the_run_invalidates_its_launchers(project, rules, monkeypatch):
+def test_a_kernel_module_joining_the_project_invalidates_its_launchers(project, rules, monkeypatch):
     all_rules = _cross_module_project(project, rules)
+    kernels = project / "pkg" / "kernels.py"
+    kernels.unlink()
     counting = Counting(monkeypatch)
     alone, _ = counting.run(project, all_rules, paths=[project / "pkg" / "launch.py"])
     assert _launch_message(alone) == "launches kernel with unknown parameters"
-    both, linted = counting.run(project, all_rules, paths=[project / "pkg"])
+    kernels.write_text(KERNEL)  # the module appears: the launch resolves, whether or not it is linted itself
+    joined, linted = counting.run(project, all_rules, paths=[project / "pkg" / "launch.py"])
     assert "pkg/launch.py" in linted
+    assert _launch_message(joined) == "launches kernel with 1 parameters"
+    both, linted = counting.run(project, all_rules, paths=[project / "pkg"])
+    assert linted == []  # the kernel module was read as context before: nothing changed
     assert _launch_message(both) == "launches kernel with 1 parameters"
 
 
