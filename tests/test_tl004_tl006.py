@@ -332,3 +332,15 @@ def test_double_star_kwargs_at_a_launch_are_not_positional(rules):
             kernel[(1,)](x, x.numel(), USE_PDL=use_pdl, **pdl_kwargs)
         ''')
     assert lint_code(code, rules, select=["TL004"]).diagnostics == []
+
+
+def test_tl006_doc_lists_exactly_its_exemptions(rules):
+    import re
+
+    from tritonlint.rules.tl006_autotune_missing_key import EXEMPTIONS
+
+    (rule,) = [r for r in rules if r.id == "TL006"]
+    text = " ".join(rule.doc["what"].split())
+    listed = dict(re.findall(r"- `([a-z-]+)`: (.*?)\.(?= - `|$| [A-Z])", text))
+    assert listed == {e.name: " ".join(e.doc.split()) for e in EXEMPTIONS}
+    assert len({e.name for e in EXEMPTIONS}) == len(EXEMPTIONS)

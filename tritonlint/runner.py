@@ -191,15 +191,22 @@ def _reported(work: list[Job], results: list[FileResult], facts: dict[int, Facts
     """The results of the given files, and of the project's other modules whose launches use a kernel of a
     given file: a change to a kernel can break the launches of modules nobody passed (pre-commit passes only
     what is staged)."""
-    given = {job.module for job in work if not job.context}
+    given = {(job.module, source_root(job.display, job.module)) for job in work if not job.context}
+    given_modules = Counter(module for module, _ in given)
+    repeated = {module for module, count in Counter(job.module for job in work).items() if count > 1}
     reported = []
     for index, r in enumerate(results):
-        if not work[index].context:
+        job = work[index]
+        if not job.context:
             reported.append(r)
             continue
         consulted = facts[index].consulted if index in facts else frozenset(served[index].deps) if index in served \
             else frozenset()
-        if r.diagnostics and any(defining_module(target, linted) in given for target in consulted):
+        root = source_root(job.display, job.module)
+        # A module name several files share resolves, as Python would, to the one under the importer's root.
+        uses_given = any(module in given_modules and (module not in repeated or (module, root) in given)
+                         for module in (defining_module(target, linted) for target in consulted))
+        if r.diagnostics and uses_given:
             reported.append(r)
     return reported
 

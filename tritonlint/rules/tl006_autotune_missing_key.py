@@ -15,6 +15,7 @@ import io
 import re
 import tokenize
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -23,7 +24,7 @@ from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.host import HostScope
 from tritonlint.analysis.kernel import last_name
 from tritonlint.analysis.launches import bind_launch
-from tritonlint.analysis.model import JIT, Autotune, JitFunction, ModuleModel
+from tritonlint.analysis.model import JIT, Autotune, JitFunction, ModuleModel, Param
 from tritonlint.analysis.names import is_block_name, name_words
 from tritonlint.analysis.triton_names import DESCRIPTOR_METHODS, MEMORY_CALLS, TL
 from tritonlint.context import MatchContext, ParamSpec, Verdict, condition, fixer
@@ -1042,7 +1043,7 @@ def autotune_key_omissions(ctx: MatchContext, ignore: list[str] | None = None) -
     uses = KernelUses(ctx.model, kernel, tuned)
     omissions = Omissions(ctx, kernel, uses, call, ignore or [])
     missing = [(p.name, uses.reasons[p.name]) for p in kernel.params
-               if p.name in uses.reasons and not omissions.covered(p.name, p.default, p.default_value)]
+               if p.name in uses.reasons and omissions.covered(p) is None]
     if not missing:
         return None
     start, end = ctx.file.span_of(call)  # the whole decorator call: the fix edits its key list
@@ -1078,28 +1079,27 @@ class Omissions:
         self.launches = LaunchValues(ctx.model, kernel)
         self.first_line = min([call.lineno] + [d.lineno for d in kernel.node.decorator_list])  # type: ignore[union-attr]
         self.last_line = call.end_lineno or call.lineno
+        self._follows: dict[str, bool | None] = {}
 
-    def covered(self, name: str, default: str | None, default_value: object | None) -> bool:
-        words = set(name_words(name))
-        if any(name_words(entry) == name_words(name) for entry in self.key):
-            return True  # N_STREAM beside a keyed n_stream: the same size passed again, as a constexpr
-        if name in self.skip or words & DTYPE_WORDS or words & DEVICE_WORDS or self.launches.keyed_by_triton(name):
-            return True  # keyed, tuned, computed, ignored, varying per call by design, a dtype or the device
-        if default is None and self.launches.never_passed(name):
-            return True  # no launch passes it: the configs (unknown here) supply it
-        if default_value is None and default is not None and self._process_constant(default):
-            default_value = default  # `USE_GATHER: tl.constexpr = IS_GATHER_SUPPORTED`, an imported constant
-        follows = self.launches.follows(name, self.key, default_value)
-        if follows:
-            return True  # every launch here passes one constant, or a value computed from keyed arguments
-        if follows is None and (is_block_name(name) or not self.configs_known and name.lower() in TUNING_KNOBS):
-            return True  # a tile size or tuning knob that no launch here shows, presumably tuned or derived
-        guarded = self.uses.optional_guards.get(name) if self.uses.reasons[name].kind == "mode" else None
-        if guarded and (follows is None or name in self.uses.truth_guards and self.launches.tracks_none(name, guarded)):
-            return True  # probably `x is not None`, which Triton's key sees
-        return bool(bucketed_by(name, self.key) or self.launches.bucketed_in(name, self.key)
-                    or explaining_comment(self.ctx.file.text, self.first_line, self.last_line, name))
+    def covered(self, param: Param) -> Exemption | None:
+        """The first exemption that lets the key leave `param` out, if any."""
+        return next((exemption for exemption in EXEMPTIONS if exemption.applies(self, param)), None)
 
+    def follows(self, param: Param) -> bool | None:
+        """Whether every launch in view passes one constant, or a value computed from keyed arguments (None:
+        no launch shows it). A default naming a module-level or imported value counts as a constant."""
+        if param.name not in self._follows:
+            default_value = param.default_value
+            if default_value is None and param.default is not None and self._process_constant(param.default):
+                default_value = param.default  # `USE_GATHER: tl.constexpr = IS_GATHER_SUPPORTED`
+            self._follows[param.name] = self.launches.follows(param.name, self.key, default_value)
+        return self._follows[param.name]
+
+    def none_tested(self, param: Param) -> bool:
+        guarded = self.uses.optional_guards.get(param.name) if self.uses.reasons[param.name].kind == "mode" else None
+        follows = self.follows(param)
+        return bool(guarded) and (follows is None or param.name in self.uses.truth_guards
+                                  and self.launches.tracks_none(param.name, guarded))  # type: ignore[arg-type]
 
     def _process_constant(self, text: str) -> bool:
         """A default that names a module-level or imported value: the same on every call of a process."""
@@ -1111,6 +1111,48 @@ class Omissions:
         if isinstance(expr, ast.Name):
             return expr.id in model.local_names or expr.id in model.imports
         return isinstance(expr, ast.Attribute) and model.qualify(expr) is not None
+
+
+@dataclass(frozen=True)
+class Exemption:
+    """A reason the key may leave out an argument that drives the work; the rule doc lists every entry."""
+
+    name: str
+    doc: str
+    applies: Callable[[Omissions, Param], bool]
+
+
+EXEMPTIONS: tuple[Exemption, ...] = (
+    Exemption("same-as-keyed", "an argument named like a keyed one up to case and underscores (N_STREAM beside a "
+              "keyed n_stream): the same size passed again", lambda o, p: any(
+                  name_words(entry) == name_words(p.name) for entry in o.key)),
+    Exemption("tuned-or-derived", "a meta-parameter the configs set, a `@triton.heuristics` output, an argument "
+              "in `do_not_specialize` or in the `autotune-key-ignore` option, and num_warps/num_stages/num_ctas",
+              lambda o, p: p.name in o.skip),
+    Exemption("dtype-or-device", "a name that says it is a dtype or a device property (IS_FP8, NUM_SMS): Triton's "
+              "own key holds every tensor argument's dtype, and the device does not change within a process",
+              lambda o, p: bool(set(name_words(p.name)) & (DTYPE_WORDS | DEVICE_WORDS))),
+    Exemption("keyed-by-triton", "a flag every launch computes from a tensor's dtype (`x.dtype == torch.float8`), "
+              "which Triton's key already sees", lambda o, p: o.launches.keyed_by_triton(p.name)),
+    Exemption("never-passed", "an argument without a default that no launch in view passes: the configs, "
+              "unknown here, supply it", lambda o, p: p.default is None and o.launches.never_passed(p.name)),
+    Exemption("one-value-per-process", "an argument every launch in view passes as one constant, a module-level "
+              "or imported value, a constant an autograd Function's `forward` saved on `ctx`, or a value computed "
+              "from what it passes for keyed arguments (`num_blocks=triton.cdiv(N, 64)` with N keyed); a default "
+              "that names a module-level or imported value counts for launches that leave it out",
+              lambda o, p: bool(o.follows(p))),
+    Exemption("unseen-tile-or-knob", "a tile size, or with configs that cannot be read a tuning knob (SPLIT_K, "
+              "GROUP_SIZE_M), that no launch in view passes: presumably tuned or derived", lambda o, p:
+              o.follows(p) is None and (is_block_name(p.name) or not o.configs_known and p.name.lower() in TUNING_KNOBS)),
+    Exemption("none-test", "a code-path flag that guards the only uses of a tensor argument, when no launch is "
+              "visible or every launch passes it together with a value that is None on some path (`bias is not "
+              "None`): Triton's key sees whether a tensor argument is None", lambda o, p: o.none_tested(p)),
+    Exemption("bucketed", "an argument a bucketed key entry covers (CACHE_KEY_SEQLEN_Q for seqlen_q, or a key "
+              "entry every launch computes from it, such as `bucket_M = get_bucket_m(B * S)`)", lambda o, p:
+              bool(bucketed_by(p.name, o.key) or o.launches.bucketed_in(p.name, o.key))),
+    Exemption("explained", "an argument a comment about the key explains (on the autotune call's lines or the "
+              "three above)", lambda o, p: bool(explaining_comment(o.ctx.file.text, o.first_line, o.last_line, p.name))),
+)
 
 
 def _key_text(ctx: MatchContext, autotune: Autotune) -> str:
