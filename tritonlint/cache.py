@@ -95,7 +95,7 @@ class Entry:
 
     @classmethod
     def make(cls, display: str, module: str, file_digest: str, file_signature: Signature, checked_ns: int,
-             skipped: str | None, deps: dict, diagnostics: list[Diagnostic], summaries: dict[str, Any]) -> Entry:
+             skipped: str | None, deps: dict[str, tuple[str | None, str | None]], diagnostics: list[Diagnostic], summaries: dict[str, Any]) -> Entry:
         return cls(display, module, file_digest, file_signature, checked_ns, skipped, deps, _dumps(diagnostics),
                    _dumps(summaries))
 

@@ -12,7 +12,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.analysis.project import Project, source_root
@@ -67,18 +67,25 @@ CONDITIONS: dict[str, ConditionSpec] = {}
 FIXERS: dict[str, FixerSpec] = {}
 
 
+# Raw edits a fixer returns: (start, end, replacement) in character offsets; None or [] offers no fix.
+RawEdits = list[tuple[int, int, str]]
+ConditionFunction = TypeVar("ConditionFunction", bound=Callable[..., "Verdict | bool | None"])
+FixerFunction = TypeVar("FixerFunction", bound=Callable[..., "RawEdits | None"])
+
+
 def condition(name: str, params: dict[str, ParamSpec] | None = None, provides: tuple[str, ...] = (),
               prefilter: Callable[[dict[str, Any]], Any] | None = None,
-              applies: Callable[[Any, int | None], bool] | None = None):
-    def register(function: Callable[..., Verdict | bool | None]):
+              applies: Callable[[Any, int | None], bool] | None = None
+              ) -> Callable[[ConditionFunction], ConditionFunction]:
+    def register(function: ConditionFunction) -> ConditionFunction:
         CONDITIONS[name] = ConditionSpec(name, function, params or {}, frozenset(provides),
                                          (function.__doc__ or "").strip(), prefilter, applies)
         return function
     return register
 
 
-def fixer(name: str):
-    def register(function: Callable[..., Any]):
+def fixer(name: str) -> Callable[[FixerFunction], FixerFunction]:
+    def register(function: FixerFunction) -> FixerFunction:
         FIXERS[name] = FixerSpec(name, function, (function.__doc__ or "").strip())
         return function
     return register

@@ -67,7 +67,7 @@ class Diagnostic:
     related: tuple[Span, ...] = ()
 
     @property
-    def sort_key(self) -> tuple:
+    def sort_key(self) -> tuple[object, ...]:
         return (self.filename, self.location.row, self.location.column, self.code)
 
 

@@ -38,7 +38,7 @@ class FileResult:
     skipped: str | None = None  # why the file could not be linted (one line)
     internal_error: str | None = None
     fixes_applied: int = 0
-    fixed_codes: Counter = field(default_factory=Counter)
+    fixed_codes: Counter[str] = field(default_factory=Counter)
     refused: list[str] = field(default_factory=list)  # fixes that would have broken the file
     original: str | None = None  # texts for --diff and stdin
     fixed: str | None = None

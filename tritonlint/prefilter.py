@@ -90,8 +90,8 @@ def from_pattern(pattern: str) -> Requirement | None:
 
 
 def from_matcher(matcher: dict[str, Any]) -> Requirement | None:
-    utils = matcher.get("utils") if isinstance(matcher.get("utils"), dict) else {}
-    return _from_rule(matcher.get("rule"), utils, frozenset())
+    utils = matcher.get("utils")
+    return _from_rule(matcher.get("rule") or {}, utils if isinstance(utils, dict) else {}, frozenset())
 
 
 def _from_rule(rule: Any, utils: dict[str, Any], visiting: frozenset[str]) -> Requirement | None:

@@ -374,8 +374,7 @@ def unified_diff(path: str, before: str, after: str) -> str:
     file name with a space in it, where both tools expect the name to end."""
     out = []
     end = "\t" if re.search(r"\s", path) else ""
-    names = {"fromfile": f"a/{path}{end}", "tofile": f"b/{path}{end}"}
-    for line in difflib.unified_diff(_lines(before), _lines(after), **names):
+    for line in difflib.unified_diff(_lines(before), _lines(after), fromfile=f"a/{path}{end}", tofile=f"b/{path}{end}"):
         out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(out)
 

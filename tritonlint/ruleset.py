@@ -114,7 +114,7 @@ def load_rule_file(path: Path) -> Rule:
     try:
         data = yaml.load(text, Loader=StrictSafeLoader)
     except DuplicateKey as exc:
-        raise RuleFileError(path, exc.key, exc.problem) from None
+        raise RuleFileError(path, exc.key, exc.problem or "") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -176,7 +176,7 @@ class _RuleBuilder:
         return rule
 
     # ---- scalar fields -------------------------------------------------------------------------------
-    def string(self, key: str, pattern: re.Pattern | None = None, hint: str = "") -> str:
+    def string(self, key: str, pattern: re.Pattern[str] | None = None, hint: str = "") -> str:
         value = self.data.get(key)
         if value is None:
             raise self.error(key, "missing (required)")
@@ -250,7 +250,7 @@ class _RuleBuilder:
         for index, item in enumerate(raw):
             key = f"where[{index}]"
             if isinstance(item, str):
-                name, args = item, {}
+                name, args = item, {}  # type: ignore[var-annotated]
             elif isinstance(item, dict) and len(item) == 1:
                 name, args = next(iter(item.items()))
                 args = {} if args is None else args
@@ -264,7 +264,7 @@ class _RuleBuilder:
             conditions.append(Condition(name, args))
         return conditions
 
-    def check_params(self, key: str, params: dict[str, ParamSpec], args: dict, options: dict[str, OptionSpec]) -> None:
+    def check_params(self, key: str, params: dict[str, ParamSpec], args: dict[str, Any], options: dict[str, OptionSpec]) -> None:
         for arg in args:
             if arg not in params:
                 raise self.error(f"{key}.{arg}", f"unknown argument (allowed: {', '.join(params) or 'none'})")
@@ -406,10 +406,10 @@ def load_rules(extra_dirs: list[Path] = (), cache_folder: Path | None = None) ->
         from tritonlint.cache import safe_loads, touch
 
         try:
-            rules = safe_loads(cached.read_bytes())
-            if isinstance(rules, list) and all(isinstance(r, Rule) for r in rules):
+            stored = safe_loads(cached.read_bytes())
+            if isinstance(stored, list) and all(isinstance(r, Rule) for r in stored):
                 touch(cached)  # in use: not stale
-                return rules
+                return stored
         except Exception:  # noqa: BLE001 - absent or unreadable: load the files
             pass
     rules: list[Rule] = []

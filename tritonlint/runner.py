@@ -248,7 +248,7 @@ def _map(linter: FileLinter, project: Project, tasks: list[Job], jobs: int | Non
     chunk = max(1, min(16, len(tasks) // (workers * 8)))
     if forking:  # the children inherit the state: nothing to pickle
         _init_worker(linter, project, hashing)
-        state: tuple = ()
+        state: tuple[object, ...] = ()
     else:
         state = (linter, project, hashing)
     return run_jobs(_lint_job, tasks, workers, chunk, context, _init_child, state, _died)

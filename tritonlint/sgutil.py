@@ -27,7 +27,7 @@ def clean_message(exc: BaseException) -> str:
 
 def find_all(root: SgNode, matcher: dict[str, Any]) -> list[SgNode]:
     try:
-        return root.find_all(matcher)
+        return root.find_all(matcher)  # type: ignore[call-overload, no-any-return]
     except (KeyboardInterrupt, SystemExit, GeneratorExit):
         raise
     except BaseException as exc:  # noqa: BLE001 - pyo3 panics are BaseExceptions

@@ -243,8 +243,8 @@ class ParsedFile:
 
     def span_of(self, node: ast.AST) -> tuple[int, int]:
         """Character offsets of an ast node."""
-        start = self.lines.offset(node.lineno, node.col_offset)
-        end = self.lines.offset(node.end_lineno, node.end_col_offset)
+        start = self.lines.offset(node.lineno, node.col_offset)  # type: ignore[attr-defined]
+        end = self.lines.offset(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
         return start, end
 
     def text_of(self, node: ast.AST) -> str:

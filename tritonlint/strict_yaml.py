@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import yaml
 
 
@@ -15,11 +17,11 @@ class StrictSafeLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: 
     """YAML's safe subset (no tags that build Python objects), and a key given twice is an error: plain
     YAML lets the second silently replace the first."""
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[str, yaml.Mark] = {}
         for key_node, _ in node.value:
             if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
                 if key_node.value in seen:
                     raise DuplicateKey(key_node.value, seen[key_node.value], key_node.start_mark)
                 seen[key_node.value] = key_node.start_mark
-        return super().construct_mapping(node, deep)
+        return super().construct_mapping(node, deep)  # type: ignore[no-any-return]

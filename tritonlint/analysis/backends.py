@@ -37,7 +37,7 @@ def _names_backend(tokens: Iterable[str], patterns: tuple[str, ...]) -> bool:
 
 
 @lru_cache(maxsize=8)
-def _pattern_matcher(patterns: tuple[str, ...]) -> Callable[[str], re.Match | None]:
+def _pattern_matcher(patterns: tuple[str, ...]) -> Callable[[str], re.Match[str] | None]:
     """One compiled regular expression for shell patterns (`gfx*`), matched case-blind like fnmatchcase on
     lower-case words."""
     return re.compile("|".join(f"(?:{fnmatch.translate(p.lower())})" for p in patterns) or "(?!)").match
@@ -117,7 +117,7 @@ def backend_only_functions(tree: ast.Module, patterns: tuple[str, ...]) -> froze
     references: list[tuple[str, bool, tuple[str, ...]]] = []
     pending: list[tuple[ast.AST, bool, tuple[str, ...]]] = [(tree, False, ())]  # iterative: long elif chains
 
-    def push_block(statements: list[ast.stmt], in_branch: bool, enclosing: tuple[str, ...]) -> None:
+    def push_block(statements: list[ast.stmt] | list[ast.expr], in_branch: bool, enclosing: tuple[str, ...]) -> None:
         for statement in statements:
             pending.append((statement, in_branch, enclosing))
             if isinstance(statement, ast.If) and not statement.orelse and _leaves(statement.body) \

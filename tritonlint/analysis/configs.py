@@ -439,8 +439,9 @@ class ConfigInterpreter:
                 outcomes.append(returned.value)
                 continue
             raise _Return(UNKNOWN)
-        if all(isinstance(o, list) and all(isinstance(c, ConfigValue) for c in o) for o in outcomes):
-            raise _Return([config for outcome in outcomes for config in outcome])
+        configs = [o for o in outcomes if isinstance(o, list) and all(isinstance(c, ConfigValue) for c in o)]
+        if len(configs) == len(outcomes):
+            raise _Return([config for outcome in configs for config in outcome])
         raise _Return(UNKNOWN)
 
     def bind(self, target: ast.expr, value: object, env: dict[str, object]) -> bool:

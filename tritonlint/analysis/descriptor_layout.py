@@ -73,7 +73,7 @@ def _terms(flow: FunctionFlow, expr: ast.expr, increments: list[ast.expr], depth
             value = assigns[0].value
             if isinstance(value, (ast.BinOp, ast.Name)):
                 increments.extend(d.value for d in augs)  # type: ignore[misc]
-                return _terms(flow, value, increments, depth + 1)  # type: ignore[arg-type]
+                return _terms(flow, value, increments, depth + 1)
     return [expr]
 
 
@@ -219,7 +219,7 @@ def tile_layout(model: ModuleModel, call: ast.Call, flow: FunctionFlow, loop: Lo
         axis.stride = stride
         axis.vector = vector.id if isinstance(vector, ast.Name) else ""
         _block_and_offset(flow, model, vector, axis)
-    base_terms = []
+    base_terms: list[str] = []
     for term in scalar_terms:  # `k_ptrs + start_n * stride_kn`: a step along an axis belongs to its offset
         amounts = [(axis, _amount_along(term, axis)) for axis in (layout.rows, layout.cols)]
         moved = [(axis, amount) for axis, amount in amounts if amount is not None]
@@ -252,7 +252,7 @@ def _descriptor_name(base: str) -> str:
     return f"{head}_desc"
 
 
-def descriptor_edits(file: ParsedFile, model: ModuleModel, call: ast.Call, loop: Loop, layout: Layout) -> tuple[list, list[str]]:
+def descriptor_edits(file: ParsedFile, model: ModuleModel, call: ast.Call, loop: Loop, layout: Layout) -> tuple[list[tuple[int, int, str]], list[str]]:
     """The edits that show the descriptor form (its creation before the loop, its load in place of the
     tl.load) and the caveats that come with it."""
     prefix = _tl_prefix(file, model, call)

@@ -136,7 +136,7 @@ def _module_tuple_constants(model: ModuleModel) -> dict[str, Binding]:
 def call_items(call: ast.Call) -> list[ast.AST]:
     """Positional and keyword arguments in source order."""
     items: list[ast.AST] = [*call.args, *call.keywords]
-    return sorted(items, key=lambda n: (n.lineno, n.col_offset))
+    return sorted(items, key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
 
 
 _LINE_TAIL = re.compile(r"[ \t]*,?[ \t]*(#[^\n]*)?(\r?\n|$)")

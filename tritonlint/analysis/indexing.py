@@ -145,7 +145,7 @@ def broadcast_axis(expr: ast.Subscript) -> int | None:
         return None
     pattern = tuple("s" if isinstance(e, ast.Slice) and e.lower is None and e.upper is None and e.step is None
                     else "n" if isinstance(e, ast.Constant) and e.value is None else "?" for e in expr.slice.elts)
-    return {("s", "n"): 0, ("n", "s"): 1}.get(pattern)
+    return {("s", "n"): 0, ("n", "s"): 1}.get(pattern)  # type: ignore[arg-type]
 
 
 def load_pointer(call: ast.Call) -> ast.expr | None:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from tritonlint.analysis.consteval import Binding, literal_value
 from tritonlint.analysis.launches import bind_launch
-from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
+from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel, TuneConfig
 from tritonlint.analysis.triton_names import DESCRIPTOR_METHODS, DOTS, MEMORY_CALLS
 from tritonlint.prefilter import Token
 from tritonlint.walk import walk
@@ -45,7 +45,7 @@ def last_name(expr: ast.AST) -> str | None:
     return expr.attr if isinstance(expr, ast.Attribute) else expr.id if isinstance(expr, ast.Name) else None
 
 
-def launches_of(model: ModuleModel, function: JitFunction) -> list:
+def launches_of(model: ModuleModel, function: JitFunction) -> list[LaunchSite]:
     return [launch for launch in model.launches if model.kernel_for(launch) is function]
 
 
@@ -58,7 +58,9 @@ def scenarios(model: ModuleModel, function: JitFunction, limit: int = 64) -> lis
             base[param.name] = Binding(param.default_value, "constexpr default")
         else:
             base[param.name] = Binding(None, "kernel argument")  # shadows a module constant of that name
-    configs = (function.autotune.configs if function.autotune else None) or [None]
+    configs: list[TuneConfig | None] = [None]
+    if function.autotune is not None and function.autotune.configs:
+        configs = list(function.autotune.configs)
     launch_envs = [env for env in (_launch_bindings(model, function, launch) for launch in launches_of(model, function)) if env]
     results = []
     for config in configs:
@@ -102,7 +104,7 @@ def _heuristic_bindings(model: ModuleModel, function: JitFunction, env: dict[str
     return bound
 
 
-def mentions_dot(args: dict) -> Token:
+def mentions_dot(args: dict[str, object]) -> Token:
     """The prefilter of conditions about tl.dot operands and results: a callee resolves to tl.dot only if
     the file spells `dot` (in the call or in the import that binds it)."""
     return Token("dot")
@@ -117,4 +119,4 @@ def calls_dot(model: ModuleModel, target: int | None = None) -> bool:
         model.memo[key] = any(isinstance(node, ast.Call) and model.qualify(node.func) in DOTS
                               for function in model.functions if function.node is not None
                               for node in walk(function.node))
-    return model.memo[key]
+    return bool(model.memo[key])

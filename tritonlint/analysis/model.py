@@ -377,19 +377,21 @@ class ModuleModel:
         def reads(expr: ast.AST) -> tuple[frozenset[str], frozenset[int]]:
             """The names an expression reads and the axes of the tl.program_id calls in it, found once: the
             fixpoint below asks about each assignment again on every pass."""
-            names, axes = set(), set()
+            names: set[str] = set()
+            axes: set[int] = set()
             for sub in walk(expr):
                 if isinstance(sub, ast.Name):
                     names.add(sub.id)
                 elif isinstance(sub, ast.Call) and self.qualify(sub.func) == PROGRAM_ID:
                     axis = sub.args[0] if sub.args else next((k.value for k in sub.keywords if k.arg == "axis"), None)
-                    if isinstance(literal_value(axis), int):
-                        axes.add(literal_value(axis))  # type: ignore[arg-type]
+                    number = literal_value(axis)
+                    if isinstance(number, int):
+                        axes.add(number)
             return frozenset(names), frozenset(axes)
 
         def axes_of(read: tuple[frozenset[str], frozenset[int]]) -> set[int]:
             names, axes = read
-            return axes.union(*(derived[name] for name in names if name in derived))
+            return set(axes.union(*(derived[name] for name in names if name in derived)))
 
         derived: dict[str, set[int]] = {}
         assignments = []
@@ -558,8 +560,9 @@ class ModuleModel:
             found = next((f for f in self.functions if f.qualname == launch.target), None)
             if found is not None:
                 return found
-        if isinstance(launch.node.func.value, ast.Name):  # type: ignore[union-attr]
-            name = launch.node.func.value.id  # type: ignore[union-attr]
+        callee = launch.node.func.value if isinstance(launch.node.func, ast.Subscript) else None
+        if isinstance(callee, ast.Name):
+            name = callee.id
             nested = [f for f in self.functions if f.name == name and ".<locals>." in f.qualname]
             if len(nested) == 1 and name not in self.local_names and name not in self.imports:
                 return nested[0]
@@ -624,8 +627,9 @@ def _split_fields(kind: type) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """A node type's statement-holding fields and its other fields, each in _fields order."""
     found = _fields_of.get(kind)
     if found is None:
-        found = _fields_of[kind] = (tuple(f for f in kind._fields if f in _BLOCK_FIELDS),
-                                    tuple(f for f in kind._fields if f not in _BLOCK_FIELDS))
+        fields: tuple[str, ...] = getattr(kind, "_fields", ())
+        found = _fields_of[kind] = (tuple(f for f in fields if f in _BLOCK_FIELDS),
+                                    tuple(f for f in fields if f not in _BLOCK_FIELDS))
     return found
 
 
@@ -698,7 +702,7 @@ def _spans_any(node: ast.AST, lines: list[int]) -> bool:
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.decorator_list:
         start = min(start, node.decorator_list[0].lineno)  # decorators sit above the `def` line
     index = bisect.bisect_left(lines, start)
-    return index < len(lines) and lines[index] <= (node.end_lineno or start)
+    return index < len(lines) and lines[index] <= (getattr(node, "end_lineno", None) or start)
 
 
 def _calls_with_scope(roots: list[ast.AST], scope: ast.AST | None, lines: list[int] | None,

@@ -10,7 +10,7 @@ from tritonlint.analysis.model import ModuleModel
 from tritonlint.walk import walk
 
 
-class LocalScope(dict):
+class LocalScope(dict[str, Binding]):
     """Bindings for evaluating an expression inside a jit function: module constants, the scenario's
     bindings, and the function's single assignments (evaluated lazily). A name the function assigns more
     than once, or assigns over a parameter, is unknown."""
@@ -46,7 +46,8 @@ class LocalScope(dict):
 
 
 # A kernel is evaluated under many scenarios (autotune configs x launches); its assignments are one walk.
-_assignments_of: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_assignments_of: weakref.WeakKeyDictionary[ast.AST, tuple[dict[str, int], dict[str, ast.expr]]] = \
+    weakref.WeakKeyDictionary()
 
 
 def _assignments(function: ast.FunctionDef) -> tuple[dict[str, int], dict[str, ast.expr]]:

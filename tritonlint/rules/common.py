@@ -21,7 +21,7 @@ def in_jit_function(ctx: MatchContext) -> Verdict | None:
     return Verdict(vars={"function": ctx.function.name})
 
 
-def _spellings(args: dict) -> Requirement | None:
+def _spellings(args: dict[str, object]) -> Requirement | None:
     """A name resolves through the module's imports only if its last part is written in the file (`tl`
     and `triton` also stand for themselves unimported)."""
     names = args.get("names")
@@ -43,7 +43,7 @@ def callee_is(ctx: MatchContext, metavar: str, names: list[str]) -> bool:
     if _DOTTED.fullmatch(text):  # the usual `tl.static_range`: no need to find its ast node
         return ctx.model.qualify_dotted(text) in names
     expr = ctx.ast_node(node, (ast.expr,))
-    return expr is not None and ctx.model.qualify(expr) in names  # type: ignore[arg-type]
+    return isinstance(expr, ast.expr) and ctx.model.qualify(expr) in names
 
 
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*")

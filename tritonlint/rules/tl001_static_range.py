@@ -7,9 +7,17 @@ import ast
 from tritonlint import evidence
 from tritonlint.analysis.consteval import Value
 from tritonlint.analysis.kernel import mentions, scenarios, touches_memory
+from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.scope import LocalScope
 from tritonlint.analysis.triton_names import TL
-from tritonlint.context import MatchContext, ParamSpec, Verdict, condition, fixer
+from tritonlint.context import (
+    MatchContext,
+    ParamSpec,
+    RawEdits,
+    Verdict,
+    condition,
+    fixer,
+)
 from tritonlint.walk import walk
 
 STATIC_RANGE = f"{TL}.static_range"
@@ -50,6 +58,8 @@ def trip_count(ctx: MatchContext, loop: ast.For) -> tuple[Value, str] | None:
     if not isinstance(call, ast.Call) or call.keywords or not 1 <= len(call.args) <= 3:
         return None
     function = ctx.function
+    if function is None:
+        return None
     best: tuple[Value, str] | None = None
     for env in scenarios(ctx.model, function):
         evaluator = LocalScope(ctx.model, env, function.node).evaluator()
@@ -90,7 +100,7 @@ def static_range_trip_count(ctx: MatchContext, above: int) -> Verdict | None:
     return Verdict(vars={**variables, "impact": impact}, severity="info", span=header, applicability="unsafe")
 
 
-def constant_use(model, loop: ast.For) -> str | None:
+def constant_use(model: ModuleModel, loop: ast.For) -> str | None:
     """Where the loop variable (or a value derived from it) is used as a compile-time constant, if anywhere."""
     tainted = {n.id for n in walk(loop.target) if isinstance(n, ast.Name)}
     changed = True
@@ -111,16 +121,16 @@ def constant_use(model, loop: ast.For) -> str | None:
                 return f"it decides a branch at line {node.lineno}"
             if not isinstance(node, ast.Call):
                 continue
-            name = model.qualify(node.func)
+            callee = model.qualify(node.func)
             if any(kw.arg in CONSTANT_KEYWORDS and mentions(kw.value, tainted) for kw in node.keywords):
                 return f"it is a constant argument of `{ast.unparse(node.func)}` at line {node.lineno}"
-            if any(mentions(arg, tainted) for arg in _constant_arguments(name, node)):
+            if any(mentions(arg, tainted) for arg in _constant_arguments(callee, node)):
                 return f"it is an argument of `{ast.unparse(node.func)}` at line {node.lineno}, which needs a constant"
             if not any(mentions(arg, tainted) for arg in [*node.args, *(kw.value for kw in node.keywords)]):
                 continue
             if isinstance(node.func, ast.Name) and model.local_function(node.func.id) is not None:
                 helper = model.local_function(node.func.id)
-                if any(p.is_constexpr for p in helper.params):
+                if helper is not None and any(p.is_constexpr for p in helper.params):
                     return f"it is passed to jit helper `{node.func.id}` at line {node.lineno}, which takes constexprs"
     return None
 
@@ -138,7 +148,7 @@ def _range_callee(ctx: MatchContext, callee: ast.expr) -> str | None:
 
 
 @fixer("static-range-to-range")
-def static_range_to_range(ctx: MatchContext, verdict: Verdict):
+def static_range_to_range(ctx: MatchContext, verdict: Verdict) -> RawEdits | None:
     """`tl.static_range(a, b[, s])` -> `tl.range(a, b[, s], loop_unroll_factor=1)`; no fix when the loop
     variable is used where a compile-time constant is required."""
     loop = ctx.ast_node(types=(ast.For,))

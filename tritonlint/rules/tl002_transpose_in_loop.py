@@ -37,7 +37,7 @@ from tritonlint.analysis.triton_names import (
     RESHAPES,
     TL,
 )
-from tritonlint.context import MatchContext, Verdict, condition, fixer
+from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
 from tritonlint.walk import walk
 
 TRANS, PERMUTE = f"{TL}.trans", f"{TL}.permute"
@@ -177,7 +177,7 @@ class Origins:
         if name in DOTS:
             return DOT_RESULT
         if method == "to" or name in CASTS:  # a cast keeps what the value is: a loaded tile cast is still loaded
-            target = call.func.value if method == "to" else (call.args[0] if call.args else None)  # type: ignore[union-attr]
+            target = call.func.value if method == "to" else (call.args[0] if call.args else None)  # type: ignore[attr-defined]
             return self.of(target) if target is not None else UNKNOWN
         operand = transpose_operand(self.model, call)
         if operand is not None:
@@ -187,13 +187,13 @@ class Origins:
         if name in CONSTANT_CALLS:
             return CONSTANT
         if name in RESHAPES or name in REDUCTIONS or method in RESHAPE_OR_REDUCE_METHODS:
-            source = call.func.value if method is not None else (call.args[0] if call.args else None)  # type: ignore[union-attr]
+            source = call.func.value if method is not None else (call.args[0] if call.args else None)  # type: ignore[attr-defined]
             inner = self.of(source) if source is not None else UNKNOWN
             # a reshaped or reduced tl.dot result is no longer in the MMA layout: the cost TL002 is about is gone
             if inner.kind == "computed":
                 return RESHAPED
             return UNKNOWN if inner.kind == "loaded" else inner
-        receiver = [call.func.value] if method is not None else []  # type: ignore[union-attr]
+        receiver = [call.func.value] if method is not None else []  # type: ignore[attr-defined]
         parts = [self.of(a) for a in [*receiver, *call.args, *(k.value for k in call.keywords)]]
         inner = _computed(parts)
         if name is not None and not name.startswith(f"{TL}."):
@@ -334,7 +334,7 @@ def _has_effects(model: ModuleModel, expr: ast.expr) -> bool:
 
 
 @fixer("transpose-dot-operands")
-def transpose_dot_operands(ctx: MatchContext, verdict: Verdict):
+def transpose_dot_operands(ctx: MatchContext, verdict: Verdict) -> RawEdits | None:
     """`tl.trans(tl.dot(A, B))` -> `tl.dot(tl.trans(B), tl.trans(A))`, with `tl.trans(tl.trans(X))`
     simplified to `X`. Offered only for a two-argument tl.dot (no accumulator, no input_precision,
     out_dtype or other keyword) whose operands have no side effects, and not when B is itself computed

@@ -27,7 +27,7 @@ from tritonlint.analysis.indexing import Indices, load_pointer
 from tritonlint.analysis.kernel import calls_dot, last_name, launches_of, mentions_dot
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.analysis.triton_names import DESCRIPTOR_LOADS, DOTS, LOADS, TL
-from tritonlint.context import MatchContext, Verdict, condition, fixer
+from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
 from tritonlint.walk import parents, walk
 
 LOAD = f"{TL}.load"
@@ -102,7 +102,8 @@ def has_descriptor_path(model: ModuleModel, flow: FunctionFlow, load: ast.Call) 
     if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
         return False
     name = stmt.targets[0].id
-    child, parent = stmt, flow.parents.get(id(stmt))
+    child: ast.AST = stmt
+    parent = flow.parents.get(id(stmt))
     while parent is not None and parent is not flow.function:
         if isinstance(parent, ast.If):
             other = parent.orelse if any(child is s for s in parent.body) else parent.body
@@ -133,7 +134,8 @@ def _in_fallback_arm(launch: LaunchSite) -> bool:
     if root is None:
         return False
     up = parents(root)
-    child, parent = launch.node, up.get(id(launch.node))
+    child: ast.AST = launch.node
+    parent = up.get(id(launch.node))
     while parent is not None:
         if isinstance(parent, ast.If):
             other = parent.orelse if any(child is s for s in parent.body) else parent.body
@@ -163,7 +165,7 @@ def predates_descriptors(model: ModuleModel) -> bool:
             isinstance(node, ast.Call) and model.qualify(node.func) in DOTS
             and any(keyword.arg in ("trans_a", "trans_b") for keyword in node.keywords)
             for function in model.functions if function.node is not None for node in walk(function.node))
-    return model.memo[key]
+    return bool(model.memo[key])
 
 
 @condition("raw-2d-tile-load", provides=("tile", "loop", "target"), prefilter=mentions_dot,
@@ -202,7 +204,7 @@ def raw_2d_tile_load(ctx: MatchContext) -> Verdict | None:
 
 
 @fixer("tensor-descriptor-suggestion")
-def tensor_descriptor_suggestion(ctx: MatchContext, verdict: Verdict):
+def tensor_descriptor_suggestion(ctx: MatchContext, verdict: Verdict) -> RawEdits | None:
     """Shows the load through a TMA tensor descriptor: `desc = tl.make_tensor_descriptor(base, shape=...,
     strides=..., block_shape=...)` before the loop and `desc.load([off_m, off_k])` in place of the
     tl.load, with names taken from the code and `...` where they cannot be inferred. Display only."""

@@ -29,7 +29,7 @@ from tritonlint.analysis.model import (
     ModuleModel,
 )
 from tritonlint.analysis.names import is_block_name, name_words
-from tritonlint.context import MatchContext, Verdict, condition, fixer
+from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
 from tritonlint.walk import walk
 
 # Config.all_kwargs() passes these for every config, so a launch that passes them always collides.
@@ -286,13 +286,13 @@ def frozen_grid(ctx: MatchContext, kernel: JitFunction, launch: LaunchSite, host
                     meta = _block_for_size(size, free)
             if meta is None or meta in covered:
                 continue
-            value = evaluator.evaluate(divisor)
+            host_value = evaluator.evaluate(divisor)
             config_values = {c.meta.get(meta) for c in autotune.configs if meta in c.meta}
-            if len(config_values) == 1 and (value is None or value.value in config_values):
+            if len(config_values) == 1 and (host_value is None or host_value.value in config_values):
                 continue  # the configs agree with each other and (as far as can be seen) with the host value
             host_text = f"`{text}`"
-            if value is not None and not isinstance(divisor, ast.Constant):
-                host_text += f" ({value.describe()})"
+            if host_value is not None and not isinstance(divisor, ast.Constant):
+                host_text += f" ({host_value.describe()})"
             found.append(FrozenGrid(divisor, meta, host_text, editable and info.editable is not None))
     return found
 
@@ -347,7 +347,7 @@ def fixed_blocks(model: ModuleModel, kernel: JitFunction, launch: LaunchSite, ho
     bound = bind_launch(model, launch, kernel)
     if bound.open:
         return None  # *args / **kwargs of unknown content: the values cannot be seen
-    result = []
+    result: list[tuple[str, Value | None, str]] = []
     for param in blocks:
         passed = bound.values.get(param.name)
         if passed is None:
@@ -419,7 +419,7 @@ def autotune_launch_problems(ctx: MatchContext) -> Verdict | None:
 
 
 @fixer("autotune-launch-fix")
-def autotune_launch_fix(ctx: MatchContext, verdict: Verdict):
+def autotune_launch_fix(ctx: MatchContext, verdict: Verdict) -> RawEdits | None:
     """Drop the keywords the configs set; rewrite a host grid as `lambda META: (...)` reading the tuned
     meta-parameters. No fix when only the block sizes are frozen (that changes the tuning space)."""
     launch: LaunchSite = verdict.data["launch"]

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from tritonlint.analysis.model import ModuleModel
-from tritonlint.context import MatchContext, Verdict, condition, fixer
+from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
 from tritonlint.prefilter import Token
 from tritonlint.walk import children, walk
 
@@ -102,14 +103,14 @@ def _tensor_kind(name: str) -> str | None:
     return KV if KV_TENSOR.match(word) else QUERY if Q_TENSOR.match(word) else None
 
 
-def _shape_source(node: ast.expr) -> tuple[str, int | None] | None:
+def _shape_source(node: ast.expr) -> tuple[str, int] | None:
     """(tensor, start) for `X.shape`, `X.shape[a:]`, `X.size()`; the start index for unpacking."""
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) and node.slice.step is None:
         inner = _shape_source(node.value)
         lower = node.slice.lower
         if inner is None or (lower is not None and not (isinstance(lower, ast.Constant) and isinstance(lower.value, int))):
             return None
-        return inner[0], lower.value if lower is not None else 0  # type: ignore[union-attr]
+        return inner[0], lower.value if lower is not None else 0  # type: ignore[return-value]
     if isinstance(node, ast.Attribute) and node.attr == "shape":
         key = _key(node.value)
         return (key, 0) if key else None
@@ -135,7 +136,7 @@ def shape_index(node: ast.expr) -> tuple[str, int] | None:
     return (tensor, value) if tensor and isinstance(value, int) else None
 
 
-def _own_nodes(function: ast.AST):
+def _own_nodes(function: ast.AST) -> Iterator[ast.AST]:
     """The nodes of a function body, without nested functions, lambdas and classes."""
     stack = children(function)
     while stack:
@@ -178,8 +179,8 @@ class HeadScope:
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             self._bind(node.target.id, node.value, node.lineno)
         elif isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.NamedExpr, ast.withitem)):
-            target = node.optional_vars if isinstance(node, ast.withitem) else node.target
-            for name in walk(target) if target is not None else ():
+            bound: ast.expr | None = node.optional_vars if isinstance(node, ast.withitem) else node.target
+            for name in walk(bound) if bound is not None else ():
                 if isinstance(name, ast.Name):
                     self._bind(name.id, None, getattr(node, "lineno", 0))
 
@@ -274,7 +275,7 @@ class HeadScope:
             for bound in bounds:
                 item = bound.value if isinstance(bound.value, ShapeItem) else None
                 if isinstance(bound.value, ast.expr) and shape_index(bound.value) is not None:
-                    item = ShapeItem(*shape_index(bound.value), None)  # type: ignore[misc]
+                    item = ShapeItem(*shape_index(bound.value), None)  # type: ignore[misc, call-arg]
                 if item is None or _tensor_kind(item.tensor) is None:
                     continue
                 index = item.index + item.ndim if item.index < 0 and item.ndim else item.index
@@ -352,7 +353,7 @@ def _signature(model: ModuleModel, func: ast.expr, follow_wrappers: bool = True)
     return None
 
 
-def _module_level(tree: ast.Module):
+def _module_level(tree: ast.Module) -> Iterator[ast.AST]:
     """Module-level statements, also inside module-level if/try/with blocks; function bodies excluded."""
     stack: list[ast.AST] = list(tree.body)
     while stack:
@@ -472,7 +473,7 @@ class DescriptorAnalysis:
 
     def kv_heads(self, factor: ast.expr, line: int, tensor: str) -> tuple[str | None, bool]:
         """The KV head count to use instead of `factor`, and whether it is valid at `line` (for a fix)."""
-        options: list[tuple[str, bool]] = []
+        options: list[tuple[str | None, bool]] = []
         for name in self.scope.names_with(KV):
             options.append((name, self.scope.available(name, line) or "." in name))
         factor_text = ast.unparse(factor)
@@ -572,7 +573,7 @@ def kv_descriptor_uses_query_heads(ctx: MatchContext) -> Verdict | None:
 
 
 @fixer("descriptor-kv-heads")
-def descriptor_kv_heads(ctx: MatchContext, verdict: Verdict):
+def descriptor_kv_heads(ctx: MatchContext, verdict: Verdict) -> RawEdits | None:
     """Replace the query head count in the descriptor's shape with the KV head count the function already
     has (`num_kv_heads`, `H // GROUP`, `k.shape[1]`); no fix when the shape is built outside the call or
     the KV head count is not bound yet at the call."""

@@ -15,7 +15,7 @@ import io
 import re
 import tokenize
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -24,10 +24,24 @@ from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.host import HostScope
 from tritonlint.analysis.kernel import last_name
 from tritonlint.analysis.launches import bind_launch
-from tritonlint.analysis.model import JIT, Autotune, JitFunction, ModuleModel, Param
+from tritonlint.analysis.model import (
+    JIT,
+    Autotune,
+    JitFunction,
+    LaunchSite,
+    ModuleModel,
+    Param,
+)
 from tritonlint.analysis.names import is_block_name, name_words
 from tritonlint.analysis.triton_names import DESCRIPTOR_METHODS, MEMORY_CALLS, TL
-from tritonlint.context import MatchContext, ParamSpec, Verdict, condition, fixer
+from tritonlint.context import (
+    MatchContext,
+    ParamSpec,
+    RawEdits,
+    Verdict,
+    condition,
+    fixer,
+)
 from tritonlint.source import ParsedFile
 from tritonlint.walk import children, parents, walk
 
@@ -226,7 +240,7 @@ class KernelUses:
         found = self._along.get(id(expr))
         if found is None:
             found = False
-            stack = [expr]
+            stack: list[ast.AST] = [expr]
             while stack and not found:
                 node = stack.pop()
                 if isinstance(node, ast.Name):
@@ -340,7 +354,7 @@ class KernelUses:
                             self._guards.setdefault(id(sub), set()).update(tested)
         return bool(self._guards.get(id(name), set()) & flags)
 
-    def _changes_work(self, arms: list[list[ast.AST]], node: ast.AST) -> bool:
+    def _changes_work(self, arms: Sequence[Sequence[ast.AST]], node: ast.AST) -> bool:
         """Whether the arms of a branch differ in work, not just in a few scalar operations: one arm has memory
         traffic, tl.dot, a loop or a call into a helper that does such work, or only one arm runs
         transcendental math inside a loop (a soft cap on every tile). Choosing between two formulas (exp or
@@ -350,11 +364,11 @@ class KernelUses:
             return False  # the same loads, stores, dots and loops in both arms: a formula or a layout differs
         return STRUCTURAL_WORK in kinds or (MATH_WORK in kinds and NO_WORK in kinds)
 
-    def _operations(self, arm: list[ast.AST]) -> Counter:
+    def _operations(self, arm: Sequence[ast.AST]) -> Counter[str]:
         """What an arm does that costs, as written (casts aside): its loops, memory and descriptor calls,
         tl.dot calls and helper calls. Two arms that differ only around these (a sign, a scale, an index
         cast) do the same work; arms that address memory differently (another layout) do not."""
-        found: Counter = Counter()
+        found: Counter[str] = Counter()
         for part in arm:
             for sub in walk(part):
                 if isinstance(sub, (ast.For, ast.AsyncFor, ast.While)):
@@ -375,7 +389,7 @@ class KernelUses:
         runtime = self.params - self.constexprs
         return not any(self.params_of(arg) & runtime for arg in [*call.args, *(k.value for k in call.keywords)])
 
-    def _work(self, branch: list[ast.AST], in_loop: bool, depth: int = 2, own: bool = True) -> int:
+    def _work(self, branch: Sequence[ast.AST], in_loop: bool, depth: int = 2, own: bool = True) -> int:
         """The work statements do: STRUCTURAL_WORK (a loop, a tile load or store, tl.dot, a descriptor, a
         helper that does any of these or that this module cannot show, unless the kernel hands it only
         values it computed), MATH_WORK (transcendental math inside
@@ -473,7 +487,9 @@ class KernelUses:
         """A load or store whose tile is sized by literals only: every tl.arange its pointer is built from
         (through local names) has constant bounds, and nothing else makes it a tile."""
         pointer = self._pointer(call)
-        stack, seen, aranges = [pointer] if pointer is not None else [], set(), 0
+        stack: list[ast.AST] = [pointer] if pointer is not None else []
+        seen: set[str] = set()
+        aranges = 0
         while stack:
             node = stack.pop()
             if isinstance(node, ast.Call):
@@ -715,11 +731,11 @@ def _without_casts(node: ast.AST) -> str:
     return ast.unparse(Strip().visit(copy.deepcopy(node)))
 
 
-def _dereferenced(arguments, name: str) -> bool:
+def _dereferenced(arguments: list[ast.expr], name: str) -> bool:
     """Some launch argument reads an attribute of `name` on every path (`cache_mask.stride(0)`): that
     tensor is never None at this launch."""
     for argument in arguments:
-        pending = [argument]
+        pending: list[ast.AST] = [argument]
         while pending:
             node = pending.pop()
             if isinstance(node, ast.IfExp):
@@ -867,7 +883,7 @@ class LaunchValues:
             if index in self.open or flag is None:
                 return False
             through = all(isinstance(v, ast.Name) and _is_parameter(scope, v.id) for v in [flag, *values]) \
-                and not any(_dereferenced(passed.values(), v.id) for v in values)  # type: ignore[union-attr]
+                and not any(_dereferenced(list(passed.values()), v.id) for v in values)  # type: ignore[union-attr]
             if not (through or any(v is not None and _may_be_none(scope, v) for v in values)):
                 return False
         return True
@@ -985,11 +1001,11 @@ def _is_parameter(scope: HostScope, name: str) -> bool:
     return name in params and scope.values.get(name) == [None]
 
 
-def _chooses(model: ModuleModel, launch, kernel: JitFunction) -> dict[str, bool] | None:
+def _chooses(model: ModuleModel, launch: LaunchSite, kernel: JitFunction) -> dict[str, bool] | None:
     """`kernel = a if static else b; kernel[grid](...)` (or an if/else assigning it): a launch through a local
     name that may pick this kernel. None when it cannot; else what the choice tells about the launch's own
     names: in `a if use_label else b`, `use_label` is True wherever `a` runs (empty when nothing is known)."""
-    callee = launch.node.func.value
+    callee = launch.node.func.value if isinstance(launch.node.func, ast.Subscript) else None
     if not isinstance(callee, ast.Name) or launch.scope is None:
         return None
     values = HostScope.of(model, launch.scope).values_of(callee.id) or []
@@ -1032,7 +1048,9 @@ def autotune_key_omissions(ctx: MatchContext, ignore: list[str] | None = None) -
     """A @triton.autotune whose literal `key` leaves out a kernel argument that sets a loop trip count, the
     tiled extent, a mask along a tuned block, or a constexpr flag that selects a code path."""
     call = ctx.ast_node(types=(ast.Call,))
-    kernel = _kernel_of(ctx.model, call) if isinstance(call, ast.Call) else None
+    if not isinstance(call, ast.Call):
+        return None
+    kernel = _kernel_of(ctx.model, call)
     if kernel is None or kernel.autotune is None or kernel.autotune.key is None:
         return None
     autotune = kernel.autotune
@@ -1165,7 +1183,7 @@ def _key_text(ctx: MatchContext, autotune: Autotune) -> str:
 
 
 @fixer("autotune-key-append")
-def autotune_key_append(ctx: MatchContext, verdict: Verdict):
+def autotune_key_append(ctx: MatchContext, verdict: Verdict) -> RawEdits | None:
     """Append the missing names to the key list, keeping its quotes, trailing comma and line layout."""
     autotune: Autotune = verdict.data["autotune"]
     node = autotune.key_node
