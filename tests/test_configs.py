@@ -62,6 +62,10 @@ CASES = {
             else:
                 return [triton.Config({"BLOCK_M": 64, "BLOCK_N": 64})]
         """, "get_configs()", 2),
+    "under an undecided module-level test": ("""
+        if torch_version_at_least("2.7.0"):
+            CONFIGS = [triton.Config({"BLOCK_M": 64, "BLOCK_N": 64}), triton.Config({"BLOCK_M": 128, "BLOCK_N": 64})]
+        """, "CONFIGS", 2),
     "list concatenation and dict spread": ("""
         COMMON = {"BLOCK_N": 64}
         """, '[triton.Config({"BLOCK_M": 64, **COMMON})] + [triton.Config({**COMMON, "BLOCK_M": 128})]', 2),

@@ -472,16 +472,31 @@ class ConfigInterpreter:
         return value
 
     def _module_value(self, name: str) -> Any:
-        statements = list(_statements_about(self.model.tree.body, name))
+        env: dict[str, object] = {}
+        try:
+            found = self._run_about(self.model.tree.body, name, env)
+        except (_Return, _Break, _Continue):
+            return UNKNOWN
+        return found if found is not None else env.get(name, UNKNOWN)
+
+    def _run_about(self, body: list[ast.stmt], name: str, env: dict[str, object]) -> _Function | None:
+        """Run the module-level statements that bind or grow `name`. Under a test that cannot be decided
+        (`if torch_version_at_least(...):` around a kernel and its configs), the one arm that binds it is the
+        path on which the code using it runs."""
+        statements = list(_statements_about(body, name))
         if len(statements) == 1 and isinstance(statements[0], ast.FunctionDef):
             return _Function(statements[0])
-        env: dict[str, object] = {}
         for statement in statements:
-            try:
-                self.statement(statement, env)
-            except (_Return, _Break, _Continue):
-                return UNKNOWN
-        return env.get(name, UNKNOWN)
+            if isinstance(statement, ast.If) and not _known(self.expr(statement.test, env)):
+                arms = [arm for arm in (statement.body, statement.orelse) if any(_statements_about(arm, name))]
+                if len(arms) != 1:
+                    raise _Return(UNKNOWN)
+                found = self._run_about(arms[0], name, env)
+                if found is not None:
+                    return found
+                continue
+            self.statement(statement, env)
+        return None
 
 
 def _known(value: object) -> bool:
