@@ -63,6 +63,7 @@ TUNING_KNOBS = frozenset({"split_k", "group_size_m", "group_m", "group_size", "n
 # Words that mark a key argument as a bucket of a size (bucket_M, M_CLOSEST, CACHE_KEY_SEQLEN, T_BUCKET).
 BUCKET_WORDS = frozenset({"bucket", "buckets", "bucketed", "closest", "rounded", "pow2", "cache", "bin", "binned"})
 # Words that name a property of the device (NUM_SMS, sm_count, num_cores): the same on every call of a process.
+TOPOLOGY_WORDS = frozenset({"rank", "ranks", "nranks", "world", "nnodes"})  # rank, num_ranks, WORLD_SIZE, nnodes
 DEVICE_WORDS = frozenset({"sms", "sm", "cores", "core", "multiprocessors", "cus"})
 # Words that name a dtype: a flag like IS_FP8 or USE_BF16 mirrors a tensor's dtype, which Triton keys already.
 DTYPE_WORDS = frozenset({"dtype", "fp8", "fp16", "f16", "bf16", "bfloat16", "float16", "half", "fp32", "f32", "float32",
@@ -676,18 +677,24 @@ def comments_by_line(text: str) -> dict[int, str]:
     return comments
 
 
-def explaining_comment(text: str, first_line: int, last_line: int, name: str) -> str | None:
-    """A comment about the key on the autotune call's lines (or the three above them) that names the
-    argument or says why something is left out."""
-    first_line = max(1, first_line - 3)
-    if "#" not in "".join(_LINE_BREAK.split(text)[first_line - 1:last_line]):
-        return None  # no comment there: skip tokenizing the file
-    comments = comments_by_line(text)
+def explaining_comment(text: str, first_line: int, last_line: int, name: str, docstring: str | None = None) -> str | None:
+    """A note about the key that names the argument or says why something is left out: the comments on the
+    autotune call's lines, the comment block right above them (or comments among the three lines above),
+    or the docstring of the function that builds the configs. A block counts as one note: authors spread
+    "empty key: every dim it sees (M, KV_N, steps) is data-dependent" over several lines."""
+    window = max(1, first_line - 3)
+    lines = _LINE_BREAK.split(text)
+    notes = [docstring] if docstring else []
+    if "#" in "".join(lines[window - 1:last_line]):
+        comments = comments_by_line(text)
+        above = first_line - 1
+        while above >= 1 and above in comments and lines[above - 1].lstrip().startswith("#"):
+            above -= 1  # the comment block that ends on the line above the decorator
+        notes.append(" ".join(comments[line] for line in range(min(above + 1, window), last_line + 1) if line in comments))
     word = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
-    for line in range(first_line, last_line + 1):
-        comment = comments.get(line)
-        if comment and _KEY_WORD.search(comment) and (word.search(comment) or _EXPLAINS.search(comment)):
-            return comment
+    for note in notes:
+        if note and _KEY_WORD.search(note) and (word.search(note) or _EXPLAINS.search(note)):
+            return note
     return None
 
 
@@ -1098,6 +1105,7 @@ class Omissions:
         self.first_line = min([call.lineno] + [d.lineno for d in kernel.node.decorator_list])  # type: ignore[union-attr]
         self.last_line = call.end_lineno or call.lineno
         self._follows: dict[str, bool | None] = {}
+        self.configs_docstring = _factory_docstring(ctx.model, call)
 
     def covered(self, param: Param) -> Exemption | None:
         """The first exemption that lets the key leave `param` out, if any."""
@@ -1150,6 +1158,8 @@ EXEMPTIONS: tuple[Exemption, ...] = (
     Exemption("dtype-or-device", "a name that says it is a dtype or a device property (IS_FP8, NUM_SMS): Triton's "
               "own key holds every tensor argument's dtype, and the device does not change within a process",
               lambda o, p: bool(set(name_words(p.name)) & (DTYPE_WORDS | DEVICE_WORDS))),
+    Exemption("process-topology", "a distributed topology value (rank, world size, number of ranks or nodes): "
+              "one value for the life of a process", lambda o, p: bool(set(name_words(p.name)) & TOPOLOGY_WORDS)),
     Exemption("keyed-by-triton", "a flag every launch computes from a tensor's dtype (`x.dtype == torch.float8`), "
               "which Triton's key already sees", lambda o, p: o.launches.keyed_by_triton(p.name)),
     Exemption("never-passed", "an argument without a default that no launch in view passes: the configs, "
@@ -1168,9 +1178,19 @@ EXEMPTIONS: tuple[Exemption, ...] = (
     Exemption("bucketed", "an argument a bucketed key entry covers (CACHE_KEY_SEQLEN_Q for seqlen_q, or a key "
               "entry every launch computes from it, such as `bucket_M = get_bucket_m(B * S)`)", lambda o, p:
               bool(bucketed_by(p.name, o.key) or o.launches.bucketed_in(p.name, o.key))),
-    Exemption("explained", "an argument a comment about the key explains (on the autotune call's lines or the "
-              "three above)", lambda o, p: bool(explaining_comment(o.ctx.file.text, o.first_line, o.last_line, p.name))),
+    Exemption("explained", "an argument a note about the key explains: a comment on the autotune call's lines, "
+              "the comment block right above them, or the docstring of the function that builds the configs", lambda o, p: bool(explaining_comment(o.ctx.file.text, o.first_line, o.last_line, p.name,
+                                                       o.configs_docstring))),
 )
+
+
+def _factory_docstring(model: ModuleModel, call: ast.Call) -> str | None:
+    """The docstring of the module function whose call builds the configs (`configs=_candidate_configs()`)."""
+    configs = next((kw.value for kw in call.keywords if kw.arg == "configs"), call.args[0] if call.args else None)
+    if not (isinstance(configs, ast.Call) and isinstance(configs.func, ast.Name)):
+        return None
+    definition = next((s for s in model.tree.body if isinstance(s, ast.FunctionDef) and s.name == configs.func.id), None)
+    return ast.get_docstring(definition) if definition is not None else None
 
 
 def _key_text(ctx: MatchContext, autotune: Autotune) -> str:
