@@ -27,7 +27,7 @@ def test_github_annotations_exact_lines(tmp_path):
     result = run_cli("--output-format", "github", cwd=tmp_path)
     assert result.returncode == 1, result.stderr
     loop_message = ("`tl.static_range` unrolls 32 iterations (HIDDEN=2048 from module constant at line 4, BLOCK_K=64 "
-                    "from config #1); the body loads memory or runs tl.dot, and a fully unrolled loop cannot be "
+                    "from config #1); the body runs tl.dot, and a fully unrolled loop cannot be "
                     f"software-pipelined ({evidence.measured_phrase('TL001', 'slower')})")
     assert result.stdout.splitlines() == [
         ("::notice title=tritonlint (ACME001),file=acme.py,line=7,col=14,endLine=7,endColumn=32"
@@ -124,7 +124,7 @@ def test_diff_applies_with_git_apply_and_matches_fix(tmp_path):
 
         @triton.jit
         def k(x_ptr):
-            for i in tl.static_range(32): tl.store(x_ptr + i, 1.0)""").rstrip("\n"))
+            for i in tl.static_range(32): acc = tl.dot(tl.load(x_ptr + i), tl.load(x_ptr), acc)""").rstrip("\n"))
     (tree / "my kernel.py").write_text(K_LOOP)  # GNU patch needs a tab after a name with a space
     (tree / "clean.py").write_text("import triton\n")
     originals = {p.name: p.read_bytes() for p in tree.iterdir() if p.is_file()}

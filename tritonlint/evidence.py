@@ -69,6 +69,25 @@ def measured_phrase(rule_id: str, expectation: str | None = None) -> str:
     return "not measured on a GPU yet"
 
 
+def fixture_phrase(fixture: str) -> str:
+    """One clause for a message, from one fixture: the variant the finding is about, not another's number."""
+    data = load()
+    row = next((r for r in (data or {}).get("results", []) if r.get("fixture") == fixture), None)
+    if data is None or row is None:
+        return "not measured on a GPU yet"
+    device = _device(data)
+    if row.get("slow_failure"):
+        return f"the slow fixture fails on {device}: {row['slow_failure']}"
+    if not isinstance(row.get("speedup"), (int, float)):
+        return "not measured on a GPU yet"
+    if row.get("expectation") == "slower" and row["speedup"] >= 1.2:
+        return f"measured {row['speedup']:.2f}x slower on {device} in fixture {fixture}"
+    phrase = f"fixture {fixture} on {device}: run time {row['speedup']:.2f}x that of the fixed kernel"
+    if isinstance(row.get("slow_compile_s"), (int, float)) and isinstance(row.get("fast_compile_s"), (int, float)):
+        phrase += f", first call (compile) {row['slow_compile_s']:.1f} s vs {row['fast_compile_s']:.1f} s"
+    return phrase
+
+
 def evidence_section(rule_id: str) -> str:
     """The Evidence lines of `tritonlint rule ID`: every fixture of the rule, with device and versions."""
     data = load()

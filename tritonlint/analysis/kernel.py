@@ -24,20 +24,29 @@ def calls_in(node: ast.AST) -> Iterator[ast.Call]:
             yield child
 
 
-def touches_memory(model: ModuleModel, body: list[ast.stmt], depth: int = 2) -> bool:
-    """Whether statements load, store or run tl.dot, following calls into this module's jit helpers."""
+def touches_memory(model: ModuleModel, body: list[ast.stmt], depth: int = 2,
+                   calls: frozenset[str] = MEMORY_CALLS) -> bool:
+    """Whether statements load, store or run tl.dot (or, with `calls`, call one of those), following calls into
+    this module's jit helpers."""
     for stmt in body:
         for call in calls_in(stmt):
             name = model.qualify(call.func)
-            if name in MEMORY_CALLS:
+            if name in calls:
                 return True
-            if isinstance(call.func, ast.Attribute) and call.func.attr in DESCRIPTOR_METHODS and name is None:
+            if calls is MEMORY_CALLS and isinstance(call.func, ast.Attribute) and call.func.attr in DESCRIPTOR_METHODS \
+                    and name is None:
                 return True  # desc.load([...]) on a tensor descriptor
             if depth and isinstance(call.func, ast.Name):
                 helper = model.local_function(call.func.id)
-                if helper is not None and helper.node is not None and touches_memory(model, helper.node.body, depth - 1):
+                if helper is not None and helper.node is not None and \
+                        touches_memory(model, helper.node.body, depth - 1, calls):
                     return True
     return False
+
+
+def runs_dot(model: ModuleModel, body: list[ast.stmt]) -> bool:
+    """Whether statements run tl.dot (or tl.dot_scaled), in this module's jit helpers too."""
+    return touches_memory(model, body, calls=DOTS)
 
 
 def last_name(expr: ast.AST) -> str | None:

@@ -6,7 +6,7 @@ import ast
 
 from tritonlint import evidence
 from tritonlint.analysis.consteval import Value
-from tritonlint.analysis.kernel import mentions, scenarios, touches_memory
+from tritonlint.analysis.kernel import mentions, runs_dot, scenarios, touches_memory
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.scope import LocalScope
 from tritonlint.analysis.triton_names import TL
@@ -21,6 +21,9 @@ from tritonlint.context import (
 from tritonlint.walk import walk
 
 STATIC_RANGE = f"{TL}.static_range"
+# The fixture pair each kind of loop body is measured by.
+K_LOOP, LOADS_ONLY, REGISTER_ONLY = ("TL001-static-range-k-loop", "TL001-static-range-loads-only",
+                                     "TL001-static-range-register-only")
 # Arguments Triton needs as compile-time constants: call -> positions ("*": every argument, N+: from N on).
 _ALL, _FROM_1 = "*", "1+"
 CONSTANT_POSITIONS = {f"{TL}.{name}": positions for name, positions in {
@@ -79,8 +82,8 @@ def trip_count(ctx: MatchContext, loop: ast.For) -> tuple[Value, str] | None:
 @condition("static-range-trip-count", params={"above": ParamSpec("int")}, provides=("trip", "trip_source", "impact"))
 def static_range_trip_count(ctx: MatchContext, above: int) -> Verdict | None:
     """The `for` loop over tl.static_range has a statically known trip count greater than `above`.
-    Severity stays as the rule says when the body loads memory or runs tl.dot; it drops to info when the
-    body is register-only (the cost is compile time)."""
+    Severity stays as the rule says when the body runs tl.dot; it drops to info when the body only moves
+    memory or computes in registers (measured: the cost is compile time, not run time)."""
     loop = ctx.ast_node(types=(ast.For,))
     if not isinstance(loop, ast.For) or ctx.function is None:
         return None
@@ -90,13 +93,17 @@ def static_range_trip_count(ctx: MatchContext, above: int) -> Verdict | None:
     value, source = found
     header = (ctx.file.span_of(loop)[0], ctx.file.span_of(loop.iter)[1])  # `for ... in tl.static_range(...)`
     variables = {"trip": str(value.value), "trip_source": source}
-    if touches_memory(ctx.model, loop.body):
-        impact = ("the body loads memory or runs tl.dot, and a fully unrolled loop cannot be software-pipelined "
-                  f"({evidence.measured_phrase('TL001', 'slower')})")
+    if runs_dot(ctx.model, loop.body):
+        impact = ("the body runs tl.dot, and a fully unrolled loop cannot be software-pipelined "
+                  f"({evidence.fixture_phrase(K_LOOP)})")
         return Verdict(vars={**variables, "impact": impact}, span=header)
-    impact = ("the body is register-only, so the cost is compile time rather than run time "
-              f"({evidence.measured_phrase('TL001', 'same')})")
-    # Unrolling a register-only body can even run faster: trading that for compile time is the user's call.
+    if touches_memory(ctx.model, loop.body):
+        impact = ("the body moves memory but runs no tl.dot: unrolling costs compile time, not run time "
+                  f"({evidence.fixture_phrase(LOADS_ONLY)})")
+    else:
+        impact = ("the body is register-only, so the cost is compile time rather than run time "
+                  f"({evidence.fixture_phrase(REGISTER_ONLY)})")
+    # Without a tl.dot the unrolled loop runs as fast or faster: trading that for compile time is the user's call.
     return Verdict(vars={**variables, "impact": impact}, severity="info", span=header, applicability="unsafe")
 
 
