@@ -118,3 +118,42 @@ def test_tl004_sees_a_conflict_with_configs_from_a_factory(rules):
         """)
     codes = [d.code for d in lint_code(code, rules).diagnostics]
     assert "TL004" in codes
+
+
+def test_configs_from_a_helper_and_a_constant_imported_from_another_module(tmp_path):
+    from .helpers import run_cli
+
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "tuning.py").write_text(textwrap.dedent("""
+        import triton
+
+        BLOCKS = [256, 1024, 4096]
+
+        def elementwise_configs(warps=4):
+            return [triton.Config({"BLOCK_SIZE": b}, num_warps=warps) for b in BLOCKS]
+    """))
+    (package / "scale.py").write_text(textwrap.dedent("""
+        import triton
+        import triton.language as tl
+        from .tuning import elementwise_configs
+
+        @triton.autotune(configs=elementwise_configs(), key=["n"])
+        @triton.jit
+        def scale_kernel(x_ptr, n, BLOCK_SIZE: tl.constexpr):
+            offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+            tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+        def scale(x):
+            n = x.numel()
+            scale_kernel[lambda META: (triton.cdiv(n, META["BLOCK_SIZE"]),)](x, n, BLOCK_SIZE=1024)
+    """))
+    result = run_cli("check", "--select", "TL004", "--output-format", "concise", "--no-cache", ".", cwd=tmp_path)
+    assert "pkg/scale.py" in result.stdout and "TL004" in result.stdout, result.stdout + result.stderr
+    # edited, the helper module changes what a cached result of the kernel module said
+    cached = run_cli("check", "--select", "TL004", "--output-format", "concise", ".", cwd=tmp_path)
+    assert "TL004" in cached.stdout
+    (package / "tuning.py").write_text((package / "tuning.py").read_text().replace('"BLOCK_SIZE"', '"BLOCK"'))
+    after = run_cli("check", "--select", "TL004", "--output-format", "concise", ".", cwd=tmp_path)
+    assert "TL004" not in after.stdout, after.stdout

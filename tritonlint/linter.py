@@ -98,7 +98,8 @@ class FileLinter:
             return None
         assert tree is not None
         parsed = ParsedFile(display, SourceText(text, "utf-8", False, "\n"), tree, module)
-        model = ModuleModel(tree, module, display, is_package=display.endswith("__init__.py"), text=text)
+        model = ModuleModel(tree, module, display, is_package=display.endswith("__init__.py"), text=text,
+                            imported=project.module_model if project.sources else None)
         result.summaries = model.summaries()
         if not rules:
             return []

@@ -140,6 +140,8 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs:
         work.append(Job(path, display_path(path, cwd), module_name(absolute, packages), absolute, is_context))
     result = RunResult(problems=[(display_path(p, cwd), reason) for p, reason in found.problems])
     linted = frozenset(job.module for job in work)
+    repeated_names = {module for module, count in Counter(job.module for job in work).items() if count > 1}
+    sources = {job.module: job.absolute for job in work if job.module not in repeated_names}
     session = Session(cache, [(j.absolute, j.display, j.module) for j in work], linted) if cache else None
 
     results: list[FileResult | None] = [None] * len(work)
@@ -154,7 +156,7 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs:
                 results[index] = FileResult(work[index].display, work[index].module, diagnostics,
                                             skipped=hit[0].skipped)
     todo = [i for i, r in enumerate(results) if r is None]
-    for index, (fresh, fact) in zip(todo, _map(linter, Project(linted), [work[i] for i in todo], jobs, session)):
+    for index, (fresh, fact) in zip(todo, _map(linter, Project(linted, sources=sources), [work[i] for i in todo], jobs, session)):
         results[index], facts[index] = fresh, fact
 
     deferred = [i for i in todo if results[i].deferred]  # type: ignore[union-attr]
@@ -173,7 +175,7 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs:
                 shared.setdefault(job.module, {})[source_root(job.display, job.module)] = found_here
             else:
                 summaries.update(found_here)
-        second = _map(linter, Project(linted, summaries, shared), [work[i] for i in deferred], jobs, session)
+        second = _map(linter, Project(linted, summaries, shared, sources), [work[i] for i in deferred], jobs, session)
         for index, (fresh, fact) in zip(deferred, second):
             results[index], facts[index] = fresh, fact
 

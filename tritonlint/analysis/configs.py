@@ -5,7 +5,7 @@ Real projects build their configs in many ways: a literal list, a module-level l
 functions with parameters, defaults and `if` tests on environment variables. A small interpreter follows
 these over the module's own statements: values are plain Python data (numbers, strings, lists, dicts,
 `triton.Config` records) or UNKNOWN. Environment variables take their defaults (the path a user who sets
-none gets). A test that cannot be decided makes a helper's result unknown, unless both arms return config
+none gets), and a test for another vendor's GPU (`IS_AMD`, `is_hip()`) is false. A test that cannot be decided makes a helper's result unknown, unless both arms return config
 lists: then the configs of both paths count. Every evaluation runs under a step budget; past it the result
 is unknown, never a guess.
 """
@@ -18,6 +18,8 @@ import operator
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from tritonlint.analysis.backends import backend_test
 
 if TYPE_CHECKING:
     from tritonlint.analysis.model import ModuleModel
@@ -54,6 +56,7 @@ class ConfigValue:
 @dataclass
 class _Function:
     node: ast.FunctionDef
+    interpreter: ConfigInterpreter  # of the module that defines it: its names are that module's
 
 
 class _Return(Exception):
@@ -86,16 +89,20 @@ _PURE_BUILTINS: dict[str, Callable[..., Any]] = {
     "enumerate": lambda a, start=0: list(enumerate(a, start)), "reversed": lambda a: list(reversed(a)),
 }
 _ENVIRONMENT_GETTERS = frozenset({"os.getenv", "os.environ.get"})
+# Words that name another vendor's GPU in a branch test (`IS_AMD`, `is_hip()`, `is_xpu`).
+OTHER_VENDORS = ("amd", "hip", "rocm", "xpu", "npu", "mlu", "musa", "gcu", "dcu")
 
 
 class ConfigInterpreter:
-    def __init__(self, model: ModuleModel, budget: int = STEP_BUDGET) -> None:
+    def __init__(self, model: ModuleModel, budget: int = STEP_BUDGET, root: ConfigInterpreter | None = None) -> None:
         self.model = model
         self.budget = budget
         self.steps = 0
         self.depth = 0
         self.module_values: dict[str, object] = {}
         self.pending: set[str] = set()
+        self.root = root or self  # shares the step budget and the depth with the modules it reads
+        self.others: dict[str, ConfigInterpreter] = {}
 
     # ---- entry point ------------------------------------------------------------------------------------
     def configs(self, node: ast.expr | None) -> list[ConfigValue] | None:
@@ -113,8 +120,9 @@ class ConfigInterpreter:
         return value
 
     def tick(self) -> None:
-        self.steps += 1
-        if self.steps > self.budget:
+        root = self.root
+        root.steps += 1
+        if root.steps > root.budget:
             raise OutOfBudget
 
     # ---- expressions ------------------------------------------------------------------------------------
@@ -192,7 +200,7 @@ class ConfigInterpreter:
                 left = right
             return True
         if isinstance(node, ast.IfExp):
-            test = self.expr(node.test, env)
+            test = self.test(node.test, env)
             return UNKNOWN if not _known(test) else self.expr(node.body if test else node.orelse, env)
         if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)):
             produced = self.comprehension(node.generators, env, lambda inner: [self.expr(node.elt, inner)])
@@ -247,7 +255,23 @@ class ConfigInterpreter:
             return env[name]
         if name in ("True", "False", "None"):
             return {"True": True, "False": False, "None": None}[name]
+        if name in self.model.imports and name not in self.model.local_names:
+            return self.imported_value(self.model.imports[name])
         return self.module_value(name)
+
+    def imported_value(self, qualified: str) -> Any:
+        """`from pkg.configs import NUM_WARPS` (or a helper): read in the module of the project that defines it."""
+        module, _, attr = qualified.rpartition(".")
+        resolve = self.root.model.imported
+        if resolve is None or not module:
+            return UNKNOWN
+        other = self.root.others.get(module)
+        if other is None:
+            model = resolve(module, attr)
+            if model is None:
+                return UNKNOWN
+            other = self.root.others[module] = ConfigInterpreter(model, root=self.root)
+        return other.module_value(attr)
 
     def call(self, node: ast.Call, env: dict[str, object]) -> Any:
         qualified = self.model.qualify(node.func)
@@ -284,7 +308,7 @@ class ConfigInterpreter:
                 return builtin(*positional, **keywords)
         function = self.expr(node.func, env) if isinstance(node.func, ast.Name) else UNKNOWN
         if isinstance(function, _Function):
-            return self.run_function(function.node, positional, keywords)
+            return function.interpreter.run_function(function.node, positional, keywords)
         return UNKNOWN
 
     def arguments(self, node: ast.Call, env: dict[str, object]) -> tuple[list[Any], dict[str, Any]] | None:
@@ -328,7 +352,7 @@ class ConfigInterpreter:
 
     # ---- statements ---------------------------------------------------------------------------------------
     def run_function(self, function: ast.FunctionDef, positional: list[Any], keywords: dict[str, Any]) -> Any:
-        if self.depth >= MAX_DEPTH:
+        if self.root.depth >= MAX_DEPTH:
             return UNKNOWN
         args = function.args
         if args.vararg or args.kwarg or args.posonlyargs:
@@ -354,7 +378,7 @@ class ConfigInterpreter:
                 env[arg.arg] = self.expr(default, {})
             else:
                 return UNKNOWN
-        self.depth += 1
+        self.root.depth += 1
         try:
             self.block(function.body, env)
         except _Return as returned:
@@ -362,7 +386,7 @@ class ConfigInterpreter:
         except (_Break, _Continue):
             return UNKNOWN
         finally:
-            self.depth -= 1
+            self.root.depth -= 1
         return None
 
     def block(self, statements: list[ast.stmt], env: dict[str, object]) -> None:
@@ -426,8 +450,16 @@ class ConfigInterpreter:
                 raise _Return(UNKNOWN)
             getattr(owner, value.func.attr)(*args[0])
 
+    def test(self, node: ast.expr, env: dict[str, object]) -> Any:
+        """A branch test's value; one that asks for another vendor's GPU (`IS_AMD`, `is_hip()`,
+        `torch.version.hip is not None`) is false: configs are read on an NVIDIA GPU's path."""
+        value = self.expr(node, env)
+        if not _known(value) and backend_test(node, OTHER_VENDORS) is not None:
+            return not backend_test(node, OTHER_VENDORS)
+        return value
+
     def branch(self, node: ast.If, env: dict[str, object]) -> None:
-        test = self.expr(node.test, env)
+        test = self.test(node.test, env)
         if _known(test):
             self.block(node.body if test else node.orelse, env)
             return
@@ -485,9 +517,9 @@ class ConfigInterpreter:
         path on which the code using it runs."""
         statements = list(_statements_about(body, name))
         if len(statements) == 1 and isinstance(statements[0], ast.FunctionDef):
-            return _Function(statements[0])
+            return _Function(statements[0], self)
         for statement in statements:
-            if isinstance(statement, ast.If) and not _known(self.expr(statement.test, env)):
+            if isinstance(statement, ast.If) and not _known(self.test(statement.test, env)):
                 arms = [arm for arm in (statement.body, statement.orelse) if any(_statements_about(arm, name))]
                 if len(arms) != 1:
                     raise _Return(UNKNOWN)

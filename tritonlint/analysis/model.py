@@ -13,7 +13,7 @@ import bisect
 import dataclasses
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -181,8 +181,10 @@ class ModuleModel:
     """Everything a module says about Triton, plus name resolution through its imports."""
 
     def __init__(self, tree: ast.Module, module: str, path: str, is_package: bool = False,
-                 text: str | None = None) -> None:
-        """`text`, the source of `tree`, lets the launch search skip the lines that cannot hold a launch."""
+                 text: str | None = None, imported: Callable[[str, str], ModuleModel | None] | None = None) -> None:
+        """`text`, the source of `tree`, lets the launch search skip the lines that cannot hold a launch;
+        `imported(module, name)` gives the model of another module of the project, for names imported from it."""
+        self.imported = imported
         self.tree = tree
         self.module = module
         self.path = path

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import posixpath
+from functools import lru_cache
+from pathlib import Path
 
-from tritonlint.analysis.model import JitFunction
+from tritonlint.analysis.model import JitFunction, ModuleModel
+from tritonlint.source import SourceError, read_source
 
 
 class Deferred(Exception):
@@ -19,7 +23,8 @@ class Project:
     """Kernels of other modules, for rules that follow a launch into the module that defines the kernel."""
 
     def __init__(self, linted_modules: frozenset[str] = frozenset(), summaries: dict[str, JitFunction] | None = None,
-                 shared: dict[str, dict[str, dict[str, JitFunction]]] | None = None):
+                 shared: dict[str, dict[str, dict[str, JitFunction]]] | None = None,
+                 sources: dict[str, str] | None = None):
         self.linted_modules = linted_modules
         self.summaries = summaries  # None in the first pass: nothing is known about other modules yet
         # Module names that several linted files share (scripts named kernels.py in two folders, two copies of
@@ -27,6 +32,7 @@ class Project:
         # the importing file's own root, as Python would.
         self.shared = shared or {}
         self.consulted: set[str] = set()  # launch targets looked up: what a cached result depends on
+        self.sources = sources or {}  # module -> its file, for every module of the run that one file holds
 
     def kernel(self, qualname: str | None, root: str | None = None) -> JitFunction | None:
         """The kernel `qualname` names, for a file whose source root is `root` (see `source_root`)."""
@@ -41,6 +47,15 @@ class Project:
         if module in self.shared:
             return self.shared[module].get(root or "", {}).get(qualname)
         return self.summaries.get(qualname)
+
+    def module_model(self, module: str, name: str) -> ModuleModel | None:
+        """The model of another module of the project, for reading its module-level `name` (a config list,
+        a constant, a helper); the lookup is recorded so that a cached result depends on that module."""
+        path = self.sources.get(module)
+        if path is None:
+            return None
+        self.consulted.add(f"{module}.{name}")
+        return _module_model(path, module)
 
 
 def source_root(path: str, module: str) -> str:
@@ -63,3 +78,13 @@ def defining_module(qualname: str, linted_modules: frozenset[str]) -> str | None
     return None
 
 
+@lru_cache(maxsize=256)
+def _module_model(path: str, module: str) -> ModuleModel | None:
+    """A module read for what other modules import from it: parsed once per process, its own imports not
+    followed further (the reading stays bounded)."""
+    try:
+        text = read_source(Path(path)).text
+        tree = ast.parse(text)
+    except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return ModuleModel(tree, module, path, is_package=path.endswith("__init__.py"), text=text)
