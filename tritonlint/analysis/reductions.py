@@ -318,6 +318,8 @@ class PaddedLanes:
     def _conjuncts(self, mask: ast.expr, depth: int) -> set[str]:
         if isinstance(mask, ast.BinOp) and isinstance(mask.op, ast.BitAnd) and depth < 8:
             return self._conjuncts(mask.left, depth + 1) | self._conjuncts(mask.right, depth + 1)
+        if isinstance(mask, ast.BoolOp) and isinstance(mask.op, ast.And) and depth < 8:
+            return set().union(*(self._conjuncts(v, depth + 1) for v in mask.values))
         if isinstance(mask, ast.Subscript) and broadcast_axis(mask) is not None:
             return self._conjuncts(mask.value, depth + 1)
         if isinstance(mask, ast.Name) and depth < 8:
@@ -343,17 +345,8 @@ class PaddedLanes:
         the condition is that mask, or a conjunction with it."""
         if mask is None:
             return False
-        if self.same_mask(condition, mask):
-            return True
-        if isinstance(condition, ast.BinOp) and isinstance(condition.op, ast.BitAnd):
-            return self._masks_lanes(condition.left, mask) or self._masks_lanes(condition.right, mask)
-        if isinstance(condition, ast.Name):
-            definitions = self.flow.reaching(condition)
-            if len(definitions) == 1:
-                (definition,) = definitions
-                if definition.kind == "assign" and isinstance(definition.value, ast.BinOp):
-                    return self._masks_lanes(definition.value, mask)
-        return False
+        # The condition is false wherever one of its conjuncts is: every conjunct of the mask must be one.
+        return self.same_mask(condition, mask) or self._conjuncts(mask, 0) <= self._conjuncts(condition, 0)
 
     # ---- the real lanes' sign ------------------------------------------------------------------------
     def nonnegative(self, expr: ast.expr | None, depth: int = 0) -> bool:
