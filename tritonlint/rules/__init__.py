@@ -9,4 +9,6 @@ from tritonlint.rules import (  # noqa: F401
     tl004_autotune_frozen_block,
     tl005_gqa_descriptor_heads,
     tl006_autotune_missing_key,
+    tl102_int32_offset_overflow,
+    tl108_masked_load_padding,
 )

@@ -1,0 +1,249 @@
+"""Int32 pointer offsets: products of a program id (or an index loaded from memory) and a runtime integer
+argument that reach an address without being promoted to int64.
+
+Triton computes `pid * stride` in int32 when both are int32: a program id always is, and so is an integer
+argument whose value fits in 32 bits (Triton types a launch argument i64 only when its value does not).
+The product wraps past 2^31 - 1 before it is added to the pointer. A value is promoted by `.to(tl.int64)`,
+`tl.cast(x, tl.int64)`, or arithmetic with something already int64 (a parameter annotated `tl.int64`, an
+`arange` cast to int64); a promotion after the product (`(pid * stride).to(tl.int64)`) comes too late.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from tritonlint.analysis.flow import Definition, FunctionFlow
+from tritonlint.analysis.model import JitFunction, ModuleModel
+from tritonlint.analysis.triton_names import TL
+
+PROGRAM_ID = f"{TL}.program_id"
+LOAD = f"{TL}.load"
+# Calls whose first argument is an address.
+ADDRESS_CALLS = frozenset(f"{TL}.{n}" for n in (
+    "load", "store", "atomic_add", "atomic_cas", "atomic_xchg", "atomic_max", "atomic_min", "atomic_and",
+    "atomic_or", "atomic_xor"))
+# Calls that hand their arguments' values through (the result is as wide as the widest argument).
+PASS_THROUGH = frozenset(f"{TL}.{n}" for n in ("multiple_of", "max_contiguous", "minimum", "maximum", "where"))
+BOUNDS = frozenset({f"{TL}.assume", f"{TL}.static_assert"})
+WIDE = ("int64", "uint64", "i64")
+
+
+@dataclass
+class Product:
+    node: ast.BinOp
+    sources: frozenset[int]  # ids of the source calls
+    multiplier: str  # the runtime argument's text
+
+
+@dataclass
+class Overflows:
+    """A function's unpromoted products, grouped by source call (program id or index load)."""
+
+    sources: dict[int, ast.Call] = field(default_factory=dict)
+    products: dict[int, list[Product]] = field(default_factory=dict)
+
+
+def _is_wide_type(expr: ast.expr | None) -> bool:
+    return expr is not None and any(w in ast.unparse(expr) for w in WIDE)
+
+
+class OffsetWidths:
+    def __init__(self, model: ModuleModel, flow: FunctionFlow, function: JitFunction) -> None:
+        self.model = model
+        self.flow = flow
+        self.function = function
+        self.params = {p.name: p for p in function.params}
+        self._sources: dict[int, frozenset[int]] = {}
+        self._calls: dict[int, ast.Call] = {}
+        self._wide: dict[int, bool] = {}
+
+    # ---- int64-ness ----------------------------------------------------------------------------------
+    def wide(self, expr: ast.expr | None, depth: int = 0) -> bool:
+        """The expression is int64 (or wider) on every path."""
+        if expr is None or depth > 30:
+            return False
+        if isinstance(expr, ast.Call):
+            name = self.model.qualify(expr.func)
+            if name is None and isinstance(expr.func, ast.Attribute) and expr.func.attr == "to":
+                return _is_wide_type(expr.args[0] if expr.args else None) or \
+                    any(k.arg == "dtype" and _is_wide_type(k.value) for k in expr.keywords)
+            if name == f"{TL}.cast":
+                return _is_wide_type(expr.args[1] if len(expr.args) > 1 else None) or \
+                    any(k.arg == "dtype" and _is_wide_type(k.value) for k in expr.keywords)
+            if name in (f"{TL}.full", f"{TL}.zeros"):
+                return any(_is_wide_type(a) for a in [*expr.args[1:], *(k.value for k in expr.keywords)])
+            if name in PASS_THROUGH:
+                return any(self.wide(a, depth + 1) for a in expr.args)
+            return False
+        if isinstance(expr, ast.BinOp):
+            return self.wide(expr.left, depth + 1) or self.wide(expr.right, depth + 1)
+        if isinstance(expr, ast.UnaryOp):
+            return self.wide(expr.operand, depth + 1)
+        if isinstance(expr, ast.Subscript):
+            return self.wide(expr.value, depth + 1)
+        if isinstance(expr, ast.Name):
+            definitions = self.flow.reaching(expr)
+            return bool(definitions) and all(self._wide_definition(d, depth) for d in definitions)
+        return False
+
+    def _wide_definition(self, definition: Definition, depth: int) -> bool:
+        key = id(definition)
+        if key in self._wide:
+            return self._wide[key]
+        self._wide[key] = True  # carried around a loop: the other definitions decide
+        if definition.kind == "param":
+            param = self.params.get(definition.name)
+            result = param is not None and param.annotation is not None and any(w in param.annotation for w in WIDE)
+        elif definition.kind == "assign":
+            result = self.wide(definition.value, depth + 1)
+        elif definition.kind == "augassign":
+            before = self.flow.defined_before(definition.stmt, definition.name)  # type: ignore[arg-type]
+            result = self.wide(definition.value, depth + 1) or \
+                (bool(before) and all(self._wide_definition(d, depth + 1) for d in before))
+        else:
+            result = False
+        self._wide[key] = result
+        return result
+
+    # ---- where a value comes from --------------------------------------------------------------------
+    def sources(self, expr: ast.expr | None, depth: int = 0) -> frozenset[int]:
+        """The program ids and index loads that reach `expr` without an int64 promotion on the way."""
+        if expr is None or depth > 30 or self.wide(expr):
+            return frozenset()
+        if isinstance(expr, ast.Call):
+            name = self.model.qualify(expr.func)
+            if name == PROGRAM_ID or name == LOAD:
+                self._calls[id(expr)] = expr
+                return frozenset({id(expr)})
+            if name is None and isinstance(expr.func, ast.Attribute) and expr.func.attr == "to":
+                return self.sources(expr.func.value, depth + 1)
+            if name in PASS_THROUGH or name == f"{TL}.cast":
+                return frozenset().union(*(self.sources(a, depth + 1) for a in expr.args[:1 if name == f"{TL}.cast" else None]))
+            return frozenset()
+        if isinstance(expr, ast.BinOp):
+            if isinstance(expr.op, ast.Mod):
+                return frozenset()  # `i % n` stays below n: the product spans one block of the tensor, not all of it
+            return self.sources(expr.left, depth + 1) | self.sources(expr.right, depth + 1)
+        if isinstance(expr, ast.UnaryOp):
+            return self.sources(expr.operand, depth + 1)
+        if isinstance(expr, ast.IfExp):
+            return self.sources(expr.body, depth + 1) | self.sources(expr.orelse, depth + 1)
+        if isinstance(expr, ast.Subscript):
+            return self.sources(expr.value, depth + 1)
+        if isinstance(expr, ast.Name):
+            return frozenset().union(*(self._definition_sources(d, depth) for d in self.flow.reaching(expr)))
+        return frozenset()
+
+    def _definition_sources(self, definition: Definition, depth: int) -> frozenset[int]:
+        key = id(definition)
+        if key in self._sources:
+            return self._sources[key]
+        self._sources[key] = frozenset()
+        if definition.kind == "assign":
+            result = self.sources(definition.value, depth + 1)
+        elif definition.kind == "augassign":
+            before = self.flow.defined_before(definition.stmt, definition.name)  # type: ignore[arg-type]
+            result = self.sources(definition.value, depth + 1).union(
+                *(self._definition_sources(d, depth + 1) for d in before))
+        elif definition.kind == "loop" and isinstance(definition.stmt, ast.For) and isinstance(definition.stmt.iter, ast.Call):
+            result = frozenset().union(*(self.sources(a, depth + 1) for a in definition.stmt.iter.args[:1]))
+        else:
+            result = frozenset()
+        self._sources[key] = result
+        return result
+
+    def runtime_integer(self, expr: ast.expr, depth: int = 0) -> str | None:
+        """The runtime (non-constexpr) integer argument that `expr` is, or is a product of: its name."""
+        if depth > 8 or self.wide(expr):
+            return None
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
+            return self.runtime_integer(expr.left, depth + 1) or self.runtime_integer(expr.right, depth + 1)
+        if not isinstance(expr, ast.Name):
+            return None
+        definitions = self.flow.reaching(expr)
+        if not definitions:
+            return None
+        if all(d.kind == "param" for d in definitions):
+            param = self.params.get(expr.id)
+            if param is None or param.is_constexpr or param.default_value is not None and not isinstance(param.default_value, int):
+                return None
+            return expr.id
+        if len(definitions) == 1:
+            (definition,) = definitions
+            if definition.kind == "assign" and definition.value is not None and not self.sources(definition.value):
+                found = self.runtime_integer(definition.value, depth + 1)
+                return expr.id if found else None
+        return None
+
+    # ---- the products --------------------------------------------------------------------------------
+    def overflows(self) -> Overflows:
+        result = Overflows()
+        self._bound_names = self._bounded_names()
+        seen: set[int] = set()
+        for expr in self._address_expressions():
+            for node in ast.walk(expr):
+                if not isinstance(node, ast.BinOp) or not isinstance(node.op, ast.Mult) or id(node) in seen:
+                    continue
+                seen.add(id(node))
+                product = self._product(node)
+                if product is None:
+                    continue
+                for source in product.sources:
+                    result.sources[source] = self._calls[source]
+                    result.products.setdefault(source, []).append(product)
+        # A product inside another flagged product is one computation: keep the outermost.
+        for source, products in result.products.items():
+            inner = {id(n) for p in products for n in ast.walk(p.node) if n is not p.node}
+            result.products[source] = [p for p in products if id(p.node) not in inner]
+        return result
+
+    def _product(self, node: ast.BinOp) -> Product | None:
+        if any(isinstance(n, ast.Name) and n.id in self._bound_names for n in ast.walk(node)):
+            return None  # the kernel states a bound on a value of the product
+        for derived, other in ((node.left, node.right), (node.right, node.left)):
+            sources = self.sources(derived)
+            if not sources:
+                continue
+            multiplier = self.runtime_integer(other)
+            if multiplier is not None:
+                return Product(node, sources, multiplier)
+        return None
+
+    def _address_expressions(self) -> list[ast.expr]:
+        """Every expression whose value flows into an address: the address arguments, then (backwards
+        through local names) what they are computed from."""
+        found: list[ast.expr] = []
+        pending: list[ast.expr] = []
+        for node in ast.walk(self.flow.function):
+            if isinstance(node, ast.Call) and self.model.qualify(node.func) in ADDRESS_CALLS:
+                pointer = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "pointer"), None)
+                if pointer is not None:
+                    pending.append(pointer)
+        visited: set[int] = set()
+        while pending:
+            expr = pending.pop()
+            found.append(expr)
+            for name in (n for n in ast.walk(expr) if isinstance(n, ast.Name)):
+                for definition in self.flow.reaching(name):
+                    if id(definition) in visited or definition.value is None:
+                        continue
+                    visited.add(id(definition))
+                    pending.append(definition.value)
+        return found
+
+    def _bounded_names(self) -> set[str]:
+        """Names that a `tl.assume` / `tl.static_assert` bounds from above (`x < C`, `C > x`, chains of
+        `and`): the kernel states what it expects. `tl.assume(x >= 0)` bounds nothing that matters here."""
+        names: set[str] = set()
+        for call in ast.walk(self.flow.function):
+            if isinstance(call, ast.Call) and self.model.qualify(call.func) in BOUNDS and call.args:
+                tests = call.args[0].values if isinstance(call.args[0], ast.BoolOp) else [call.args[0]]
+                for test in tests:
+                    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+                        continue
+                    small = test.left if isinstance(test.ops[0], (ast.Lt, ast.LtE)) else \
+                        test.comparators[0] if isinstance(test.ops[0], (ast.Gt, ast.GtE)) else None
+                    if small is not None:
+                        names |= {n.id for n in ast.walk(small) if isinstance(n, ast.Name)}
+        return names

@@ -1,0 +1,514 @@
+"""Which reductions the masked-off lanes of a `tl.load` reach, and what value they arrive with.
+
+A masked load fills the lanes its mask turns off with `other` (undefined when `other` is missing). Those
+lanes then flow through elementwise math; a reduction along an axis the mask covers folds them in with the
+real lanes. The fill is harmless only when it arrives at the reduction as that reduction's neutral element:
+0 for `tl.sum`, -inf for `tl.max` / `tl.argmax`, +inf for `tl.min` / `tl.argmin`. Softmax is max, then
+`exp(x - m)`, then sum: -inf arrives at the max as -inf and at the sum as exp(-inf) = 0.
+
+The padded lanes are evaluated abstractly (a small set of value classes, below): the load under study takes
+its fill, other masked loads theirs, everything else is finite real data, `tl.where(mask, x, v)` under the
+load's own mask replaces the lanes by `v`. Anything the evaluation cannot follow (a helper call, a
+comparison, a where under some other condition) is UNKNOWN, and a rule stays silent about it.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from dataclasses import dataclass, field
+
+from tritonlint.analysis.flow import Definition, FunctionFlow
+from tritonlint.analysis.indexing import Indices, broadcast_axis, load_pointer
+from tritonlint.analysis.model import ModuleModel
+from tritonlint.analysis.triton_names import TL
+
+# Value classes of a padded lane. FINITE is real data or a finite constant; UNDEF a missing `other`.
+ZERO, NEG_INF, POS_INF, FINITE, UNDEF, UNKNOWN = "0", "-inf", "+inf", "finite", "undefined", "unknown"
+Classes = frozenset[str]
+# A finite constant this far from zero stands for an infinity (-1e30, -1e9, fp16's -1e4 "minus infinity"):
+# no real data reaches it.
+LARGE = 1e4
+
+LOAD = f"{TL}.load"
+WHERE = f"{TL}.where"
+# Reductions by the neutral element their padded lanes need.
+NEEDS = {**{f"{TL}.{n}": ZERO for n in ("sum",)},
+         **{f"{TL}.{n}": NEG_INF for n in ("max", "argmax")},
+         **{f"{TL}.{n}": POS_INF for n in ("min", "argmin")}}
+METHOD_NEEDS = {"sum": ZERO, "max": NEG_INF, "argmax": NEG_INF, "min": POS_INF, "argmin": POS_INF}
+IDENTITY = frozenset(f"{TL}.{n}" for n in ("multiple_of", "max_contiguous", "cast"))
+IDENTITY_METHODS = frozenset({"to"})
+EXP = frozenset({f"{TL}.exp", f"{TL}.exp2", f"{TL}.math.exp", f"{TL}.math.exp2", f"{TL}.extra.libdevice.exp",
+                 f"{TL}.extra.cuda.libdevice.exp"})
+ABS = frozenset({f"{TL}.abs", f"{TL}.math.abs", f"{TL}.extra.libdevice.abs"})
+NON_NEGATIVE = EXP | ABS | frozenset({f"{TL}.sqrt", f"{TL}.math.sqrt", f"{TL}.sqrt_rn", f"{TL}.sigmoid"})
+
+
+def load_argument(call: ast.Call, position: int, name: str) -> ast.expr | None:
+    if len(call.args) > position:
+        return call.args[position]
+    return next((k.value for k in call.keywords if k.arg == name), None)
+
+
+def constant_class(expr: ast.expr | None) -> str | None:
+    """The class of a literal fill: 0, +-inf (float("inf"), math.inf, huge finite constants), finite; None
+    when `expr` is not a literal."""
+    value = literal_number(expr)
+    if value is None:
+        return None
+    if value == 0:
+        return ZERO
+    if value <= -LARGE:
+        return NEG_INF
+    if value >= LARGE:
+        return POS_INF
+    return FINITE
+
+
+def literal_number(expr: ast.expr | None) -> float | None:
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool):
+        return float(expr.value)
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        inner = literal_number(expr.operand)
+        return None if inner is None else -inner if isinstance(expr.op, ast.USub) else inner
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "float" \
+            and len(expr.args) == 1 and isinstance(expr.args[0], ast.Constant) and isinstance(expr.args[0].value, str):
+        try:
+            return float(expr.args[0].value)
+        except ValueError:
+            return None
+    if isinstance(expr, ast.Attribute) and expr.attr == "inf" and isinstance(expr.value, ast.Name) \
+            and expr.value.id in ("math", "np", "numpy", "torch"):
+        return math.inf
+    return None
+
+
+def _neg(c: str) -> str:
+    return {NEG_INF: POS_INF, POS_INF: NEG_INF}.get(c, c)
+
+
+def _add(a: str, b: str) -> str:
+    if UNKNOWN in (a, b):
+        return UNKNOWN
+    if UNDEF in (a, b):
+        return UNDEF
+    if {a, b} == {NEG_INF, POS_INF}:
+        return UNKNOWN  # nan
+    for inf in (NEG_INF, POS_INF):
+        if inf in (a, b):
+            return inf
+    return ZERO if a == b == ZERO else FINITE
+
+
+def _mul(a: str, b: str) -> str:
+    if UNKNOWN in (a, b):
+        return UNKNOWN
+    if ZERO in (a, b):
+        # 0 * undefined counts as 0: whatever a missing `other` leaves, another operand's zero fill cancels it.
+        return UNKNOWN if {a, b} & {NEG_INF, POS_INF} else ZERO
+    if UNDEF in (a, b):
+        return UNDEF
+    if a in (NEG_INF, POS_INF) and b in (NEG_INF, POS_INF):
+        return POS_INF if a == b else NEG_INF
+    # A finite factor of an infinity is taken as positive: scales, temperatures, log2(e).
+    return next((c for c in (a, b) if c in (NEG_INF, POS_INF)), FINITE)
+
+
+def _div(a: str, b: str) -> str:
+    if UNKNOWN in (a, b) or b in (ZERO, NEG_INF, POS_INF):
+        return UNKNOWN
+    if UNDEF in (a, b):
+        return UNDEF
+    return a  # 0 / x = 0, inf / x = inf (x positive, as in _mul), finite / x finite
+
+
+def _exp(a: str) -> str:
+    return {NEG_INF: ZERO, POS_INF: POS_INF, ZERO: FINITE, FINITE: FINITE}.get(a, a)
+
+
+def _abs(a: str) -> str:
+    return POS_INF if a == NEG_INF else a
+
+
+def _pairwise(op, left: Classes, right: Classes) -> Classes:
+    return frozenset(op(a, b) for a in left for b in right)
+
+
+@dataclass(frozen=True)
+class Lanes:
+    """What the padded lanes hold at an expression: their possible classes, and whether they depend on the
+    load under study (values that do not are real data as far as that load is concerned)."""
+
+    classes: Classes
+    tainted: bool = False
+
+
+REAL = Lanes(frozenset({FINITE}))
+UNKNOWN_LANES = Lanes(frozenset({UNKNOWN}), True)
+
+
+@dataclass
+class Reach:
+    """One reduction the load's padded lanes reach: the call, the neutral element it needs, whether the load's
+    mask covers the reduced axis."""
+
+    call: ast.Call
+    needs: str
+    covered: bool
+    nonnegative: bool  # the real lanes are >= 0 (abs, exp, sqrt): then 0 is as good as -inf for a max
+
+
+@dataclass
+class Flow:
+    """Where the padded lanes of one masked load go: reductions, and ends that are not reductions."""
+
+    reductions: list[Reach] = field(default_factory=list)
+    other_ends: list[ast.AST] = field(default_factory=list)  # helpers, dots, returns, masked stores of other masks
+
+
+class PaddedLanes:
+    """The padded-lane analysis of one jit function."""
+
+    def __init__(self, model: ModuleModel, flow: FunctionFlow, constexprs: set[str]) -> None:
+        self.model = model
+        self.flow = flow
+        self.indices = Indices(model, flow, constexprs)
+
+    # ---- where the lanes go --------------------------------------------------------------------------
+    def forward(self, load: ast.Call) -> Flow:
+        mask = load_argument(load, 1, "mask")
+        result = Flow()
+        pending: list[ast.AST] = [load]
+        seen: set[int] = set()
+        while pending:
+            node = pending.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            end = self._climb(node, load, mask, result)
+            if isinstance(end, Definition):
+                pending.extend(self.flow.uses_of(end))
+        return result
+
+    def _climb(self, node: ast.AST, load: ast.Call, mask: ast.expr | None, result: Flow) -> Definition | None:
+        """Walk up from a use of the padded value through elementwise math to a reduction, a store or a new
+        definition (returned, to follow its uses)."""
+        child, parent = node, self.flow.parents.get(id(node))
+        while parent is not None:
+            if isinstance(parent, (ast.keyword, ast.Attribute)):
+                above = self.flow.parents.get(id(parent))
+                if isinstance(above, ast.Call) and (parent is above.func or parent in above.keywords):
+                    parent = above  # `x.to(...)`, `f(value=x)`: the call consumes `child`
+                else:
+                    result.other_ends.append(parent)
+                    return None
+            if isinstance(parent, ast.Call):
+                needs = self.reduction_needs(parent)
+                if needs is not None and self.reduced(parent) is child:
+                    result.reductions.append(Reach(parent, needs, self.covers(load, parent),
+                                                   self.nonnegative(self.reduced(parent))))  # type: ignore[arg-type]
+                    return None
+                name = self.model.qualify(parent.func)
+                if name is not None and name.endswith(".store"):
+                    store_mask = load_argument(parent, 2, "mask")
+                    if child is not load_argument(parent, 1, "value") or not self.same_mask(store_mask, mask):
+                        result.other_ends.append(parent)
+                    return None
+                if not self._elementwise(parent, child):
+                    result.other_ends.append(parent)
+                    return None
+            elif isinstance(parent, ast.stmt):
+                if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name) \
+                        and parent.value is child:
+                    return self.flow.definition_at(parent, parent.targets[0].id)
+                if isinstance(parent, ast.AugAssign) and isinstance(parent.target, ast.Name) and parent.value is child:
+                    return self.flow.definition_at(parent, parent.target.id)
+                result.other_ends.append(parent)
+                return None
+            elif not isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.IfExp)):
+                result.other_ends.append(parent)  # comparisons, subscripts (a new shape), tuples, ...
+                return None
+            child, parent = parent, self.flow.parents.get(id(parent))
+        return None
+
+    def _elementwise(self, call: ast.Call, child: ast.AST) -> bool:
+        """Whether the call maps each lane of `child` to the same lane of its result."""
+        name = self.model.qualify(call.func)
+        if name is None and isinstance(call.func, ast.Attribute):
+            return call.func.attr in IDENTITY_METHODS and call.func.value is child
+        return name in IDENTITY or name in EXP or name in ABS or name in NON_NEGATIVE or name == WHERE \
+            or name in (f"{TL}.maximum", f"{TL}.minimum", f"{TL}.log", f"{TL}.log2")
+
+    def reduction_needs(self, call: ast.Call) -> str | None:
+        name = self.model.qualify(call.func)
+        if name is None and isinstance(call.func, ast.Attribute):
+            return METHOD_NEEDS.get(call.func.attr)
+        return NEEDS.get(name or "")
+
+    def reduced(self, call: ast.Call) -> ast.expr | None:
+        if self.model.qualify(call.func) is None and isinstance(call.func, ast.Attribute):
+            return call.func.value
+        return load_argument(call, 0, "input")
+
+    def _axis(self, call: ast.Call) -> ast.expr | None:
+        method = self.model.qualify(call.func) is None and isinstance(call.func, ast.Attribute)
+        return load_argument(call, 0 if method else 1, "axis")
+
+    # ---- does the mask cover the reduced axis --------------------------------------------------------
+    def covers(self, load: ast.Call, reduction: ast.Call) -> bool:
+        pointer = load_pointer(load)
+        mask = load_argument(load, 1, "mask")
+        rank = self.indices.of(pointer).rank if pointer is not None else 0
+        axes = self.mask_axes(mask, 0)
+        if rank == 0 or axes is None or not axes:
+            return False
+        axis = self._axis(reduction)
+        if axis is None or isinstance(axis, ast.Constant) and axis.value is None:
+            return True
+        value = literal_number(axis)
+        if value is None or value != int(value):
+            return False
+        index = int(value) % rank if -rank <= value < rank else None
+        return index is not None and (rank == 1 or index in axes)
+
+    def mask_axes(self, mask: ast.expr | None, depth: int) -> frozenset[int] | None:
+        """The axes a mask varies along (a 1-D mask: {0}); None when unknown."""
+        if mask is None or depth > 8:
+            return None
+        if isinstance(mask, ast.Compare):
+            parts = [self.mask_axes_of_operand(e) for e in [mask.left, *mask.comparators]]
+        elif isinstance(mask, ast.BinOp) and isinstance(mask.op, (ast.BitAnd, ast.BitOr)):
+            parts = [self.mask_axes(mask.left, depth + 1), self.mask_axes(mask.right, depth + 1)]
+        elif isinstance(mask, ast.BoolOp):
+            parts = [self.mask_axes(v, depth + 1) for v in mask.values]
+        elif isinstance(mask, ast.Subscript):
+            axis = broadcast_axis(mask)
+            inner = self.mask_axes(mask.value, depth + 1)
+            return None if axis is None or inner != frozenset({0}) else frozenset({axis})
+        elif isinstance(mask, ast.Name):
+            definitions = self.flow.reaching(mask)
+            if not definitions or any(d.kind != "assign" for d in definitions):
+                return None
+            parts = [self.mask_axes(d.value, depth + 1) for d in definitions]
+        else:
+            return None
+        if any(p is None for p in parts):
+            return None
+        return frozenset().union(*parts)  # type: ignore[arg-type]
+
+    def mask_axes_of_operand(self, expr: ast.expr) -> frozenset[int] | None:
+        index = self.indices.of(expr)
+        if index.rank == 0:
+            return frozenset() if index.regular or isinstance(expr, ast.Name) else None
+        return frozenset({0}) if index.rank == 1 else index.axes
+
+    def same_mask(self, a: ast.expr | None, b: ast.expr | None) -> bool:
+        if a is None or b is None:
+            return False
+        return self._mask_text(a) == self._mask_text(b)
+
+    def shares_lanes(self, a: ast.expr | None, b: ast.expr | None) -> bool:
+        """Two masks turn off the same lanes along some axis: they have a conjunct in common, broadcasts aside
+        (`k_mask` and `k_mask[:, None] & n_mask[None, :]`)."""
+        if a is None or b is None:
+            return False
+        return bool(self._conjuncts(a, 0) & self._conjuncts(b, 0))
+
+    def _conjuncts(self, mask: ast.expr, depth: int) -> set[str]:
+        if isinstance(mask, ast.BinOp) and isinstance(mask.op, ast.BitAnd) and depth < 8:
+            return self._conjuncts(mask.left, depth + 1) | self._conjuncts(mask.right, depth + 1)
+        if isinstance(mask, ast.BoolOp) and isinstance(mask.op, ast.And) and depth < 8:
+            return set().union(*(self._conjuncts(v, depth + 1) for v in mask.values))
+        if isinstance(mask, ast.Subscript) and broadcast_axis(mask) is not None:
+            return self._conjuncts(mask.value, depth + 1)
+        if isinstance(mask, ast.Name) and depth < 8:
+            definitions = self.flow.reaching(mask)
+            if len(definitions) == 1:
+                (definition,) = definitions
+                if definition.kind == "assign" and definition.value is not None:
+                    return self._conjuncts(definition.value, depth + 1) | {mask.id}
+        return {ast.unparse(mask)}
+
+    def _mask_text(self, expr: ast.expr) -> str:
+        """A mask's text with a name standing for its single assignment replaced by that assignment."""
+        if isinstance(expr, ast.Name):
+            definitions = self.flow.reaching(expr)
+            if len(definitions) == 1:
+                (definition,) = definitions
+                if definition.kind == "assign" and definition.value is not None:
+                    return ast.unparse(definition.value)
+        return ast.unparse(expr)
+
+    def _masks_lanes(self, condition: ast.expr, mask: ast.expr | None) -> bool:
+        """`tl.where(condition, ...)` picks its second operand on every lane the load's mask turns off:
+        the condition is that mask, or a conjunction with it."""
+        if mask is None:
+            return False
+        # The condition is false wherever one of its conjuncts is: every conjunct of the mask must be one.
+        return self.same_mask(condition, mask) or self._conjuncts(mask, 0) <= self._conjuncts(condition, 0)
+
+    # ---- the real lanes' sign ------------------------------------------------------------------------
+    def nonnegative(self, expr: ast.expr | None, depth: int = 0) -> bool:
+        """The real lanes of `expr` are never negative: abs, exp, sqrt, squares, maximum with 0."""
+        if expr is None or depth > 8:
+            return False
+        if isinstance(expr, ast.Call):
+            name = self.model.qualify(expr.func)
+            if name in NON_NEGATIVE:
+                return True
+            if name is None and isinstance(expr.func, ast.Attribute) and expr.func.attr in IDENTITY_METHODS:
+                return self.nonnegative(expr.func.value, depth + 1)
+            if name in IDENTITY and expr.args:
+                return self.nonnegative(expr.args[0], depth + 1)
+            if name == f"{TL}.maximum" and len(expr.args) == 2:
+                return any(constant_class(a) == ZERO for a in expr.args)
+            return False
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
+            return ast.dump(expr.left) == ast.dump(expr.right) or \
+                all(self.nonnegative(side, depth + 1) for side in (expr.left, expr.right))
+        if isinstance(expr, ast.Name):
+            definitions = self.flow.reaching(expr)
+            return bool(definitions) and all(d.kind == "assign" and self.nonnegative(d.value, depth + 1)
+                                             for d in definitions)
+        return False
+
+    # ---- what the lanes hold -------------------------------------------------------------------------
+    def lanes(self, expr: ast.expr, load: ast.Call, fill: str) -> Lanes:
+        """The padded lanes at `expr` when `load` fills them with `fill`."""
+        return _Evaluation(self, load, fill).of(expr)
+
+
+class _Evaluation:
+    def __init__(self, analysis: PaddedLanes, load: ast.Call, fill: str) -> None:
+        self.analysis = analysis
+        self.model = analysis.model
+        self.flow = analysis.flow
+        self.load = load
+        self.mask = load_argument(load, 1, "mask")
+        self.fill = fill
+        self._memo: dict[int, Lanes | None] = {}
+
+    def of(self, expr: ast.expr | None, depth: int = 0) -> Lanes:
+        if expr is None or depth > 40:
+            return UNKNOWN_LANES
+        if expr is self.load:
+            return Lanes(frozenset({self.fill}), True)
+        constant = constant_class(expr)
+        if constant is not None:
+            return Lanes(frozenset({constant}))
+        if isinstance(expr, ast.Name):
+            return self._name(expr, depth)
+        if isinstance(expr, ast.BinOp):
+            return self._binop(expr.op, self.of(expr.left, depth + 1), self.of(expr.right, depth + 1))
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+            inner = self.of(expr.operand, depth + 1)
+            return Lanes(frozenset(map(_neg, inner.classes)), inner.tainted)
+        if isinstance(expr, ast.Call):
+            return self._call(expr, depth)
+        if isinstance(expr, ast.Subscript) and broadcast_axis(expr) is not None:
+            return self.of(expr.value, depth + 1)  # `a[:, None]`: the same lanes, broadcast
+        found = self._mentions_load(expr, depth)
+        return UNKNOWN_LANES if found else REAL
+
+    def _mentions_load(self, expr: ast.expr, depth: int) -> bool:
+        return any(n is self.load or isinstance(n, ast.Name) and self.of(n, depth + 1).tainted for n in ast.walk(expr))
+
+    def _binop(self, op: ast.operator, left: Lanes, right: Lanes) -> Lanes:
+        tainted = left.tainted or right.tainted
+        if isinstance(op, ast.Add):
+            return Lanes(_pairwise(_add, left.classes, right.classes), tainted)
+        if isinstance(op, ast.Sub):
+            return Lanes(_pairwise(_add, left.classes, frozenset(map(_neg, right.classes))), tainted)
+        if isinstance(op, ast.Mult):
+            return Lanes(_pairwise(_mul, left.classes, right.classes), tainted)
+        if isinstance(op, ast.Div):
+            return Lanes(_pairwise(_div, left.classes, right.classes), tainted)
+        return UNKNOWN_LANES if tainted else REAL
+
+    def _call(self, call: ast.Call, depth: int) -> Lanes:
+        name = self.model.qualify(call.func)
+        if name is None and isinstance(call.func, ast.Attribute):
+            if call.func.attr in IDENTITY_METHODS:
+                return self.of(call.func.value, depth + 1)
+            if call.func.attr in METHOD_NEEDS:
+                return REAL  # a reduction: its result is checked where it is made, not lane by lane
+            return UNKNOWN_LANES if self._mentions_load(call, depth) else REAL
+        if name in NEEDS or name in (f"{TL}.reduce", f"{TL}.xor_sum"):
+            return REAL
+        if name == LOAD:
+            mask = load_argument(call, 1, "mask")
+            if mask is None:
+                return REAL
+            if not self.analysis.shares_lanes(mask, self.mask):
+                return REAL if not self._mentions_load(call, depth) else UNKNOWN_LANES
+            other = load_argument(call, 2, "other")
+            fill = UNDEF if other is None else constant_class(other) or FINITE
+            return Lanes(frozenset({fill}))
+        if name in (f"{TL}.zeros", f"{TL}.zeros_like"):
+            return Lanes(frozenset({ZERO}))
+        if name == f"{TL}.full" and len(call.args) >= 2:
+            return Lanes(frozenset({constant_class(call.args[1]) or FINITE}))
+        arguments = [self.of(a, depth + 1) for a in call.args]
+        tainted = any(a.tainted for a in arguments)
+        if name in IDENTITY and arguments:
+            return arguments[0]
+        if name in EXP and len(arguments) == 1:
+            return Lanes(frozenset(map(_exp, arguments[0].classes)), tainted)
+        if name in ABS and len(arguments) == 1:
+            return Lanes(frozenset(map(_abs, arguments[0].classes)), tainted)
+        if name == WHERE and len(call.args) == 3:
+            if self._mentions_load(call.args[0], depth):
+                return UNKNOWN_LANES
+            if self.analysis._masks_lanes(call.args[0], self.mask):
+                chosen = arguments[2]
+                return Lanes(chosen.classes, chosen.tainted)
+            if arguments[1].tainted or arguments[2].tainted:
+                return UNKNOWN_LANES  # lanes picked by some other condition
+            return REAL
+        return UNKNOWN_LANES if tainted or self._mentions_load(call, depth) else REAL
+
+    def _name(self, name: ast.Name, depth: int) -> Lanes:
+        definitions = self.flow.reaching(name)
+        if not definitions:
+            return REAL  # a global or a builtin
+        results = [r for r in (self._definition(d, depth) for d in definitions) if r is not None]
+        tainted = [r for r in results if r.tainted]
+        chosen = tainted or results
+        if not chosen:
+            return Lanes(frozenset())  # only the value carried around a loop: its other definitions decide
+        return Lanes(frozenset().union(*(r.classes for r in chosen)), bool(tainted))
+
+    def _definition(self, definition: Definition, depth: int) -> Lanes | None:
+        key = id(definition)
+        if key in self._memo:
+            return self._memo[key]
+        self._memo[key] = None  # carried around a loop: its other definitions decide
+        if definition.kind == "assign":
+            result = self.of(definition.value, depth + 1)
+        elif definition.kind == "augassign":
+            stmt = definition.stmt
+            before = self.flow.defined_before(stmt, definition.name)  # type: ignore[arg-type]
+            previous = [r for r in (self._definition(d, depth + 1) for d in before) if r is not None]
+            tainted_previous = [r for r in previous if r.tainted]
+            chosen = tainted_previous or previous or [REAL]
+            joined = Lanes(frozenset().union(*(r.classes for r in chosen)), bool(tainted_previous))
+            result = self._binop(stmt.op, joined, self.of(definition.value, depth + 1))  # type: ignore[union-attr]
+        elif definition.kind == "opaque":
+            result = UNKNOWN_LANES if any(n is self.load for n in ast.walk(definition.stmt)) else REAL  # type: ignore[arg-type]
+        else:
+            result = REAL  # parameters and loop indices are real data
+        self._memo[key] = result
+        return result
+
+
+def satisfies(lanes: Lanes, needs: str, nonnegative: bool) -> bool | None:
+    """True: the padded lanes arrive as the reduction's neutral element; False: definitely not; None: unknown."""
+    if not lanes.tainted or not lanes.classes:
+        return True
+    if UNKNOWN in lanes.classes:
+        return None
+    ok = {needs}
+    if needs == NEG_INF and nonnegative:
+        ok.add(ZERO)  # a max over values >= 0 (abs, exp): a 0 fill changes nothing
+    return lanes.classes <= ok

@@ -1,0 +1,82 @@
+"""TL102: a program id (or an index loaded from memory) multiplied by a runtime integer argument in a
+pointer offset with no int64 promotion on the way (see analysis/offsets.py). One finding per source value,
+at the source, with every product it reaches as a related location; the fix promotes the source."""
+
+from __future__ import annotations
+
+import ast
+
+from tritonlint.analysis.flow import flow_of
+from tritonlint.analysis.offsets import LOAD, PROGRAM_ID, OffsetWidths, Overflows
+from tritonlint.analysis.triton_names import TL
+from tritonlint.context import MatchContext, Verdict, condition, fixer
+
+
+def _overflows(ctx: MatchContext) -> Overflows:
+    function = ctx.function
+    key = ("int32-offsets", id(function.node))  # type: ignore[union-attr]
+    if key not in ctx.model.memo:
+        ctx.model.memo[key] = OffsetWidths(ctx.model, flow_of(function.node), function).overflows()  # type: ignore[union-attr,arg-type]
+    return ctx.model.memo[key]
+
+
+@condition("int32-offset-product", provides=("source", "kind", "multipliers", "lines"))
+def int32_offset_product(ctx: MatchContext) -> Verdict | None:
+    """The match is a `tl.program_id(...)` call or a `tl.load` whose value, with no int64 promotion on the
+    way, is multiplied by a runtime (non-constexpr) integer argument in a pointer offset: the product is
+    computed in int32. The products are the related locations."""
+    call = ctx.ast_node(types=(ast.Call,))
+    function = ctx.function
+    if not isinstance(call, ast.Call) or function is None or function.node is None \
+            or ctx.model.qualify(call.func) not in (PROGRAM_ID, LOAD):
+        return None
+    found = _overflows(ctx)
+    products = found.products.get(id(call))
+    if not products:
+        return None
+    products = sorted(products, key=lambda p: (p.node.lineno, p.node.col_offset))
+    multipliers = list(dict.fromkeys(p.multiplier for p in products))
+    lines = list(dict.fromkeys(p.node.lineno for p in products))
+    text = ast.unparse(call)
+    source = text if len(text) <= 40 else f"{ast.unparse(call.func)}(...)"
+    notes = [f"Line {p.node.lineno}: `{ast.unparse(p.node)}` is computed in int32." for p in products[:6]]
+    if len(products) > 6:
+        notes.append(f"... and {len(products) - 6} more products.")
+    severity = None
+    if ctx.model.qualify(call.func) == PROGRAM_ID and _grid_axis(call) in (1, 2):
+        # Launch axes 1 and 2 hold at most 65,535 programs: the product passes 2^31 only through a multiplier
+        # of 32,768 or more (a batch stride), where axis 0 and loaded indices need no such luck.
+        severity = "info"
+        notes.append("Reported as info: grid axes 1 and 2 have at most 65,535 programs, so the product wraps "
+                     "only where the multiplier is 32,768 or more (an outer stride such as a batch stride).")
+    return Verdict(severity=severity, vars={"source": source,
+                         "kind": "program id" if ctx.model.qualify(call.func) == PROGRAM_ID else "loaded index",
+                         "multipliers": ", ".join(f"`{m}`" for m in multipliers[:4]) + (" ..." if len(multipliers) > 4 else ""),
+                         "lines": ", ".join(map(str, lines[:6])) + (" ..." if len(lines) > 6 else "")},
+                   related=[ctx.file.span_of(p.node) for p in products], notes=notes, data={"call": call})
+
+
+def _grid_axis(call: ast.Call) -> int | None:
+    axis = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "axis"), None)
+    return axis.value if isinstance(axis, ast.Constant) and isinstance(axis.value, int) else None
+
+
+def _language(ctx: MatchContext, callee: ast.expr) -> str | None:
+    """How this module spells triton.language, taken from the source call where it can be."""
+    if isinstance(callee, ast.Attribute) and ctx.model.qualify(callee.value) == TL:
+        return ast.unparse(callee.value)
+    for alias, target in ctx.model.imports.items():
+        if target == TL:
+            return alias
+    return None
+
+
+@fixer("promote-offset-source")
+def promote_offset_source(ctx: MatchContext, verdict: Verdict):
+    """Appends `.to(tl.int64)` to the source call, so every offset computed from it is int64."""
+    call: ast.Call = verdict.data["call"]
+    language = _language(ctx, call.func)
+    if language is None:
+        return None
+    end = ctx.file.span_of(call)[1]
+    return [(end, end, f".to({language}.int64)")]

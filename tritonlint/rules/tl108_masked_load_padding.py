@@ -1,0 +1,123 @@
+"""TL108: a masked `tl.load` whose `other` is missing or is not the neutral element of a reduction that its
+masked-off lanes reach (see analysis/reductions.py).
+
+A finding needs proof both ways: the current fill arrives at some reduction along the masked axis as
+something other than its neutral element, and one fill (0, -inf or +inf) arrives right at every reduction
+the lanes reach. Where the evaluation loses track, or no single fill would do, the rule is silent.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from tritonlint.analysis.flow import flow_of
+from tritonlint.analysis.reductions import (
+    LOAD,
+    NEG_INF,
+    POS_INF,
+    UNDEF,
+    ZERO,
+    PaddedLanes,
+    Reach,
+    constant_class,
+    load_argument,
+    satisfies,
+)
+from tritonlint.context import MatchContext, Verdict, condition, fixer
+from tritonlint.prefilter import Token
+
+NEUTRAL_TEXT = {ZERO: "0.0", NEG_INF: 'float("-inf")', POS_INF: 'float("inf")'}
+NEUTRAL_WORDS = {ZERO: "0", NEG_INF: "-inf", POS_INF: "+inf"}
+
+
+def _analysis(ctx: MatchContext) -> PaddedLanes:
+    function = ctx.function
+    key = ("padded-lanes", id(function.node))  # type: ignore[union-attr]
+    if key not in ctx.model.memo:
+        ctx.model.memo[key] = PaddedLanes(ctx.model, flow_of(function.node), set(function.constexprs))  # type: ignore[union-attr,arg-type]
+    return ctx.model.memo[key]
+
+
+def _describe(ctx: MatchContext, reach: Reach) -> str:
+    text = ast.unparse(reach.call)
+    if len(text) > 60:
+        text = f"{ast.unparse(reach.call.func)}(...)"
+    return f"`{text}` at line {reach.call.lineno}"
+
+
+def _integer_literal(expr: ast.expr | None) -> bool:
+    inner = expr.operand if isinstance(expr, ast.UnaryOp) else expr
+    return isinstance(inner, ast.Constant) and type(inner.value) is int
+
+
+@condition("masked-load-padding", provides=("problem", "reduction", "neutral"), prefilter=lambda args: Token("mask"))
+def masked_load_padding(ctx: MatchContext) -> Verdict | None:
+    """The match is a masked tl.load whose fill (`other`, or undefined lanes when it is missing) reaches a
+    reduction along the masked axis as something other than that reduction's neutral element, while one
+    fill (0, -inf or +inf) would be right at every reduction the lanes reach. Warning when `other` is
+    missing, error for a wrong constant; the fix is safe when the masked-off lanes reach nothing else."""
+    call = ctx.ast_node(types=(ast.Call,))
+    function = ctx.function
+    if not isinstance(call, ast.Call) or function is None or function.node is None \
+            or ctx.model.qualify(call.func) != LOAD or load_argument(call, 1, "mask") is None:
+        return None
+    other = load_argument(call, 2, "other")
+    fill = UNDEF if other is None else constant_class(other)
+    if fill is None:
+        return None  # a computed fill: not judged
+    analysis = _analysis(ctx)
+    reached = analysis.forward(call)
+    covered = sorted((r for r in reached.reductions if r.covered), key=lambda r: (r.call.lineno, r.call.col_offset))
+    if not covered:
+        return None
+
+    def status(reach: Reach, with_fill: str) -> bool | None:
+        return satisfies(analysis.lanes(analysis.reduced(reach.call), call, with_fill), reach.needs, reach.nonnegative)  # type: ignore[arg-type]
+
+    wrong = [r for r in covered if status(r, fill) is False]
+    if not wrong:
+        return None
+    order = [wrong[0].needs] + [c for c in (ZERO, NEG_INF, POS_INF) if c != wrong[0].needs]
+    neutral = next((c for c in order if all(status(r, c) is True for r in covered)), None)
+    if neutral is None:
+        return None
+    if neutral in (NEG_INF, POS_INF) and _integer_literal(other):
+        return None  # integer data: no infinity to pad with (and a max of counts, lengths or ids padded with 0 is right)
+    first = wrong[0]
+    if fill == UNDEF:
+        problem = "Masked load has no `other`: its masked-off lanes are undefined"
+    else:
+        problem = f"Masked load pads with `other={ast.unparse(other)}`, and its masked-off lanes"  # type: ignore[arg-type]
+    reduction = _describe(ctx, first)
+    if fill == UNDEF:
+        reduction = f"and reach {reduction}"
+    else:
+        reduction = f"reach {reduction}"
+    notes = [f"Also reached, needing {NEUTRAL_WORDS[r.needs]}: {_describe(ctx, r)}." for r in wrong[1:]]
+    if neutral != first.needs:
+        notes.append(f"On the way the lanes pass through elementwise math, so the fill that arrives as "
+                     f"{NEUTRAL_WORDS[first.needs]} is {NEUTRAL_WORDS[neutral]}.")
+    safe = not reached.other_ends and len(covered) == len(reached.reductions)
+    if not safe:
+        notes.append("The fix is unsafe: the masked-off lanes also reach "
+                     + ("other code" if reached.other_ends else "a reduction along an axis the mask does not cover")
+                     + f" (line {(reached.other_ends or [r.call for r in reached.reductions if not r.covered])[0].lineno}),"
+                       " where a different fill may change what is computed.")
+    return Verdict(vars={"problem": problem, "reduction": reduction, "neutral": NEUTRAL_TEXT[neutral]},
+                   severity="warning" if fill == UNDEF else "error", applicability=None if safe else "unsafe",
+                   notes=notes, data={"neutral": neutral, "call": call})
+
+
+@fixer("masked-load-neutral-other")
+def masked_load_neutral_other(ctx: MatchContext, verdict: Verdict):
+    """Sets `other` to the neutral element of the reductions the masked-off lanes reach: replaces a literal
+    `other`, or appends `other=...` to the call."""
+    call: ast.Call = verdict.data["call"]
+    text = NEUTRAL_TEXT[verdict.data["neutral"]]
+    other = load_argument(call, 2, "other")
+    if other is not None:
+        start, end = ctx.file.span_of(other)
+        return [(start, end, text)]
+    last = max([*call.args, *call.keywords], key=lambda n: (n.end_lineno, n.end_col_offset))
+    end = ctx.file.span_of(last)[1]
+    return [(end, end, f", other={text}")]
