@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tritonlint.analysis.flow import Definition, FunctionFlow
@@ -131,7 +132,7 @@ def _abs(a: str) -> str:
     return POS_INF if a == NEG_INF else a
 
 
-def _pairwise(op, left: Classes, right: Classes) -> Classes:
+def _pairwise(op: Callable[[str, str], str], left: Classes, right: Classes) -> Classes:
     return frozenset(op(a, b) for a in left for b in right)
 
 
@@ -207,7 +208,7 @@ class PaddedLanes:
                 needs = self.reduction_needs(parent)
                 if needs is not None and self.reduced(parent) is child:
                     result.reductions.append(Reach(parent, needs, self.covers(load, parent),
-                                                   self.nonnegative(self.reduced(parent))))  # type: ignore[arg-type]
+                                                   self.nonnegative(self.reduced(parent))))
                     return None
                 name = self.model.qualify(parent.func)
                 if name is not None and name.endswith(".store"):

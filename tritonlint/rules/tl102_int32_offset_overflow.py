@@ -9,7 +9,7 @@ import ast
 from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.offsets import LOAD, PROGRAM_ID, OffsetWidths, Overflows
 from tritonlint.analysis.triton_names import TL
-from tritonlint.context import MatchContext, Verdict, condition, fixer
+from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
 
 
 def _overflows(ctx: MatchContext) -> Overflows:
@@ -17,7 +17,8 @@ def _overflows(ctx: MatchContext) -> Overflows:
     key = ("int32-offsets", id(function.node))  # type: ignore[union-attr]
     if key not in ctx.model.memo:
         ctx.model.memo[key] = OffsetWidths(ctx.model, flow_of(function.node), function).overflows()  # type: ignore[union-attr,arg-type]
-    return ctx.model.memo[key]
+    found: Overflows = ctx.model.memo[key]
+    return found
 
 
 @condition("int32-offset-product", provides=("source", "kind", "multipliers", "lines"))
@@ -42,14 +43,12 @@ def int32_offset_product(ctx: MatchContext) -> Verdict | None:
     notes = [f"Line {p.node.lineno}: `{ast.unparse(p.node)}` is computed in int32." for p in products[:6]]
     if len(products) > 6:
         notes.append(f"... and {len(products) - 6} more products.")
-    severity = None
     if ctx.model.qualify(call.func) == PROGRAM_ID and _grid_axis(call) in (1, 2):
         # Launch axes 1 and 2 hold at most 65,535 programs: the product passes 2^31 only through a multiplier
         # of 32,768 or more (a batch stride), where axis 0 and loaded indices need no such luck.
-        severity = "info"
-        notes.append("Reported as info: grid axes 1 and 2 have at most 65,535 programs, so the product wraps "
-                     "only where the multiplier is 32,768 or more (an outer stride such as a batch stride).")
-    return Verdict(severity=severity, vars={"source": source,
+        notes.append("Grid axes 1 and 2 have at most 65,535 programs, so this product wraps only where the "
+                     "multiplier is 32,768 or more (an outer stride such as a batch stride).")
+    return Verdict(vars={"source": source,
                          "kind": "program id" if ctx.model.qualify(call.func) == PROGRAM_ID else "loaded index",
                          "multipliers": ", ".join(f"`{m}`" for m in multipliers[:4]) + (" ..." if len(multipliers) > 4 else ""),
                          "lines": ", ".join(map(str, lines[:6])) + (" ..." if len(lines) > 6 else "")},
@@ -72,7 +71,7 @@ def _language(ctx: MatchContext, callee: ast.expr) -> str | None:
 
 
 @fixer("promote-offset-source")
-def promote_offset_source(ctx: MatchContext, verdict: Verdict):
+def promote_offset_source(ctx: MatchContext, verdict: Verdict) -> RawEdits | None:
     """Appends `.to(tl.int64)` to the source call, so every offset computed from it is int64."""
     call: ast.Call = verdict.data["call"]
     language = _language(ctx, call.func)

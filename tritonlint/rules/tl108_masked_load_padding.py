@@ -23,7 +23,7 @@ from tritonlint.analysis.reductions import (
     load_argument,
     satisfies,
 )
-from tritonlint.context import MatchContext, Verdict, condition, fixer
+from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
 from tritonlint.prefilter import Token
 
 NEUTRAL_TEXT = {ZERO: "0.0", NEG_INF: 'float("-inf")', POS_INF: 'float("inf")'}
@@ -35,7 +35,8 @@ def _analysis(ctx: MatchContext) -> PaddedLanes:
     key = ("padded-lanes", id(function.node))  # type: ignore[union-attr]
     if key not in ctx.model.memo:
         ctx.model.memo[key] = PaddedLanes(ctx.model, flow_of(function.node), set(function.constexprs))  # type: ignore[union-attr,arg-type]
-    return ctx.model.memo[key]
+    found: PaddedLanes = ctx.model.memo[key]
+    return found
 
 
 def _describe(ctx: MatchContext, reach: Reach) -> str:
@@ -99,17 +100,17 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
                      f"{NEUTRAL_WORDS[first.needs]} is {NEUTRAL_WORDS[neutral]}.")
     safe = not reached.other_ends and len(covered) == len(reached.reductions)
     if not safe:
+        where: ast.AST = (reached.other_ends or [r.call for r in reached.reductions if not r.covered])[0]
         notes.append("The fix is unsafe: the masked-off lanes also reach "
                      + ("other code" if reached.other_ends else "a reduction along an axis the mask does not cover")
-                     + f" (line {(reached.other_ends or [r.call for r in reached.reductions if not r.covered])[0].lineno}),"
-                       " where a different fill may change what is computed.")
+                     + f" (line {getattr(where, 'lineno', '?')}), where a different fill may change what is computed.")
     return Verdict(vars={"problem": problem, "reduction": reduction, "neutral": NEUTRAL_TEXT[neutral]},
                    severity="warning" if fill == UNDEF else "error", applicability=None if safe else "unsafe",
                    notes=notes, data={"neutral": neutral, "call": call})
 
 
 @fixer("masked-load-neutral-other")
-def masked_load_neutral_other(ctx: MatchContext, verdict: Verdict):
+def masked_load_neutral_other(ctx: MatchContext, verdict: Verdict) -> RawEdits | None:
     """Sets `other` to the neutral element of the reductions the masked-off lanes reach: replaces a literal
     `other`, or appends `other=...` to the call."""
     call: ast.Call = verdict.data["call"]
@@ -118,6 +119,6 @@ def masked_load_neutral_other(ctx: MatchContext, verdict: Verdict):
     if other is not None:
         start, end = ctx.file.span_of(other)
         return [(start, end, text)]
-    last = max([*call.args, *call.keywords], key=lambda n: (n.end_lineno, n.end_col_offset))
+    last = max([*call.args, *call.keywords], key=lambda n: (getattr(n, "end_lineno", 0), getattr(n, "end_col_offset", 0)))
     end = ctx.file.span_of(last)[1]
     return [(end, end, f", other={text}")]
