@@ -9,4 +9,8 @@ from tritonlint.rules import (  # noqa: F401
     tl004_autotune_frozen_block,
     tl005_gqa_descriptor_heads,
     tl006_autotune_missing_key,
+    tl104_shape_not_power_of_two,
+    tl110_autotune_key_unknown,
+    tl111_program_id_axis,
+    tl112_decorator_order,
 )
