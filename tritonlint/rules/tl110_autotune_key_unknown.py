@@ -7,6 +7,7 @@ import difflib
 
 from tritonlint.analysis.model import Autotune, JitFunction, ModuleModel
 from tritonlint.context import MatchContext, Verdict, condition, fixer
+from tritonlint.walk import walk
 
 
 def _autotuned(model: ModuleModel, call: ast.Call) -> JitFunction | None:
@@ -80,7 +81,7 @@ def autotune_key_unknown_entry(ctx: MatchContext) -> Verdict | None:
         span=spans[0],
         # A key list defined elsewhere (`KEY = [...]`): the autotune call is where it is used.
         related=spans[1:] + ([ctx.file.span_of(call)] if isinstance(kernel.autotune.key_node, ast.Name) else []),
-        data={"renames": renames, "entries": unknown},
+        data={"renames": renames, "entries": unknown, "key_node": kernel.autotune.key_node},
         notes=[] if suggestions else [f"No parameter of `{kernel.name}` is named like it: "
                                       f"{', '.join(params) or 'the kernel takes none'}."],
     )
@@ -88,7 +89,14 @@ def autotune_key_unknown_entry(ctx: MatchContext) -> Verdict | None:
 
 @fixer("rename-key-entry")
 def rename_key_entry(ctx: MatchContext, verdict: Verdict):
-    """Rename each unknown key entry to the one parameter name it clearly misspells, keeping its quotes."""
+    """Rename each unknown key entry to the one parameter name it clearly misspells, keeping its quotes; not in
+    a module-level key list that other code reads too (another kernel may key on the name as written)."""
+    node = verdict.data["key_node"]
+    if isinstance(node, ast.Name):
+        reads = sum(isinstance(n, ast.Name) and n.id == node.id and isinstance(n.ctx, ast.Load) for n in walk(ctx.model.tree))
+        if reads != 1:
+            verdict.notes.append(f"No fix offered: the key list `{node.id}` is shared by other code; rename it there.")
+            return None
     edits = []
     for entry in verdict.data["entries"]:
         rename = verdict.data["renames"].get(entry.value)
