@@ -40,8 +40,15 @@ MARKER_LINE_PATTERNS = {
     "TL004": re.compile(r"\[\s*[\w.]*grid[\w.]*\s*\]\s*\(|\[[^\]]+\]\s*\("),
     "TL005": re.compile(r"TensorDescriptor|make_tensor_descriptor"),
     "TL006": re.compile(r"@\s*triton\.autotune\s*\("),
+<<<<<<< HEAD
     "TL102": re.compile(r"\b(program_id|load)\s*\("),
     "TL108": re.compile(r"\bload\s*\("),
+=======
+    "TL104": re.compile(r"\b(arange|zeros|full|reshape|view|make_tensor_descriptor|TensorDescriptor)\b"),
+    "TL110": re.compile(r"\bkey\s*=|^\s*\[?\s*[\"']|=\s*\[\s*[\"']"),
+    "TL111": re.compile(r"\b(program_id|num_programs)\s*\("),
+    "TL112": re.compile(r"^\s*@\s*[\w.]*jit\b"),
+>>>>>>> r-simple
 }
 
 

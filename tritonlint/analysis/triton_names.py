@@ -23,3 +23,11 @@ RESHAPE_OR_REDUCE_METHODS = frozenset({"reshape", "view", "broadcast_to", "expan
                              "argmin", "reduce", "xor_sum"})
 # Calls with effects: a fix must not reorder them.
 EFFECTS = ("store", "atomic_", "debug_barrier", "device_print", "device_assert", "inline_asm")
+# Calls whose sizes Triton requires to be powers of two (TL104): the range of tl.arange, tile shapes, and
+# descriptor block shapes, in kernels and on the host.
+ARANGE = f"{TL}.arange"
+TILE_SHAPE_CALLS = frozenset(f"{TL}.{n}" for n in ("zeros", "full"))
+SHAPE_ARGUMENT_CALLS = frozenset(f"{TL}.{n}" for n in ("reshape", "view"))  # input, *shape
+SHAPE_METHODS = frozenset({"reshape", "view"})  # x.reshape(*shape) on a tile
+KERNEL_DESCRIPTORS = frozenset(f"{TL}.{n}" for n in ("make_tensor_descriptor", "_experimental_make_tensor_descriptor"))
+HOST_DESCRIPTOR = "triton.tools.tensor_descriptor.TensorDescriptor"

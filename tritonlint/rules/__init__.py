@@ -10,5 +10,9 @@ from tritonlint.rules import (  # noqa: F401
     tl005_gqa_descriptor_heads,
     tl006_autotune_missing_key,
     tl102_int32_offset_overflow,
+    tl104_shape_not_power_of_two,
     tl108_masked_load_padding,
+    tl110_autotune_key_unknown,
+    tl111_program_id_axis,
+    tl112_decorator_order,
 )

@@ -1,0 +1,111 @@
+"""TL110: an autotune `key` entry that names no parameter of the kernel (Triton ignores it silently)."""
+
+from __future__ import annotations
+
+import ast
+import difflib
+
+from tritonlint.analysis.model import Autotune, JitFunction, ModuleModel
+from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
+from tritonlint.walk import walk
+
+
+def _autotuned(model: ModuleModel, call: ast.Call) -> JitFunction | None:
+    return next((f for f in model.functions if f.autotune is not None and f.autotune.node is call), None)
+
+
+def _key_entries(model: ModuleModel, autotune: Autotune) -> list[ast.Constant] | None:
+    """The string literals of the key list (written in the call, or a module-level list it names)."""
+    node = autotune.key_node
+    if isinstance(node, ast.Name):
+        node = model.assignments.get(node.id)
+    if not isinstance(node, (ast.List, ast.Tuple)):
+        return None
+    if not all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+        return None
+    return node.elts  # type: ignore[return-value]
+
+
+def closest(name: str, params: list[str]) -> tuple[list[str], str | None]:
+    """Parameter names close to `name` (best first), and the one to rename it to when there is one clear
+    candidate: the only name equal up to case, or a best match well ahead of the next."""
+    same_case = [p for p in params if p.lower() == name.lower()]
+    if same_case:
+        return same_case, same_case[0] if len(same_case) == 1 else None
+    scored = sorted(((difflib.SequenceMatcher(None, name.lower(), p.lower()).ratio(), p) for p in params),
+                    reverse=True)
+    close = [(score, p) for score, p in scored if score >= 0.6][:3]
+    if not close:
+        return [], None
+    clear = len(close) == 1 or close[0][0] - close[1][0] >= 0.15
+    return [p for _, p in close], close[0][1] if clear else None
+
+
+def _entries(unknown: list[ast.Constant]) -> str:
+    listed = ", ".join(f'"{e.value!s}"' for e in unknown)
+    return f"entry {listed} is not a parameter" if len(unknown) == 1 else f"entries {listed} are not parameters"
+
+
+def _has_keyed_autotune(model: ModuleModel, target: int | None) -> bool:
+    return any(f.autotune is not None and f.autotune.key for f in model.functions)
+
+
+@condition("autotune-key-unknown-entry", provides=("entries", "kernel", "suggestion"), applies=_has_keyed_autotune)
+def autotune_key_unknown_entry(ctx: MatchContext) -> Verdict | None:
+    """A @triton.autotune whose literal key names something that is not a parameter of the kernel."""
+    call = ctx.ast_node(types=(ast.Call,))
+    kernel = _autotuned(ctx.model, call) if isinstance(call, ast.Call) else None
+    if kernel is None or kernel.autotune is None or kernel.node is None:
+        return None
+    arguments = kernel.node.args
+    if arguments.vararg or arguments.kwarg:
+        return None
+    entries = _key_entries(ctx.model, kernel.autotune)
+    params = [p.name for p in kernel.params]
+    unknown = [e for e in entries or () if e.value not in params]
+    if not unknown:
+        return None
+    key = set(kernel.autotune.key or ())
+    suggestions: list[str] = []
+    renames: dict[str, str] = {}
+    for entry in unknown:
+        candidates, rename = closest(str(entry.value), [p for p in params if p not in key])
+        if candidates:
+            names = " or ".join(f"`{c}`" for c in candidates)
+            suggestions.append(names if len(unknown) == 1 else f'{names} for "{entry.value!s}"')
+        if rename is not None and rename not in renames.values():
+            renames[str(entry.value)] = rename
+    spans = [ctx.file.span_of(e) for e in unknown]
+    return Verdict(
+        vars={"entries": _entries(unknown),
+              "kernel": kernel.name, "suggestion": f"; did you mean {', '.join(suggestions)}?" if suggestions else ""},
+        span=spans[0],
+        # A key list defined elsewhere (`KEY = [...]`): the autotune call is where it is used.
+        related=spans[1:] + ([ctx.file.span_of(call)] if call is not None and isinstance(kernel.autotune.key_node, ast.Name) else []),
+        data={"renames": renames, "entries": unknown, "key_node": kernel.autotune.key_node},
+        notes=[] if suggestions else [f"No parameter of `{kernel.name}` is named like it: "
+                                      f"{', '.join(params) or 'the kernel takes none'}."],
+    )
+
+
+@fixer("rename-key-entry")
+def rename_key_entry(ctx: MatchContext, verdict: Verdict) -> RawEdits | None:
+    """Rename each unknown key entry to the one parameter name it clearly misspells, keeping its quotes; not in
+    a module-level key list that other code reads too (another kernel may key on the name as written)."""
+    node = verdict.data["key_node"]
+    if isinstance(node, ast.Name):
+        reads = sum(isinstance(n, ast.Name) and n.id == node.id and isinstance(n.ctx, ast.Load) for n in walk(ctx.model.tree))
+        if reads != 1:
+            verdict.notes.append(f"No fix offered: the key list `{node.id}` is shared by other code; rename it there.")
+            return None
+    edits = []
+    for entry in verdict.data["entries"]:
+        rename = verdict.data["renames"].get(entry.value)
+        if rename is None:
+            continue
+        start, end = ctx.file.span_of(entry)
+        quoted = ctx.file.text[start:end]
+        if quoted[:1] not in "'\"" or quoted[1:-1] != entry.value:
+            continue  # a prefixed, escaped or implicitly joined string: leave it to the author
+        edits.append((start + 1, end - 1, rename))
+    return edits or None
