@@ -23,3 +23,11 @@ RESHAPE_OR_REDUCE_METHODS = frozenset({"reshape", "view", "broadcast_to", "expan
                              "argmin", "reduce", "xor_sum"})
 # Calls with effects: a fix must not reorder them.
 EFFECTS = ("store", "atomic_", "debug_barrier", "device_print", "device_assert", "inline_asm")
+# Atomics that give a different result when a kernel runs twice on the same buffer (TL101), and those that
+# do not (a second max/min/and/or with the same operand changes nothing).
+NON_IDEMPOTENT_ATOMICS = frozenset(f"{TL}.{n}" for n in ("atomic_add", "atomic_sub", "atomic_xchg", "atomic_cas"))
+IDEMPOTENT_ATOMICS = frozenset(f"{TL}.{n}" for n in ("atomic_max", "atomic_min", "atomic_and", "atomic_or"))
+STORES = frozenset(f"{TL}.{n}" for n in ("store", "store_tensor_descriptor", "_experimental_descriptor_store"))
+# Calls whose result points into the memory their first argument points into.
+POINTER_PASSTHROUGH = frozenset(f"{TL}.{n}" for n in ("make_block_ptr", "advance", "multiple_of", "max_contiguous",
+                                                      "max_constancy", "cast", "broadcast_to", "reshape", "view"))

@@ -1,0 +1,273 @@
+"""What a kernel does to the memory behind its pointer arguments: the non-idempotent atomics it applies and
+the in-place updates it makes (a store whose value depends on a load through the same argument), followed
+through simple local aliases (flow.py) and through this module's jit helpers.
+
+TL101 asks this of autotuned kernels: Triton's autotuner runs the kernel many times per config on the
+caller's own buffers while it benchmarks, so such effects pile up unless the argument is listed in
+`reset_to_zero` / `restore_value`.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from tritonlint.analysis.consteval import Binding
+from tritonlint.analysis.flow import Definition, FunctionFlow, flow_of
+from tritonlint.analysis.kernel import LocalScope, scenarios
+from tritonlint.analysis.model import JitFunction, ModuleModel
+from tritonlint.analysis.triton_names import (
+    IDEMPOTENT_ATOMICS, LOADS, NON_IDEMPOTENT_ATOMICS, POINTER_PASSTHROUGH, STORES, TL,
+)
+from tritonlint.walk import walk
+
+_DEPTH = 3  # jit helpers followed this deep
+# Atomics that write a value rather than combine with one: into a lock they are released by the kernel.
+_EXCHANGES = frozenset({f"{TL}.atomic_xchg", f"{TL}.atomic_cas"})
+_MAKE_DESCRIPTOR = frozenset({f"{TL}.make_tensor_descriptor", f"{TL}._experimental_make_tensor_descriptor"})
+
+
+@dataclass
+class Effect:
+    param: str  # the pointer argument of the analysed function
+    kind: str  # "atomic" | "in-place"
+    op: str  # "atomic_add", "store", ...
+    node: ast.Call  # where it happens (in the kernel, or the call of the helper that does it)
+    via: str | None = None  # the helper it happens in, if any
+
+
+@dataclass
+class Summary:
+    """A jit function's effects on its own parameters, and which parameters its return value was loaded from."""
+    effects: list[Effect] = field(default_factory=list)
+    returns_loaded: set[str] = field(default_factory=set)
+    resets: set[str] = field(default_factory=set)  # parameters it writes a literal 0 into (self-resetting counters)
+
+
+def _pointer_arg(call: ast.Call, keyword: str = "pointer") -> ast.expr | None:
+    if call.args:
+        return call.args[0]
+    return next((k.value for k in call.keywords if k.arg in (keyword, "ptr", "base")), None)
+
+
+def _value_arg(call: ast.Call, position: int = 1) -> ast.expr | None:
+    if len(call.args) > position:
+        return call.args[position]
+    return next((k.value for k in call.keywords if k.arg in ("value", "val")), None)
+
+
+def _is_zero(node: ast.expr | None, model: ModuleModel) -> bool:
+    if isinstance(node, ast.Constant):
+        return node.value == 0 and not isinstance(node.value, str)
+    if isinstance(node, ast.Call) and model.qualify(node.func) in (f"{TL}.zeros", f"{TL}.zeros_like"):
+        return True
+    return isinstance(node, ast.Call) and model.qualify(node.func) == f"{TL}.full" and len(node.args) > 1 \
+        and _is_zero(node.args[1], model)
+
+
+class KernelEffects:
+    """The effects of one jit function, computed once per function and module."""
+
+    def __init__(self, model: ModuleModel, function: ast.FunctionDef | ast.AsyncFunctionDef, depth: int = _DEPTH) -> None:
+        self.model = model
+        self.function = function
+        self.flow: FunctionFlow = flow_of(function)
+        self.params = {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
+        self.depth = depth
+        self._roots: dict[int, frozenset[str]] = {}
+        self._loaded: dict[int, frozenset[str]] = {}
+        self.summary = Summary()
+        self._scan()
+
+    # ---- pointers ----------------------------------------------------------------------------------------
+    def roots(self, expr: ast.AST | None, depth: int = 0) -> frozenset[str]:
+        """The parameters a pointer expression is addressed from: `c_ptr + offs`, through local aliases,
+        `tl.make_block_ptr(base=...)`, `tl.advance`, descriptors made in the kernel and `tl.where`."""
+        if expr is None or depth > 16:
+            return frozenset()
+        if isinstance(expr, ast.Name):
+            if isinstance(expr.ctx, ast.Load):
+                found: set[str] = set()
+                for definition in self.flow.reaching(expr):
+                    found |= self._definition_roots(definition, depth)
+                return frozenset(found)
+            return frozenset()
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+            return self.roots(expr.left, depth + 1) | (
+                self.roots(expr.right, depth + 1) if isinstance(expr.op, ast.Add) else frozenset())
+        if isinstance(expr, ast.Subscript):  # ptrs[:, None]
+            return self.roots(expr.value, depth + 1)
+        if isinstance(expr, ast.Call):
+            name = self.model.qualify(expr.func)
+            if name in POINTER_PASSTHROUGH or name in _MAKE_DESCRIPTOR:
+                return self.roots(_pointer_arg(expr), depth + 1)
+            if name == f"{TL}.where" and len(expr.args) == 3:
+                return self.roots(expr.args[1], depth + 1) | self.roots(expr.args[2], depth + 1)
+            if isinstance(expr.func, ast.Attribute) and expr.func.attr in ("to", "cast") and name is None:
+                return self.roots(expr.func.value, depth + 1)  # ptr.to(tl.pointer_type(...))
+        if isinstance(expr, ast.IfExp):
+            return self.roots(expr.body, depth + 1) | self.roots(expr.orelse, depth + 1)
+        return frozenset()
+
+    def _definition_roots(self, definition: Definition, depth: int) -> frozenset[str]:
+        if definition.kind == "param":
+            return frozenset({definition.name})
+        if definition.kind == "assign":
+            return self.roots(definition.value, depth + 1)
+        if definition.kind == "augassign" and isinstance(definition.stmt, ast.AugAssign) \
+                and isinstance(definition.stmt.op, (ast.Add, ast.Sub)):  # ptr += BLOCK * stride
+            before = self.flow.defined_before(definition.stmt, definition.name)  # type: ignore[arg-type]
+            return frozenset().union(*(self._definition_roots(d, depth + 1) for d in before if d is not definition))
+        return frozenset()
+
+    # ---- values ------------------------------------------------------------------------------------------
+    def loaded_from(self, expr: ast.AST | None, depth: int = 0) -> frozenset[str]:
+        """The parameters whose memory a value was loaded from (through arithmetic, locals and helpers)."""
+        if expr is None or depth > 24:
+            return frozenset()
+        key = id(expr)
+        if key in self._loaded:
+            return self._loaded[key]
+        self._loaded[key] = frozenset()  # a cycle through a loop-carried value adds nothing new
+        found: set[str] = set()
+        for node in walk(expr):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                for definition in self.flow.reaching(node):
+                    if definition.kind in ("assign", "augassign") and definition.value is not None:
+                        found |= self.loaded_from(definition.value, depth + 1)
+                    if definition.kind == "augassign":
+                        before = self.flow.defined_before(definition.stmt, definition.name)  # type: ignore[arg-type]
+                        for other in before:
+                            if other is not definition and other.value is not None:
+                                found |= self.loaded_from(other.value, depth + 1)
+            elif isinstance(node, ast.Call):
+                name = self.model.qualify(node.func)
+                if name in LOADS:
+                    found |= self.roots(_pointer_arg(node))
+                elif isinstance(node.func, ast.Attribute) and node.func.attr in ("load", "gather") and name is None:
+                    found |= self.roots(node.func.value)  # desc.load([...])
+                else:
+                    helper = self._helper(node)
+                    if helper is not None:
+                        for param, arg in helper.bind(node):
+                            if param in helper.summary.returns_loaded:
+                                found |= self.roots(arg)
+        self._loaded[key] = frozenset(found)
+        return self._loaded[key]
+
+    # ---- the scan ----------------------------------------------------------------------------------------
+    def _helper(self, call: ast.Call) -> HelperCall | None:
+        if self.depth <= 0 or not isinstance(call.func, ast.Name):
+            return None
+        helper = self.model.local_function(call.func.id)
+        if helper is None or helper.node is None or helper.node is self.function:
+            return None
+        return HelperCall(helper.node, effects_of(self.model, helper.node, self.depth - 1))
+
+    def _scan(self) -> None:
+        summary = self.summary
+        for node in walk(self.function):
+            if isinstance(node, ast.Return) and node.value is not None:
+                summary.returns_loaded |= self.loaded_from(node.value) & self.params
+            if not isinstance(node, ast.Call):
+                continue
+            name = self.model.qualify(node.func)
+            short = (name or "").rpartition(".")[2]
+            if name in NON_IDEMPOTENT_ATOMICS:
+                value = _value_arg(node, 2 if name == f"{TL}.atomic_cas" else 1)
+                for param in self.roots(_pointer_arg(node, "pointer")) & self.params:
+                    if name in _EXCHANGES and _is_zero(value, self.model):
+                        summary.resets.add(param)
+                    summary.effects.append(Effect(param, "atomic", short, node))
+            elif name in STORES:
+                value = _value_arg(node, 1 if short == "store" else 2)  # store_tensor_descriptor(desc, offsets, value)
+                targets = self.roots(_pointer_arg(node)) & self.params
+                if _is_zero(value, self.model):
+                    summary.resets |= targets
+                for param in targets & self.loaded_from(value):
+                    summary.effects.append(Effect(param, "in-place", "store", node))
+            elif name in IDEMPOTENT_ATOMICS:
+                continue
+            elif isinstance(node.func, ast.Attribute) and name is None and node.func.attr in ("store", "scatter", "atomic_add"):
+                targets = self.roots(node.func.value) & self.params  # a descriptor made in the kernel
+                value = _value_arg(node)
+                for param in targets:
+                    if node.func.attr == "atomic_add":
+                        summary.effects.append(Effect(param, "atomic", "atomic_add", node))
+                    elif param in self.loaded_from(value):
+                        summary.effects.append(Effect(param, "in-place", node.func.attr, node))
+            else:
+                helper = self._helper(node)
+                if helper is None:
+                    continue
+                for param, arg in helper.bind(node):
+                    mine = self.roots(arg) & self.params
+                    for effect in helper.summary.effects:
+                        if effect.param == param:
+                            for own in mine:
+                                summary.effects.append(Effect(own, effect.kind, effect.op, node, node.func.id))  # type: ignore[union-attr]
+                    if param in helper.summary.resets:
+                        summary.resets |= mine
+        # A lock or counter the kernel writes 0 into again (`tl.atomic_xchg(lock, 0)`, the last program
+        # resetting a tile counter) is back where it started after every run.
+        summary.effects = [e for e in summary.effects if not (e.kind == "atomic" and e.param in summary.resets)]
+
+    def reachable_in(self, node: ast.AST, env: dict[str, Binding]) -> bool:
+        """False when an enclosing `if` is decided against `node` under a scenario's bindings (a config, the
+        defaults, a literal launch)."""
+        parents = self.flow.parents
+        child, current = node, parents.get(id(node))
+        while current is not None and current is not self.function:
+            if isinstance(current, (ast.If, ast.IfExp)):
+                taken, skipped = (_holds(part, child) for part in (current.body, current.orelse))
+                if (taken or skipped) and self._decided(current.test, env) is (not taken):
+                    return False
+            child, current = current, parents.get(id(current))
+        return True
+
+    def _decided(self, test: ast.expr, env: dict[str, Binding]) -> bool | None:
+        value = LocalScope(self.model, env, self.function).evaluator().evaluate(test)  # type: ignore[arg-type]
+        return None if value is None or value.value is None else bool(value.value)
+
+
+def _holds(part: ast.AST | list[ast.stmt], child: ast.AST) -> bool:
+    return child is part or (isinstance(part, list) and any(child is s for s in part))
+
+
+@dataclass
+class HelperCall:
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+    summary: Summary
+
+    def bind(self, call: ast.Call) -> list[tuple[str, ast.expr]]:
+        """(helper parameter, argument expression) for each argument of the call."""
+        args = self.node.args
+        names = [a.arg for a in [*args.posonlyargs, *args.args]]
+        pairs = [(n, a) for n, a in zip(names, call.args) if not isinstance(a, ast.Starred)]
+        pairs += [(k.arg, k.value) for k in call.keywords if k.arg]
+        return pairs
+
+
+def effects_of(model: ModuleModel, function: ast.FunctionDef | ast.AsyncFunctionDef, depth: int = _DEPTH) -> Summary:
+    """A helper's summary, memoized on the module."""
+    key = ("side-effects", id(function))
+    if key not in model.memo:
+        model.memo[key] = Summary()  # recursion guard
+        model.memo[key] = KernelEffects(model, function, depth).summary
+    return model.memo[key]
+
+
+def kernel_effects(model: ModuleModel, kernel: JitFunction) -> list[Effect]:
+    """The effects of a kernel, leaving out code that no config (nor the defaults or launches) reaches."""
+    assert kernel.node is not None
+    envs = scenarios(model, kernel)
+    found: list[Effect] = []
+    seen: set[tuple[str, str]] = set()
+    analysis = KernelEffects(model, kernel.node)
+    for effect in analysis.summary.effects:
+        if not any(analysis.reachable_in(effect.node, env) for env in envs):
+            continue
+        if (effect.param, effect.kind) not in seen:
+            seen.add((effect.param, effect.kind))
+            found.append(effect)
+    return found
