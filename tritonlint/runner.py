@@ -18,6 +18,7 @@ from tritonlint.config import Settings
 from tritonlint.diagnostics import Diagnostic
 from tritonlint.discovery import discover
 from tritonlint.analysis.project import Project, source_root
+from tritonlint.analysis.project_facts import project_root
 from tritonlint.engine import Engine
 from tritonlint.fixes import applicable
 from tritonlint.linter import FileLinter, FileResult, FixMode
@@ -135,6 +136,8 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs:
         work.append(Job(path, display_path(path, cwd), module_name(absolute, packages), absolute))
     result = RunResult(problems=[(display_path(p, cwd), reason) for p, reason in found.problems])
     linted = frozenset(job.module for job in work)
+    root = str(project_root(paths, settings.config_path))
+    excludes = tuple(settings.excludes)
     session = Session(cache, [(j.absolute, j.display, j.module) for j in work], linted) if cache else None
 
     results: list[FileResult | None] = [None] * len(work)
@@ -149,7 +152,7 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs:
                 results[index] = FileResult(work[index].display, work[index].module, diagnostics,
                                             skipped=hit[0].skipped)
     todo = [i for i, r in enumerate(results) if r is None]
-    for index, (fresh, fact) in zip(todo, _map(linter, Project(linted), [work[i] for i in todo], jobs, session)):
+    for index, (fresh, fact) in zip(todo, _map(linter, Project(linted, root=root, excludes=excludes), [work[i] for i in todo], jobs, session)):
         results[index], facts[index] = fresh, fact
 
     deferred = [i for i in todo if results[i].deferred]  # type: ignore[union-attr]
@@ -168,7 +171,7 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs:
                 shared.setdefault(job.module, {})[source_root(job.display, job.module)] = found_here
             else:
                 summaries.update(found_here)
-        second = _map(linter, Project(linted, summaries, shared), [work[i] for i in deferred], jobs, session)
+        second = _map(linter, Project(linted, summaries, shared, root, excludes), [work[i] for i in deferred], jobs, session)
         for index, (fresh, fact) in zip(deferred, second):
             results[index], facts[index] = fresh, fact
 

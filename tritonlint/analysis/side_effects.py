@@ -24,6 +24,10 @@ from tritonlint.walk import walk
 _DEPTH = 3  # jit helpers followed this deep
 # Atomics that write a value rather than combine with one: into a lock they are released by the kernel.
 _EXCHANGES = frozenset({f"{TL}.atomic_xchg", f"{TL}.atomic_cas"})
+_NUMBER_TYPES = frozenset({"int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+                           "bfloat16", "float32", "float64", "constexpr"})
+_TYPE_ATTRIBUTES = frozenset({"dtype", "shape", "type", "element_ty"})
+_COUNTS = frozenset({"range", "static_range", "cdiv", "arange", "min", "max", "minimum", "maximum"})
 _MAKE_DESCRIPTOR = frozenset({f"{TL}.make_tensor_descriptor", f"{TL}._experimental_make_tensor_descriptor"})
 
 
@@ -41,6 +45,7 @@ class Summary:
     """A jit function's effects on its own parameters, and which parameters its return value was loaded from."""
     effects: list[Effect] = field(default_factory=list)
     returns_loaded: set[str] = field(default_factory=set)
+    writes: set[str] = field(default_factory=set)  # parameters it stores into or updates atomically
     resets: set[str] = field(default_factory=set)  # parameters it writes a literal 0 into (self-resetting counters)
 
 
@@ -74,10 +79,59 @@ class KernelEffects:
         self.flow: FunctionFlow = flow_of(function)
         self.params = {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
         self.depth = depth
-        self._roots: dict[int, frozenset[str]] = {}
         self._loaded: dict[int, frozenset[str]] = {}
         self.summary = Summary()
+        self.scalars = self._scalars(function)
+        self.first_write: dict[str, tuple[int, int]] = {}
+        self._find_writes()
         self._scan()
+
+    def _scalars(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+        """Parameters used as numbers, never as pointers: annotated int/float, multiplied, divided, compared,
+        or given to range/cdiv (`O_ptr + base + NOPE_DIM + offs` adds one to a pointer all the same)."""
+        found = set()
+        for arg in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]:
+            annotation = self.model.qualify(arg.annotation) if arg.annotation is not None else None
+            if annotation in ("int", "float", "bool") or (annotation or "").rpartition(".")[2] in _NUMBER_TYPES:
+                found.add(arg.arg)
+        for node in walk(function):
+            operands: list[ast.AST] = []
+            if isinstance(node, ast.BinOp) and not isinstance(node.op, (ast.Add, ast.Sub)):
+                operands = [node.left, node.right]
+            elif isinstance(node, ast.Compare) and not any(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
+                operands = [node.left, *node.comparators]
+            elif isinstance(node, ast.Call) and (self.model.qualify(node.func) or "").rpartition(".")[2] in _COUNTS:
+                operands = list(node.args)
+            found.update(o.id for o in operands if isinstance(o, ast.Name) and o.id in self.params)
+        return found
+
+    def _writes_of(self, call: ast.Call) -> frozenset[str]:
+        """The parameters a call stores into or updates atomically (directly or in a helper)."""
+        name = self.model.qualify(call.func)
+        if name in NON_IDEMPOTENT_ATOMICS or name in IDEMPOTENT_ATOMICS or name in STORES:
+            return self.roots(_pointer_arg(call))
+        if isinstance(call.func, ast.Attribute) and name is None and call.func.attr in ("store", "scatter", "atomic_add"):
+            return self.roots(call.func.value)
+        helper = self._helper(call)
+        if helper is None:
+            return frozenset()
+        return frozenset().union(*(self.roots(arg) for param, arg in helper.bind(call) if param in helper.summary.writes))
+
+    def _find_writes(self) -> None:
+        for node in walk(self.function):
+            if isinstance(node, ast.Call):
+                for param in self._writes_of(node):
+                    position = (node.lineno, node.col_offset)
+                    self.first_write[param] = min(position, self.first_write.get(param, position))
+        self.summary.writes = set(self.first_write)
+
+    def _callers_data(self, params: frozenset[str], node: ast.AST) -> frozenset[str]:
+        """The parameters among `params` that a load at `node` reads before the kernel wrote into them: a
+        load after the kernel's own store reads back what this run wrote (a scratch buffer), not the
+        caller's data."""
+        position = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+        return frozenset(p for p in params if p in self.params and p not in self.scalars
+                         and position < self.first_write.get(p, (1 << 30, 0)))
 
     # ---- pointers ----------------------------------------------------------------------------------------
     def roots(self, expr: ast.AST | None, depth: int = 0) -> frozenset[str]:
@@ -110,6 +164,8 @@ class KernelEffects:
         return frozenset()
 
     def _definition_roots(self, definition: Definition, depth: int) -> frozenset[str]:
+        if depth > 16:
+            return frozenset()
         if definition.kind == "param":
             return frozenset({definition.name})
         if definition.kind == "assign":
@@ -121,16 +177,21 @@ class KernelEffects:
         return frozenset()
 
     # ---- values ------------------------------------------------------------------------------------------
-    def loaded_from(self, expr: ast.AST | None, depth: int = 0) -> frozenset[str]:
-        """The parameters whose memory a value was loaded from (through arithmetic, locals and helpers)."""
+    def loaded_from(self, expr: ast.AST | None, depth: int = 0) -> frozenset[tuple[str, ast.Call]]:
+        """(parameter, load) for each load of a parameter's memory that a value comes from, through
+        arithmetic, locals and helpers (the helper's call stands for its loads)."""
         if expr is None or depth > 24:
             return frozenset()
         key = id(expr)
         if key in self._loaded:
             return self._loaded[key]
         self._loaded[key] = frozenset()  # a cycle through a loop-carried value adds nothing new
-        found: set[str] = set()
-        for node in walk(expr):
+        found: set[tuple[str, ast.Call]] = set()
+        nodes = walk(expr)
+        typed = {id(n.value) for n in nodes if isinstance(n, ast.Attribute) and n.attr in _TYPE_ATTRIBUTES}
+        for node in nodes:
+            if id(node) in typed:
+                continue  # `x.dtype`, `x.shape`: no data of x
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 for definition in self.flow.reaching(node):
                     if definition.kind in ("assign", "augassign") and definition.value is not None:
@@ -143,15 +204,15 @@ class KernelEffects:
             elif isinstance(node, ast.Call):
                 name = self.model.qualify(node.func)
                 if name in LOADS:
-                    found |= self.roots(_pointer_arg(node))
+                    params = self._callers_data(self.roots(_pointer_arg(node)), node)
                 elif isinstance(node.func, ast.Attribute) and node.func.attr in ("load", "gather") and name is None:
-                    found |= self.roots(node.func.value)  # desc.load([...])
+                    params = self._callers_data(self.roots(node.func.value), node)  # desc.load([...])
                 else:
                     helper = self._helper(node)
-                    if helper is not None:
-                        for param, arg in helper.bind(node):
-                            if param in helper.summary.returns_loaded:
-                                found |= self.roots(arg)
+                    params = frozenset().union(*(
+                        self._callers_data(self.roots(arg), node) for param, arg in helper.bind(node)
+                        if param in helper.summary.returns_loaded)) if helper is not None else frozenset()
+                found.update((param, node) for param in params)
         self._loaded[key] = frozenset(found)
         return self._loaded[key]
 
@@ -168,49 +229,112 @@ class KernelEffects:
         summary = self.summary
         for node in walk(self.function):
             if isinstance(node, ast.Return) and node.value is not None:
-                summary.returns_loaded |= self.loaded_from(node.value) & self.params
+                summary.returns_loaded |= {param for param, _ in self.loaded_from(node.value)}
             if not isinstance(node, ast.Call):
                 continue
             name = self.model.qualify(node.func)
             short = (name or "").rpartition(".")[2]
             if name in NON_IDEMPOTENT_ATOMICS:
                 value = _value_arg(node, 2 if name == f"{TL}.atomic_cas" else 1)
-                for param in self.roots(_pointer_arg(node, "pointer")) & self.params:
+                for param in self.roots(_pointer_arg(node, "pointer")) & self.params - self.scalars:
                     if name in _EXCHANGES and _is_zero(value, self.model):
                         summary.resets.add(param)
                     summary.effects.append(Effect(param, "atomic", short, node))
             elif name in STORES:
                 value = _value_arg(node, 1 if short == "store" else 2)  # store_tensor_descriptor(desc, offsets, value)
-                targets = self.roots(_pointer_arg(node)) & self.params
+                targets = self.roots(_pointer_arg(node)) & self.params - self.scalars
                 if _is_zero(value, self.model):
                     summary.resets |= targets
-                for param in targets & self.loaded_from(value):
-                    summary.effects.append(Effect(param, "in-place", "store", node))
+                for param in sorted(targets):
+                    if any(p == param and self.same_address(load, node) for p, load in self.loaded_from(value)) \
+                            and not self.idempotent(value, param):
+                        summary.effects.append(Effect(param, "in-place", "store", node))
             elif name in IDEMPOTENT_ATOMICS:
                 continue
             elif isinstance(node.func, ast.Attribute) and name is None and node.func.attr in ("store", "scatter", "atomic_add"):
-                targets = self.roots(node.func.value) & self.params  # a descriptor made in the kernel
+                targets = self.roots(node.func.value) & self.params - self.scalars  # a descriptor
                 value = _value_arg(node)
                 for param in targets:
                     if node.func.attr == "atomic_add":
                         summary.effects.append(Effect(param, "atomic", "atomic_add", node))
-                    elif param in self.loaded_from(value):
+                    elif any(p == param for p, _ in self.loaded_from(value)):
                         summary.effects.append(Effect(param, "in-place", node.func.attr, node))
             else:
                 helper = self._helper(node)
                 if helper is None:
                     continue
+                position = (node.lineno, node.col_offset)
                 for param, arg in helper.bind(node):
-                    mine = self.roots(arg) & self.params
+                    mine = self.roots(arg) & self.params - self.scalars
                     for effect in helper.summary.effects:
                         if effect.param == param:
                             for own in mine:
+                                if effect.kind == "in-place" and self.first_write.get(own, position) < position:
+                                    continue  # the kernel wrote there before: the helper reads this run's data
                                 summary.effects.append(Effect(own, effect.kind, effect.op, node, node.func.id))  # type: ignore[union-attr]
                     if param in helper.summary.resets:
                         summary.resets |= mine
         # A lock or counter the kernel writes 0 into again (`tl.atomic_xchg(lock, 0)`, the last program
         # resetting a tile counter) is back where it started after every run.
         summary.effects = [e for e in summary.effects if not (e.kind == "atomic" and e.param in summary.resets)]
+
+    def idempotent(self, value: ast.expr | None, param: str, depth: int = 0) -> bool:
+        """A stored value that a second run would leave as it is: the loaded value itself, a select that
+        keeps it or writes something that does not depend on it (`tl.where(mask, fill, x)`, masked_fill),
+        or a clamp by such a value (`tl.maximum(x, 0.0)`, relu)."""
+        if value is None or depth > 8:
+            return False
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to":
+            return self.idempotent(value.func.value, param, depth + 1)
+        if isinstance(value, ast.Name):
+            reaching = self.flow.reaching(value)
+            (definition, *others) = reaching if reaching else (None,)
+            return definition is not None and not others and definition.kind == "assign" \
+                and self.idempotent(definition.value, param, depth + 1)
+        if not isinstance(value, ast.Call):
+            return False
+        name = self.model.qualify(value.func)
+        if name in LOADS:
+            return param in self.roots(_pointer_arg(value))
+        independent = lambda e: all(p != param for p, _ in self.loaded_from(e))  # noqa: E731
+        if name == f"{TL}.where" and len(value.args) == 3:
+            choices = value.args[1:]
+        elif name in (f"{TL}.maximum", f"{TL}.minimum") and len(value.args) == 2:
+            choices = value.args
+        else:
+            return False
+        if name == f"{TL}.where" and not independent(value.args[0]):
+            return False
+        return all(independent(c) or self.idempotent(c, param, depth + 1) for c in choices) \
+            and not all(independent(c) for c in choices)
+
+    def same_address(self, load: ast.Call, store: ast.Call) -> bool:
+        """Whether a load reads the very addresses a store writes: the two pointer expressions agree once
+        each local is replaced by the one assignment that reaches it. Loads elsewhere in the buffer (the
+        other half of a ping-pong layout, the next portion's row) may or may not overlap: not claimed."""
+        if self.model.qualify(load.func) not in LOADS:
+            return load is store or isinstance(load.func, ast.Name)  # a helper's loads: its own summary decided
+        first, second = _pointer_arg(load), _pointer_arg(store)
+        return first is not None and second is not None and self._canonical(first) == self._canonical(second)
+
+    def _canonical(self, expr: ast.expr, depth: int = 0) -> str:
+        names = [n for n in walk(expr) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+        spelled = []
+        for name in names:
+            reaching = self.flow.reaching(name)
+            (definition, *others) = reaching if reaching else (None,)
+            if definition is not None and not others and definition.kind == "assign" and depth < 6:
+                spelled.append("(" + self._canonical(definition.value, depth + 1) + ")")  # type: ignore[arg-type]
+            else:
+                spelled.append(name.id + "@" + ",".join(sorted(str(id(d)) for d in reaching)))
+        originals = [name.id for name in names]
+        try:  # spell the expression with its names replaced; the tree is put back right after
+            for name, text in zip(names, spelled):
+                name.id = text
+            return ast.unparse(expr)
+        finally:
+            for name, text in zip(names, originals):
+                name.id = text
 
     def reachable_in(self, node: ast.AST, env: dict[str, Binding]) -> bool:
         """False when an enclosing `if` is decided against `node` under a scenario's bindings (a config, the

@@ -31,3 +31,5 @@ STORES = frozenset(f"{TL}.{n}" for n in ("store", "store_tensor_descriptor", "_e
 # Calls whose result points into the memory their first argument points into.
 POINTER_PASSTHROUGH = frozenset(f"{TL}.{n}" for n in ("make_block_ptr", "advance", "multiple_of", "max_contiguous",
                                                       "max_constancy", "cast", "broadcast_to", "reshape", "view"))
+# Device-side descriptor constructors: each launch of a kernel using them needs Triton's allocator (TL105).
+DEVICE_DESCRIPTOR_MAKERS = frozenset({f"{TL}.make_tensor_descriptor", f"{TL}._experimental_make_tensor_descriptor"})

@@ -10,4 +10,5 @@ from tritonlint.rules import (  # noqa: F401
     tl005_gqa_descriptor_heads,
     tl006_autotune_missing_key,
     tl101_autotune_side_effects,
+    tl105_descriptor_without_allocator,
 )

@@ -79,6 +79,25 @@ def _list_node(autotune: Autotune, keyword: str) -> ast.List | ast.Tuple | None:
         isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts) else None
 
 
+def _splats_known(model: ModuleModel, call: ast.Call) -> bool:
+    """Every `**options` of the decorator is a dict of this module without the lists or hooks in it
+    (an imported dict may hold reset_to_zero: unknown, so no finding)."""
+    for keyword in call.keywords:
+        if keyword.arg is not None:
+            continue
+        value = model._resolve_local(keyword.value)
+        options = [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
+        for option in options:
+            option = model._resolve_local(option)
+            if not isinstance(option, ast.Dict) or any(
+                    not isinstance(k, ast.Constant) or k.value in _LIST_OR_HOOK for k in option.keys):
+                return False
+    return True
+
+
+_LIST_OR_HOOK = frozenset({"reset_to_zero", "restore_value", "pre_hook", "post_hook"})
+
+
 def _describe(effect: Effect) -> str:
     where = f"line {effect.node.lineno}" + (f", in `{effect.via}`" if effect.via else "")
     if effect.kind == "in-place":
@@ -100,6 +119,10 @@ def autotune_side_effects(ctx: MatchContext) -> Verdict | None:
         return None  # one config: no benchmarking
     if {"pre_hook", "post_hook"} & set(autotune.keywords) or len(call.args) > 3:  # type: ignore[union-attr]
         return None  # the author's own hooks replace reset_to_zero/restore_value; positional lists: rare
+    if not _splats_known(ctx.model, call):  # type: ignore[arg-type]
+        return None
+    if "pre_hook" in ctx.file.text and (autotune.configs is None or autotune.has_prune):
+        return None  # configs built (or pruned) by code that may attach a pre_hook resetting the buffer
     hooked = _reset_by_hooks(ctx.model, autotune)
     reset, restore = _listed(ctx.model, autotune, "reset_to_zero"), _listed(ctx.model, autotune, "restore_value")
     if hooked is None or reset is None or restore is None:
