@@ -10,6 +10,7 @@ caller's own buffers while it benchmarks, so such effects pile up unless the arg
 from __future__ import annotations
 
 import ast
+import operator
 from dataclasses import dataclass, field
 
 from tritonlint.analysis.consteval import Binding
@@ -26,6 +27,8 @@ _DEPTH = 3  # jit helpers followed this deep
 _EXCHANGES = frozenset({f"{TL}.atomic_xchg", f"{TL}.atomic_cas"})
 _NUMBER_TYPES = frozenset({"int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
                            "bfloat16", "float32", "float64", "constexpr"})
+_COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+            ast.Gt: operator.gt, ast.GtE: operator.ge}
 _TYPE_ATTRIBUTES = frozenset({"dtype", "shape", "type", "element_ty"})
 _COUNTS = frozenset({"range", "static_range", "cdiv", "arange", "min", "max", "minimum", "maximum"})
 _MAKE_DESCRIPTOR = frozenset({f"{TL}.make_tensor_descriptor", f"{TL}._experimental_make_tensor_descriptor"})
@@ -350,7 +353,25 @@ class KernelEffects:
         return True
 
     def _decided(self, test: ast.expr, env: dict[str, Binding]) -> bool | None:
-        value = LocalScope(self.model, env, self.function).evaluator().evaluate(test)  # type: ignore[arg-type]
+        """A constexpr test under a scenario: True, False, or None when it is not known."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self._decided(test.operand, env)
+            return None if inner is None else not inner
+        if isinstance(test, ast.BoolOp):
+            parts = [self._decided(v, env) for v in test.values]
+            if isinstance(test.op, ast.And):
+                return False if False in parts else None if None in parts else True
+            return True if True in parts else None if None in parts else False
+        evaluator = LocalScope(self.model, env, self.function).evaluator()  # type: ignore[arg-type]
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _COMPARE:
+            left, right = evaluator.evaluate(test.left), evaluator.evaluate(test.comparators[0])
+            if left is None or right is None or left.value is None or right.value is None:
+                return None
+            try:
+                return bool(_COMPARE[type(test.ops[0])](left.value, right.value))
+            except TypeError:
+                return None
+        value = evaluator.evaluate(test)
         return None if value is None or value.value is None else bool(value.value)
 
 
