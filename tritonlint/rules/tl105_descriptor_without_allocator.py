@@ -58,6 +58,6 @@ def descriptor_without_allocator(ctx: MatchContext) -> Verdict | None:
     first = calls[0]
     if first is not call or _sets_allocator(ctx):
         return None
-    more = f" (and {len(calls) - 1} more in it)" if len(calls) > 1 else ""
-    return Verdict(vars={"function": function.name + more, "maker": ctx.file.text_of(call.func)},
-                   related=[ctx.file.span_of(n) for n in calls[1:]])
+    notes = [f"{len(calls) - 1} more device-side descriptor(s) in `{function.name}` need it too."] if len(calls) > 1 else []
+    return Verdict(vars={"function": function.name, "maker": ctx.file.text_of(call.func)},
+                   related=[ctx.file.span_of(n) for n in calls[1:]], notes=notes)
