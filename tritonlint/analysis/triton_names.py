@@ -33,3 +33,4 @@ POINTER_PASSTHROUGH = frozenset(f"{TL}.{n}" for n in ("make_block_ptr", "advance
                                                       "max_constancy", "cast", "broadcast_to", "reshape", "view"))
 # Device-side descriptor constructors: each launch of a kernel using them needs Triton's allocator (TL105).
 DEVICE_DESCRIPTOR_MAKERS = frozenset({f"{TL}.make_tensor_descriptor", f"{TL}._experimental_make_tensor_descriptor"})
+HOST_DESCRIPTOR = "triton.tools.tensor_descriptor.TensorDescriptor"  # a host TMA descriptor (TL106)

@@ -11,4 +11,5 @@ from tritonlint.rules import (  # noqa: F401
     tl006_autotune_missing_key,
     tl101_autotune_side_effects,
     tl105_descriptor_without_allocator,
+    tl106_autotune_frozen_descriptor,
 )
