@@ -74,7 +74,7 @@ def _is_zero(node: ast.expr | None, model: ModuleModel) -> bool:
 
 
 class KernelEffects:
-    """The effects of one jit function, computed once per function and module."""
+    """The effects of one jit function on its parameters."""
 
     def __init__(self, model: ModuleModel, function: ast.FunctionDef | ast.AsyncFunctionDef, depth: int = _DEPTH) -> None:
         self.model = model
@@ -124,7 +124,7 @@ class KernelEffects:
         for node in walk(self.function):
             if isinstance(node, ast.Call):
                 for param in self._writes_of(node):
-                    position = (node.lineno, node.col_offset)
+                    position = (node.end_lineno or node.lineno, node.end_col_offset or 0)  # its arguments come first
                     self.first_write[param] = min(position, self.first_write.get(param, position))
         self.summary.writes = set(self.first_write)
 
@@ -255,18 +255,20 @@ class KernelEffects:
             elif name in IDEMPOTENT_ATOMICS:
                 continue
             elif isinstance(node.func, ast.Attribute) and name is None and node.func.attr in ("store", "scatter", "atomic_add"):
-                targets = self.roots(node.func.value) & self.params - self.scalars  # a descriptor
+                # A descriptor made in the kernel from a pointer argument; a host descriptor passed in is no
+                # tensor that reset_to_zero / restore_value could handle.
+                targets = self.roots(node.func.value) & self.params - self.scalars - {_name(node.func.value)}
                 value = _value_arg(node)
                 for param in targets:
                     if node.func.attr == "atomic_add":
                         summary.effects.append(Effect(param, "atomic", "atomic_add", node))
-                    elif any(p == param for p, _ in self.loaded_from(value)):
+                    elif any(p == param and self.same_address(load, node) for p, load in self.loaded_from(value)):
                         summary.effects.append(Effect(param, "in-place", node.func.attr, node))
             else:
                 helper = self._helper(node)
                 if helper is None:
                     continue
-                position = (node.lineno, node.col_offset)
+                position = (node.end_lineno or node.lineno, node.end_col_offset or 0)
                 for param, arg in helper.bind(node):
                     mine = self.roots(arg) & self.params - self.scalars
                     for effect in helper.summary.effects:
@@ -312,12 +314,17 @@ class KernelEffects:
             and not all(independent(c) for c in choices)
 
     def same_address(self, load: ast.Call, store: ast.Call) -> bool:
-        """Whether a load reads the very addresses a store writes: the two pointer expressions agree once
-        each local is replaced by the one assignment that reaches it. Loads elsewhere in the buffer (the
-        other half of a ping-pong layout, the next portion's row) may or may not overlap: not claimed."""
-        if self.model.qualify(load.func) not in LOADS:
-            return load is store or isinstance(load.func, ast.Name)  # a helper's loads: its own summary decided
-        first, second = _pointer_arg(load), _pointer_arg(store)
+        """Whether a load reads the very addresses a store writes: the pointer expressions (for descriptors:
+        the descriptor and the offsets) agree once each local is replaced by the one assignment that
+        reaches it. Loads elsewhere in the buffer (the other half of a ping-pong layout, the next portion's
+        row) may or may not overlap: not claimed. A helper's loads were judged in its own summary."""
+        if self.model.qualify(load.func) in LOADS:
+            first, second = _pointer_arg(load), _pointer_arg(store)
+        elif isinstance(load.func, ast.Attribute) and isinstance(store.func, ast.Attribute) and load.args and store.args:
+            first = ast.Tuple([load.func.value, load.args[0]], ast.Load())  # desc.load(offs) / desc.store(offs, v)
+            second = ast.Tuple([store.func.value, store.args[0]], ast.Load())
+        else:
+            return isinstance(load.func, ast.Name)
         return first is not None and second is not None and self._canonical(first) == self._canonical(second)
 
     def _canonical(self, expr: ast.expr, depth: int = 0) -> str:
@@ -373,6 +380,10 @@ class KernelEffects:
                 return None
         value = evaluator.evaluate(test)
         return None if value is None or value.value is None else bool(value.value)
+
+
+def _name(node: ast.expr) -> str | None:
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _holds(part: ast.AST | list[ast.stmt], child: ast.AST) -> bool:
