@@ -141,13 +141,13 @@ def test_configs_from_a_helper_and_a_constant_imported_from_another_module(tmp_p
 
         @triton.autotune(configs=elementwise_configs(), key=["n"])
         @triton.jit
-        def scale_kernel(x_ptr, n, BLOCK_SIZE: tl.constexpr):
+        def scale_kernel(x_ptr, y_ptr, n, BLOCK_SIZE: tl.constexpr):
             offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-            tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+            tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
 
-        def scale(x):
+        def scale(x, y):
             n = x.numel()
-            scale_kernel[lambda META: (triton.cdiv(n, META["BLOCK_SIZE"]),)](x, n, BLOCK_SIZE=1024)
+            scale_kernel[lambda META: (triton.cdiv(n, META["BLOCK_SIZE"]),)](x, y, n, BLOCK_SIZE=1024)
     """))
     result = run_cli("check", "--select", "TL004", "--output-format", "concise", "--no-cache", ".", cwd=tmp_path)
     assert "pkg/scale.py" in result.stdout and "TL004" in result.stdout, result.stdout + result.stderr

@@ -17,17 +17,17 @@ KERNELS = textwrap.dedent("""
 
     @triton.autotune(configs=[triton.Config({"BLOCK_SIZE": 1024}), triton.Config({"BLOCK_SIZE": 4096})], key=["n"])
     @triton.jit
-    def scale_kernel(x_ptr, n, BLOCK_SIZE: tl.constexpr):
+    def scale_kernel(x_ptr, y_ptr, n, BLOCK_SIZE: tl.constexpr):
         offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
 """)
 LAUNCH = textwrap.dedent("""
     import triton
     from kernels import scale_kernel
 
-    def scale(x):
+    def scale(x, y):
         n = x.numel()
-        scale_kernel[lambda META: (triton.cdiv(n, META["BLOCK_SIZE"]),)](x, n, BLOCK_SIZE=1024)
+        scale_kernel[lambda META: (triton.cdiv(n, META["BLOCK_SIZE"]),)](x, y, n, BLOCK_SIZE=1024)
 """)
 
 

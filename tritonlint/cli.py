@@ -11,15 +11,36 @@ from pathlib import Path
 import click
 
 from tritonlint import __version__
-from tritonlint.cache import cache_folder, clean, open_cache
-from tritonlint.config import ConfigError, Settings, build_settings, check_selectors, extend_rule_dirs, find_config, read_config, validate_target
-from tritonlint.discovery import is_excluded
+from tritonlint.analysis.model import module_name
 from tritonlint.analysis.project import Project
+from tritonlint.cache import cache_folder, clean, open_cache
+from tritonlint.config import (
+    ConfigError,
+    Settings,
+    build_settings,
+    check_selectors,
+    extend_rule_dirs,
+    find_config,
+    read_config,
+    validate_target,
+)
+from tritonlint.discovery import is_excluded
 from tritonlint.explain import explain, rule_summary, rules_table
 from tritonlint.linter import FileLinter, FileResult, FixMode
-from tritonlint.analysis.model import module_name
-from tritonlint.reporting import (COLOR_CHOICES, FORMATS, RENDERERS, TEXT_FORMATS, Style, color_enabled, fix_listing,
-                                  has_hidden_fix, statistics, summary, unified_diff, would_fix)
+from tritonlint.reporting import (
+    COLOR_CHOICES,
+    FORMATS,
+    RENDERERS,
+    TEXT_FORMATS,
+    Style,
+    color_enabled,
+    fix_listing,
+    has_hidden_fix,
+    statistics,
+    summary,
+    unified_diff,
+    would_fix,
+)
 from tritonlint.ruleset import Rule, RuleFileError, load_rules
 from tritonlint.runner import lint_paths, make_linter
 from tritonlint.source import SourceError, decode_source, split_lines

@@ -8,15 +8,22 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
+from tritonlint.analysis.model import LAUNCH_TEXT, JitFunction, ModuleModel
+from tritonlint.analysis.project import Deferred, Project
 from tritonlint.config import Settings
 from tritonlint.diagnostics import Diagnostic, syntax_error
-from tritonlint.analysis.project import Deferred, Project
 from tritonlint.engine import Engine, RuleCrash
 from tritonlint.fixes import WriteRefused, applicable, apply_fixes, write_atomic
-from tritonlint.analysis.model import LAUNCH_TEXT, JitFunction, ModuleModel
 from tritonlint.ruleset import Rule
-from tritonlint.source import (ParsedFile, SourceError, SourceText, SyntaxProblem, check_syntax, read_source,
-                               syntax_problem)
+from tritonlint.source import (
+    ParsedFile,
+    SourceError,
+    SourceText,
+    SyntaxProblem,
+    check_syntax,
+    read_source,
+    syntax_problem,
+)
 from tritonlint.suppression import Suppressions
 
 MAX_FIX_ROUNDS = 10

@@ -288,7 +288,9 @@ def sarif(diagnostics: list[Diagnostic], rules: list[Rule], **_: Any) -> str:
 
 
 def rule_markdown(rule: Rule) -> str:
-    from tritonlint.explain import explain  # late import: explain renders evidence, which reporters need rarely
+    from tritonlint.explain import (
+        explain,  # late import: explain renders evidence, which reporters need rarely
+    )
 
     return explain(rule)
 

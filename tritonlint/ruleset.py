@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tritonlint.diagnostics import APPLICABILITIES, SEVERITIES
 from tritonlint.context import CONDITIONS, FIXERS, ParamSpec
+from tritonlint.diagnostics import APPLICABILITIES, SEVERITIES
 from tritonlint.sgutil import AstGrepError, compile_check, find_all, parse_snippet
 from tritonlint.templates import METAVAR, TEMPLATE_VAR
 
@@ -103,9 +103,8 @@ MAX_YAML_VALUES = 100_000  # far more than any rule needs; aliases can make a sm
 def load_rule_file(path: Path) -> Rule:
     import yaml  # here: a run that finds its rules in the cache never parses YAML
 
-    from tritonlint.strict_yaml import DuplicateKey, StrictSafeLoader
-
     from tritonlint import rules  # noqa: F401 - registers the built-in conditions and fixers
+    from tritonlint.strict_yaml import DuplicateKey, StrictSafeLoader
 
     try:
         text = path.read_text(encoding="utf-8")

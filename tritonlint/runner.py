@@ -13,15 +13,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tritonlint.analysis.model import JitFunction, module_name
+from tritonlint.analysis.project import Project, defining_module, source_root
 from tritonlint.cache import Entry, LintCache, Session, Signature, digest, signature
 from tritonlint.config import Settings
 from tritonlint.diagnostics import Diagnostic
 from tritonlint.discovery import context_files, discover, project_root
-from tritonlint.analysis.project import Project, defining_module, source_root
 from tritonlint.engine import Engine
 from tritonlint.fixes import applicable
 from tritonlint.linter import FileLinter, FileResult, FixMode
-from tritonlint.analysis.model import JitFunction, module_name
 from tritonlint.ruleset import Rule
 from tritonlint.source import SourceError, decode_source, read_bytes
 
@@ -142,6 +142,7 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs:
     linted = frozenset(job.module for job in work)
     repeated_names = {module for module, count in Counter(job.module for job in work).items() if count > 1}
     sources = {job.module: job.absolute for job in work if job.module not in repeated_names}
+    excludes = tuple(settings.excludes)
     session = Session(cache, [(j.absolute, j.display, j.module) for j in work], linted) if cache else None
 
     results: list[FileResult | None] = [None] * len(work)
@@ -156,14 +157,14 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs:
                 results[index] = FileResult(work[index].display, work[index].module, diagnostics,
                                             skipped=hit[0].skipped)
     todo = [i for i, r in enumerate(results) if r is None]
-    for index, (fresh, fact) in zip(todo, _map(linter, Project(linted, sources=sources), [work[i] for i in todo], jobs, session)):
+    for index, (fresh, fact) in zip(todo, _map(linter, Project(linted, sources=sources, root=str(root), excludes=excludes),
+                                                [work[i] for i in todo], jobs, session)):
         results[index], facts[index] = fresh, fact
 
     deferred = [i for i in todo if results[i].deferred]  # type: ignore[union-attr]
     if deferred:
         summaries: dict[str, JitFunction] = {}
         shared: dict[str, dict[str, dict[str, JitFunction]]] = {}
-        repeated = {module for module, count in Counter(job.module for job in work).items() if count > 1}
         for index, r in enumerate(results):
             job = work[index]
             try:
@@ -171,11 +172,12 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs:
             except Exception:  # noqa: BLE001 - a damaged entry: lint the file again, with the others
                 deferred.append(index)
                 continue
-            if job.module in repeated:  # same dotted name, different files: keep them apart by source root
+            if job.module in repeated_names:  # same dotted name, different files: keep them apart by source root
                 shared.setdefault(job.module, {})[source_root(job.display, job.module)] = found_here
             else:
                 summaries.update(found_here)
-        second = _map(linter, Project(linted, summaries, shared, sources), [work[i] for i in deferred], jobs, session)
+        second = _map(linter, Project(linted, summaries, shared, sources, str(root), excludes), [work[i] for i in deferred],
+                      jobs, session)
         for index, (fresh, fact) in zip(deferred, second):
             results[index], facts[index] = fresh, fact
 

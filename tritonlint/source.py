@@ -199,7 +199,9 @@ class ParsedFile:
 
     @cached_property
     def sg_root(self) -> SgNode:
-        from ast_grep_py import SgRoot  # imported on first use: many runs never need ast-grep
+        from ast_grep_py import (
+            SgRoot,  # imported on first use: many runs never need ast-grep
+        )
 
         # tree-sitter ends a line only at \n, so in a file with lone-CR line endings the first comment would
         # swallow the rest of the file; \n in their place keeps every offset and makes both trees agree.

@@ -31,3 +31,14 @@ SHAPE_ARGUMENT_CALLS = frozenset(f"{TL}.{n}" for n in ("reshape", "view"))  # in
 SHAPE_METHODS = frozenset({"reshape", "view"})  # x.reshape(*shape) on a tile
 KERNEL_DESCRIPTORS = frozenset(f"{TL}.{n}" for n in ("make_tensor_descriptor", "_experimental_make_tensor_descriptor"))
 HOST_DESCRIPTOR = "triton.tools.tensor_descriptor.TensorDescriptor"
+# Atomics that give a different result when a kernel runs twice on the same buffer (TL101), and those that
+# do not (a second max/min/and/or with the same operand changes nothing).
+NON_IDEMPOTENT_ATOMICS = frozenset(f"{TL}.{n}" for n in ("atomic_add", "atomic_sub", "atomic_xchg", "atomic_cas"))
+IDEMPOTENT_ATOMICS = frozenset(f"{TL}.{n}" for n in ("atomic_max", "atomic_min", "atomic_and", "atomic_or"))
+STORES = frozenset(f"{TL}.{n}" for n in ("store", "store_tensor_descriptor", "_experimental_descriptor_store"))
+# Calls whose result points into the memory their first argument points into.
+POINTER_PASSTHROUGH = frozenset(f"{TL}.{n}" for n in ("make_block_ptr", "advance", "multiple_of", "max_contiguous",
+                                                      "max_constancy", "cast", "broadcast_to", "reshape", "view"))
+# Device-side descriptor constructors: each launch of a kernel using them needs Triton's allocator (TL105).
+DEVICE_DESCRIPTOR_MAKERS = frozenset({f"{TL}.make_tensor_descriptor", f"{TL}._experimental_make_tensor_descriptor"})
+HOST_DESCRIPTOR = "triton.tools.tensor_descriptor.TensorDescriptor"  # a host TMA descriptor (TL106)

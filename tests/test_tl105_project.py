@@ -1,0 +1,56 @@
+"""TL105 looks for triton.set_allocator in the whole project, not only in the linted files: the other modules
+under the project root count (virtual environments and excluded folders do not)."""
+from __future__ import annotations
+
+import json
+
+from tests.helpers import run_cli
+
+KERNEL = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_kernel(x_ptr, y_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    x_desc = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK_M, BLOCK_N])
+    y_desc = tl.make_tensor_descriptor(y_ptr, shape=[M, N], strides=[N, 1], block_shape=[BLOCK_M, BLOCK_N])
+    off_m = tl.program_id(0) * BLOCK_M
+    y_desc.store([off_m, 0], x_desc.load([off_m, 0]))
+'''
+SETUP = "import triton\n\n\ndef init(alloc):\n    triton.set_allocator(alloc)\n"
+
+
+def _rows(project, *paths):
+    result = run_cli(*paths, "--select", "TL105", "--output-format", "json", "--no-cache", cwd=project)
+    assert result.returncode in (0, 1), result.stderr
+    return [f["location"]["row"] for f in json.loads(result.stdout)]
+
+
+def test_an_allocator_set_in_another_module_counts(tmp_path):
+    (tmp_path / "tritonlint.toml").write_text('target = "sm_90"\n')
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "kernels.py").write_text(KERNEL)
+    assert _rows(tmp_path, "pkg/kernels.py") == [7]
+    (package / "runtime.py").write_text(SETUP)  # not linted, but part of the project
+    assert _rows(tmp_path, "pkg/kernels.py") == []
+
+
+def test_other_peoples_code_and_comments_do_not_count(tmp_path):
+    (tmp_path / "tritonlint.toml").write_text('target = "sm_90"\nextend-exclude = ["scratch"]\n')
+    (tmp_path / "kernels.py").write_text(KERNEL)
+    for folder in (".venv/lib/site-packages/triton", "scratch"):
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "runtime.py").write_text(SETUP)
+    (tmp_path / "notes.py").write_text("# call triton.set_allocator(alloc) first\n")
+    assert _rows(tmp_path, "kernels.py") == [7]
+
+
+def test_without_configuration_the_git_work_tree_is_the_project(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "kernels.py").write_text(KERNEL)
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "setup_triton.py").write_text(SETUP)
+    assert _rows(tmp_path / "src", "kernels.py") == []

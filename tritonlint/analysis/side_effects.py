@@ -1,0 +1,438 @@
+"""What a kernel does to the memory behind its pointer arguments: the non-idempotent atomics it applies and
+the in-place updates it makes (a store whose value depends on a load through the same argument), followed
+through simple local aliases (flow.py) and through this module's jit helpers.
+
+TL101 asks this of autotuned kernels: Triton's autotuner runs the kernel many times per config on the
+caller's own buffers while it benchmarks, so such effects pile up unless the argument is listed in
+`reset_to_zero` / `restore_value`.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from dataclasses import dataclass, field
+
+from tritonlint.analysis.consteval import Binding
+from tritonlint.analysis.flow import Definition, FunctionFlow, flow_of
+from tritonlint.analysis.kernel import scenarios
+from tritonlint.analysis.model import JitFunction, ModuleModel
+from tritonlint.analysis.scope import LocalScope
+from tritonlint.analysis.triton_names import (
+    IDEMPOTENT_ATOMICS,
+    LOADS,
+    NON_IDEMPOTENT_ATOMICS,
+    POINTER_PASSTHROUGH,
+    STORES,
+    TL,
+)
+from tritonlint.walk import walk
+
+_DEPTH = 3  # jit helpers followed this deep
+# Atomics that write a value rather than combine with one: into a lock they are released by the kernel.
+_EXCHANGES = frozenset({f"{TL}.atomic_xchg", f"{TL}.atomic_cas"})
+_NUMBER_TYPES = frozenset({"int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+                           "bfloat16", "float32", "float64", "constexpr"})
+_COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+            ast.Gt: operator.gt, ast.GtE: operator.ge}
+_TYPE_ATTRIBUTES = frozenset({"dtype", "shape", "type", "element_ty"})
+_COUNTS = frozenset({"range", "static_range", "cdiv", "arange", "min", "max", "minimum", "maximum"})
+_MAKE_DESCRIPTOR = frozenset({f"{TL}.make_tensor_descriptor", f"{TL}._experimental_make_tensor_descriptor"})
+
+
+@dataclass
+class Effect:
+    param: str  # the pointer argument of the analysed function
+    kind: str  # "atomic" | "in-place"
+    op: str  # "atomic_add", "store", ...
+    node: ast.Call  # where it happens (in the kernel, or the call of the helper that does it)
+    via: str | None = None  # the helper it happens in, if any
+
+
+@dataclass
+class Summary:
+    """A jit function's effects on its own parameters, and which parameters its return value was loaded from."""
+    effects: list[Effect] = field(default_factory=list)
+    returns_loaded: set[str] = field(default_factory=set)
+    writes: set[str] = field(default_factory=set)  # parameters it stores into or updates atomically
+    resets: set[str] = field(default_factory=set)  # parameters it writes a literal 0 into (self-resetting counters)
+
+
+def _pointer_arg(call: ast.Call, keyword: str = "pointer") -> ast.expr | None:
+    if call.args:
+        return call.args[0]
+    return next((k.value for k in call.keywords if k.arg in (keyword, "ptr", "base")), None)
+
+
+def _value_arg(call: ast.Call, position: int = 1) -> ast.expr | None:
+    if len(call.args) > position:
+        return call.args[position]
+    return next((k.value for k in call.keywords if k.arg in ("value", "val")), None)
+
+
+def _is_zero(node: ast.expr | None, model: ModuleModel) -> bool:
+    if isinstance(node, ast.Constant):
+        return node.value == 0 and not isinstance(node.value, str)
+    if isinstance(node, ast.Call) and model.qualify(node.func) in (f"{TL}.zeros", f"{TL}.zeros_like"):
+        return True
+    return isinstance(node, ast.Call) and model.qualify(node.func) == f"{TL}.full" and len(node.args) > 1 \
+        and _is_zero(node.args[1], model)
+
+
+class KernelEffects:
+    """The effects of one jit function on its parameters."""
+
+    def __init__(self, model: ModuleModel, function: ast.FunctionDef | ast.AsyncFunctionDef, depth: int = _DEPTH) -> None:
+        self.model = model
+        self.function = function
+        self.flow: FunctionFlow = flow_of(function)
+        self.params = {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
+        self.depth = depth
+        self._loaded: dict[int, frozenset[tuple[str, ast.Call]]] = {}
+        self.summary = Summary()
+        self.scalars = self._scalars(function)
+        self.first_write: dict[str, tuple[int, int]] = {}
+        self._find_writes()
+        self._scan()
+
+    def _scalars(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+        """Parameters used as numbers, never as pointers: annotated int/float, multiplied, divided, compared,
+        or given to range/cdiv (`O_ptr + base + NOPE_DIM + offs` adds one to a pointer all the same)."""
+        found = set()
+        for arg in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]:
+            annotation = self.model.qualify(arg.annotation) if arg.annotation is not None else None
+            if annotation in ("int", "float", "bool") or (annotation or "").rpartition(".")[2] in _NUMBER_TYPES:
+                found.add(arg.arg)
+        for node in walk(function):
+            operands: list[ast.AST] = []
+            if isinstance(node, ast.BinOp) and not isinstance(node.op, (ast.Add, ast.Sub)):
+                operands = [node.left, node.right]
+            elif isinstance(node, ast.Compare) and not any(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
+                operands = [node.left, *node.comparators]
+            elif isinstance(node, ast.Call) and (self.model.qualify(node.func) or "").rpartition(".")[2] in _COUNTS:
+                operands = list(node.args)
+            found.update(o.id for o in operands if isinstance(o, ast.Name) and o.id in self.params)
+        return found
+
+    def _writes_of(self, call: ast.Call) -> frozenset[str]:
+        """The parameters a call stores into or updates atomically (directly or in a helper)."""
+        name = self.model.qualify(call.func)
+        if name in NON_IDEMPOTENT_ATOMICS or name in IDEMPOTENT_ATOMICS or name in STORES:
+            return self.roots(_pointer_arg(call))
+        if isinstance(call.func, ast.Attribute) and name is None and call.func.attr in ("store", "scatter", "atomic_add"):
+            return self.roots(call.func.value)
+        helper = self._helper(call)
+        if helper is None:
+            return frozenset()
+        return frozenset().union(*(self.roots(arg) for param, arg in helper.bind(call) if param in helper.summary.writes))
+
+    def _find_writes(self) -> None:
+        for node in walk(self.function):
+            if isinstance(node, ast.Call):
+                for param in self._writes_of(node):
+                    position = (node.end_lineno or node.lineno, node.end_col_offset or 0)  # its arguments come first
+                    self.first_write[param] = min(position, self.first_write.get(param, position))
+        self.summary.writes = set(self.first_write)
+
+    def _callers_data(self, params: frozenset[str], node: ast.AST) -> frozenset[str]:
+        """The parameters among `params` that a load at `node` reads before the kernel wrote into them: a
+        load after the kernel's own store reads back what this run wrote (a scratch buffer), not the
+        caller's data."""
+        position = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+        return frozenset(p for p in params if p in self.params and p not in self.scalars
+                         and position < self.first_write.get(p, (1 << 30, 0)))
+
+    # ---- pointers ----------------------------------------------------------------------------------------
+    def roots(self, expr: ast.AST | None, depth: int = 0) -> frozenset[str]:
+        """The parameters a pointer expression is addressed from: `c_ptr + offs`, through local aliases,
+        `tl.make_block_ptr(base=...)`, `tl.advance`, descriptors made in the kernel and `tl.where`."""
+        if expr is None or depth > 16:
+            return frozenset()
+        if isinstance(expr, ast.Name):
+            if isinstance(expr.ctx, ast.Load):
+                found: set[str] = set()
+                for definition in self.flow.reaching(expr):
+                    found |= self._definition_roots(definition, depth)
+                return frozenset(found)
+            return frozenset()
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub)):
+            return self.roots(expr.left, depth + 1) | (
+                self.roots(expr.right, depth + 1) if isinstance(expr.op, ast.Add) else frozenset())
+        if isinstance(expr, ast.Subscript):  # ptrs[:, None]
+            return self.roots(expr.value, depth + 1)
+        if isinstance(expr, ast.Call):
+            name = self.model.qualify(expr.func)
+            if name in POINTER_PASSTHROUGH or name in _MAKE_DESCRIPTOR:
+                return self.roots(_pointer_arg(expr), depth + 1)
+            if name == f"{TL}.where" and len(expr.args) == 3:
+                return self.roots(expr.args[1], depth + 1) | self.roots(expr.args[2], depth + 1)
+            if isinstance(expr.func, ast.Attribute) and expr.func.attr in ("to", "cast") and name is None:
+                return self.roots(expr.func.value, depth + 1)  # ptr.to(tl.pointer_type(...))
+        if isinstance(expr, ast.IfExp):
+            return self.roots(expr.body, depth + 1) | self.roots(expr.orelse, depth + 1)
+        return frozenset()
+
+    def _definition_roots(self, definition: Definition, depth: int) -> frozenset[str]:
+        if depth > 16:
+            return frozenset()
+        if definition.kind == "param":
+            return frozenset({definition.name})
+        if definition.kind == "assign":
+            return self.roots(definition.value, depth + 1)
+        if definition.kind == "augassign" and isinstance(definition.stmt, ast.AugAssign) \
+                and isinstance(definition.stmt.op, (ast.Add, ast.Sub)):  # ptr += BLOCK * stride
+            before = self.flow.defined_before(definition.stmt, definition.name)
+            return frozenset().union(*(self._definition_roots(d, depth + 1) for d in before if d is not definition))
+        return frozenset()
+
+    # ---- values ------------------------------------------------------------------------------------------
+    def loaded_from(self, expr: ast.AST | None, depth: int = 0) -> frozenset[tuple[str, ast.Call]]:
+        """(parameter, load) for each load of a parameter's memory that a value comes from, through
+        arithmetic, locals and helpers (the helper's call stands for its loads)."""
+        if expr is None or depth > 24:
+            return frozenset()
+        key = id(expr)
+        if key in self._loaded:
+            return self._loaded[key]
+        self._loaded[key] = frozenset()  # a cycle through a loop-carried value adds nothing new
+        found: set[tuple[str, ast.Call]] = set()
+        nodes = walk(expr)
+        typed = {id(n.value) for n in nodes if isinstance(n, ast.Attribute) and n.attr in _TYPE_ATTRIBUTES}
+        for node in nodes:
+            if id(node) in typed:
+                continue  # `x.dtype`, `x.shape`: no data of x
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                for definition in self.flow.reaching(node):
+                    if definition.kind in ("assign", "augassign") and definition.value is not None:
+                        found |= self.loaded_from(definition.value, depth + 1)
+                    if definition.kind == "augassign":
+                        before = self.flow.defined_before(definition.stmt, definition.name)  # type: ignore[arg-type]
+                        for other in before:
+                            if other is not definition and other.value is not None:
+                                found |= self.loaded_from(other.value, depth + 1)
+            elif isinstance(node, ast.Call):
+                name = self.model.qualify(node.func)
+                if name in LOADS:
+                    params = self._callers_data(self.roots(_pointer_arg(node)), node)
+                elif isinstance(node.func, ast.Attribute) and node.func.attr in ("load", "gather") and name is None:
+                    params = self._callers_data(self.roots(node.func.value), node)  # desc.load([...])
+                else:
+                    helper = self._helper(node)
+                    params = frozenset().union(*(
+                        self._callers_data(self.roots(arg), node) for param, arg in helper.bind(node)
+                        if param in helper.summary.returns_loaded)) if helper is not None else frozenset()
+                found.update((param, node) for param in params)
+        self._loaded[key] = frozenset(found)
+        return self._loaded[key]
+
+    # ---- the scan ----------------------------------------------------------------------------------------
+    def _helper(self, call: ast.Call) -> HelperCall | None:
+        if self.depth <= 0 or not isinstance(call.func, ast.Name):
+            return None
+        helper = self.model.local_function(call.func.id)
+        if helper is None or helper.node is None or helper.node is self.function:
+            return None
+        return HelperCall(helper.node, effects_of(self.model, helper.node, self.depth - 1))
+
+    def _scan(self) -> None:
+        summary = self.summary
+        for node in walk(self.function):
+            if isinstance(node, ast.Return) and node.value is not None:
+                summary.returns_loaded |= {param for param, _ in self.loaded_from(node.value)}
+            if not isinstance(node, ast.Call):
+                continue
+            name = self.model.qualify(node.func)
+            short = (name or "").rpartition(".")[2]
+            if name in NON_IDEMPOTENT_ATOMICS:
+                value = _value_arg(node, 2 if name == f"{TL}.atomic_cas" else 1)
+                for param in self.roots(_pointer_arg(node, "pointer")) & self.params - self.scalars:
+                    if name in _EXCHANGES and _is_zero(value, self.model):
+                        summary.resets.add(param)
+                    summary.effects.append(Effect(param, "atomic", short, node))
+            elif name in STORES:
+                value = _value_arg(node, 1 if short == "store" else 2)  # store_tensor_descriptor(desc, offsets, value)
+                targets = self.roots(_pointer_arg(node)) & self.params - self.scalars
+                if _is_zero(value, self.model):
+                    summary.resets |= targets
+                for param in sorted(targets):
+                    if any(p == param and self.same_address(load, node) for p, load in self.loaded_from(value)) \
+                            and not self.idempotent(value, param):
+                        summary.effects.append(Effect(param, "in-place", "store", node))
+            elif name in IDEMPOTENT_ATOMICS:
+                continue
+            elif isinstance(node.func, ast.Attribute) and name is None and node.func.attr in ("store", "scatter", "atomic_add"):
+                # A descriptor made in the kernel from a pointer argument; a host descriptor passed in is no
+                # tensor that reset_to_zero / restore_value could handle.
+                targets = self.roots(node.func.value) & self.params - self.scalars - {_name(node.func.value)}
+                value = _value_arg(node)
+                for param in targets:
+                    if node.func.attr == "atomic_add":
+                        summary.effects.append(Effect(param, "atomic", "atomic_add", node))
+                    elif any(p == param and self.same_address(load, node) for p, load in self.loaded_from(value)):
+                        summary.effects.append(Effect(param, "in-place", node.func.attr, node))
+            else:
+                helper = self._helper(node)
+                if helper is None:
+                    continue
+                position = (node.end_lineno or node.lineno, node.end_col_offset or 0)
+                for param, arg in helper.bind(node):
+                    mine = self.roots(arg) & self.params - self.scalars
+                    for effect in helper.summary.effects:
+                        if effect.param == param:
+                            for own in mine:
+                                if effect.kind == "in-place" and self.first_write.get(own, position) < position:
+                                    continue  # the kernel wrote there before: the helper reads this run's data
+                                summary.effects.append(Effect(own, effect.kind, effect.op, node, node.func.id))  # type: ignore[attr-defined]
+                    if param in helper.summary.resets:
+                        summary.resets |= mine
+        # A lock or counter the kernel writes 0 into again (`tl.atomic_xchg(lock, 0)`, the last program
+        # resetting a tile counter) is back where it started after every run.
+        summary.effects = [e for e in summary.effects if not (e.kind == "atomic" and e.param in summary.resets)]
+
+    def idempotent(self, value: ast.expr | None, param: str, depth: int = 0) -> bool:
+        """A stored value that a second run would leave as it is: the loaded value itself, a select that
+        keeps it or writes something that does not depend on it (`tl.where(mask, fill, x)`, masked_fill),
+        or a clamp by such a value (`tl.maximum(x, 0.0)`, relu)."""
+        if value is None or depth > 8:
+            return False
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to":
+            return self.idempotent(value.func.value, param, depth + 1)
+        if isinstance(value, ast.Name):
+            reaching = self.flow.reaching(value)
+            (definition, *others) = reaching if reaching else (None,)
+            return definition is not None and not others and definition.kind == "assign" \
+                and self.idempotent(definition.value, param, depth + 1)
+        if not isinstance(value, ast.Call):
+            return False
+        name = self.model.qualify(value.func)
+        if name in LOADS:
+            return param in self.roots(_pointer_arg(value))
+        def independent(expr: ast.expr) -> bool:
+            return all(p != param for p, _ in self.loaded_from(expr))
+
+        if name == f"{TL}.where" and len(value.args) == 3:
+            choices = value.args[1:]
+        elif name in (f"{TL}.maximum", f"{TL}.minimum") and len(value.args) == 2:
+            choices = value.args
+        else:
+            return False
+        if name == f"{TL}.where" and not independent(value.args[0]):
+            return False
+        return all(independent(c) or self.idempotent(c, param, depth + 1) for c in choices) \
+            and not all(independent(c) for c in choices)
+
+    def same_address(self, load: ast.Call, store: ast.Call) -> bool:
+        """Whether a load reads the very addresses a store writes: the pointer expressions (for descriptors:
+        the descriptor and the offsets) agree once each local is replaced by the one assignment that
+        reaches it. Loads elsewhere in the buffer (the other half of a ping-pong layout, the next portion's
+        row) may or may not overlap: not claimed. A helper's loads were judged in its own summary."""
+        if self.model.qualify(load.func) in LOADS:
+            first, second = _pointer_arg(load), _pointer_arg(store)
+        elif isinstance(load.func, ast.Attribute) and isinstance(store.func, ast.Attribute) and load.args and store.args:
+            first = ast.Tuple([load.func.value, load.args[0]], ast.Load())  # desc.load(offs) / desc.store(offs, v)
+            second = ast.Tuple([store.func.value, store.args[0]], ast.Load())
+        else:
+            return isinstance(load.func, ast.Name)
+        return first is not None and second is not None and self._canonical(first) == self._canonical(second)
+
+    def _canonical(self, expr: ast.expr, depth: int = 0) -> str:
+        names = [n for n in walk(expr) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+        spelled = []
+        for name in names:
+            reaching = self.flow.reaching(name)
+            (definition, *others) = reaching if reaching else (None,)
+            if definition is not None and not others and definition.kind == "assign" and depth < 6:
+                spelled.append("(" + self._canonical(definition.value, depth + 1) + ")")  # type: ignore[arg-type]
+            else:
+                spelled.append(name.id + "@" + ",".join(sorted(str(id(d)) for d in reaching)))
+        originals = [name.id for name in names]
+        try:  # spell the expression with its names replaced; the tree is put back right after
+            for name, text in zip(names, spelled):
+                name.id = text
+            return ast.unparse(expr)
+        finally:
+            for name, text in zip(names, originals):
+                name.id = text
+
+    def reachable_in(self, node: ast.AST, env: dict[str, Binding]) -> bool:
+        """False when an enclosing `if` is decided against `node` under a scenario's bindings (a config, the
+        defaults, a literal launch)."""
+        parents = self.flow.parents
+        child, current = node, parents.get(id(node))
+        while current is not None and current is not self.function:
+            if isinstance(current, (ast.If, ast.IfExp)):
+                taken, skipped = (_holds(part, child) for part in (current.body, current.orelse))
+                if (taken or skipped) and self._decided(current.test, env) is (not taken):
+                    return False
+            child, current = current, parents.get(id(current))
+        return True
+
+    def _decided(self, test: ast.expr, env: dict[str, Binding]) -> bool | None:
+        """A constexpr test under a scenario: True, False, or None when it is not known."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self._decided(test.operand, env)
+            return None if inner is None else not inner
+        if isinstance(test, ast.BoolOp):
+            parts = [self._decided(v, env) for v in test.values]
+            if isinstance(test.op, ast.And):
+                return False if False in parts else None if None in parts else True
+            return True if True in parts else None if None in parts else False
+        evaluator = LocalScope(self.model, env, self.function).evaluator()  # type: ignore[arg-type]
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _COMPARE:
+            left, right = evaluator.evaluate(test.left), evaluator.evaluate(test.comparators[0])
+            if left is None or right is None or left.value is None or right.value is None:
+                return None
+            try:
+                return bool(_COMPARE[type(test.ops[0])](left.value, right.value))
+            except TypeError:
+                return None
+        value = evaluator.evaluate(test)
+        return None if value is None or value.value is None else bool(value.value)
+
+
+def _name(node: ast.expr) -> str | None:
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _holds(part: ast.AST | list[ast.stmt], child: ast.AST) -> bool:
+    return child is part or (isinstance(part, list) and any(child is s for s in part))
+
+
+@dataclass
+class HelperCall:
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+    summary: Summary
+
+    def bind(self, call: ast.Call) -> list[tuple[str, ast.expr]]:
+        """(helper parameter, argument expression) for each argument of the call."""
+        args = self.node.args
+        names = [a.arg for a in [*args.posonlyargs, *args.args]]
+        pairs = [(n, a) for n, a in zip(names, call.args) if not isinstance(a, ast.Starred)]
+        pairs += [(k.arg, k.value) for k in call.keywords if k.arg]
+        return pairs
+
+
+def effects_of(model: ModuleModel, function: ast.FunctionDef | ast.AsyncFunctionDef, depth: int = _DEPTH) -> Summary:
+    """A helper's summary, memoized on the module."""
+    key = ("side-effects", id(function))
+    if key not in model.memo:
+        model.memo[key] = Summary()  # recursion guard
+        model.memo[key] = KernelEffects(model, function, depth).summary
+    found: Summary = model.memo[key]
+    return found
+
+
+def kernel_effects(model: ModuleModel, kernel: JitFunction) -> list[Effect]:
+    """The effects of a kernel, leaving out code that no config (nor the defaults or launches) reaches."""
+    assert kernel.node is not None
+    envs = scenarios(model, kernel)
+    found: list[Effect] = []
+    seen: set[tuple[str, str]] = set()
+    analysis = KernelEffects(model, kernel.node)
+    for effect in analysis.summary.effects:
+        if not any(analysis.reachable_in(effect.node, env) for env in envs):
+            continue
+        if (effect.param, effect.kind) not in seen:
+            seen.add((effect.param, effect.kind))
+            found.append(effect)
+    return found

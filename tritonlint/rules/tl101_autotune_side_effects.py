@@ -1,0 +1,193 @@
+"""TL101: an autotuned kernel whose side effects pile up while the autotuner benchmarks it.
+
+Semantics from triton/runtime/autotuner.py (Triton 3.6): with more than one config, the first call of each
+key runs every config many times (`do_bench`) on the caller's own arguments, then runs the chosen one.
+`reset_to_zero` names arguments zeroed before each of those runs and once more before the real one;
+`restore_value` names arguments copied before each benchmark run and restored after it. A pre_hook passed
+to `triton.autotune` replaces both (its own code decides); a config's pre_hook runs before each run too.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from tritonlint import evidence
+from tritonlint.analysis.call_edits import add_keyword, append_to_list
+from tritonlint.analysis.model import CONFIG, Autotune, JitFunction, ModuleModel
+from tritonlint.analysis.side_effects import Effect, kernel_effects
+from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
+from tritonlint.walk import walk
+
+_VERBS = {"atomic_add": "atomically adds into", "atomic_sub": "atomically subtracts from",
+          "atomic_xchg": "atomically exchanges values in", "atomic_cas": "compare-and-swaps into",
+          "store": "updates in place", "scatter": "updates in place"}
+
+
+def _kernel_of(model: ModuleModel, call: ast.Call) -> JitFunction | None:
+    return next((f for f in model.functions if f.autotune is not None and f.autotune.node is call), None)
+
+
+def _has_autotune(model: ModuleModel, target: int | None) -> bool:
+    return any(f.autotune is not None for f in model.functions)
+
+
+def _hook_names(model: ModuleModel, hook: ast.expr) -> set[str] | None:
+    """The argument names a config pre_hook mentions (`lambda nargs: nargs["c_ptr"].zero_()`, or a
+    module-level function), or None when its code is not in view."""
+    if isinstance(hook, ast.Constant) and hook.value is None:
+        return set()
+    body: ast.AST | None = hook if isinstance(hook, ast.Lambda) else None
+    if isinstance(hook, ast.Name):
+        body = next((n for n in model.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and n.name == hook.id), None)
+    if body is None:
+        return None
+    return {n.value for n in walk(body) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+
+
+def _reset_by_hooks(model: ModuleModel, autotune: Autotune) -> set[str] | None:
+    """Arguments the configs' pre_hooks may reset; None when some hook's code is not in view."""
+    names: set[str] = set()
+    for node in walk(autotune.node) if autotune.node is not None else ():
+        if isinstance(node, ast.Call) and model.qualify(node.func) == CONFIG:
+            hook = next((k.value for k in node.keywords if k.arg == "pre_hook"), None)
+            if hook is None and len(node.args) >= 7:
+                hook = node.args[6]
+            if hook is not None:
+                found = _hook_names(model, hook)
+                if found is None:
+                    return None
+                names |= found
+    if any(c.has_pre_hook for c in autotune.configs or ()) and not names:
+        return None  # a hook the walk above did not see (configs from a helper function)
+    return names
+
+
+def _listed(model: ModuleModel, autotune: Autotune, keyword: str) -> list[str] | None:
+    """The names of a reset_to_zero / restore_value argument; None when it is there but cannot be read."""
+    if keyword not in autotune.keywords:
+        return []
+    names = getattr(autotune, keyword)  # the model follows a module-level list too
+    return list(names) if names or _list_node(autotune, keyword) is not None else None
+
+
+def _list_node(autotune: Autotune, keyword: str) -> ast.List | ast.Tuple | None:
+    """The list display written as the keyword's value in the decorator."""
+    call = autotune.node
+    node = next((k.value for k in call.keywords if k.arg == keyword), None) if call is not None else None
+    return node if isinstance(node, (ast.List, ast.Tuple)) and all(
+        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts) else None
+
+
+def _splats_known(model: ModuleModel, call: ast.Call) -> bool:
+    """Every `**options` of the decorator is a dict of this module without the lists or hooks in it
+    (an imported dict may hold reset_to_zero: unknown, so no finding)."""
+    for keyword in call.keywords:
+        if keyword.arg is not None:
+            continue
+        value = model._resolve_local(keyword.value)
+        options = [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
+        for option in options:
+            option = model._resolve_local(option)
+            if not isinstance(option, ast.Dict) or any(
+                    not isinstance(k, ast.Constant) or k.value in _LIST_OR_HOOK for k in option.keys):
+                return False
+    return True
+
+
+_LIST_OR_HOOK = frozenset({"reset_to_zero", "restore_value", "pre_hook", "post_hook"})
+
+
+def _describe(effect: Effect) -> str:
+    where = f"line {effect.node.lineno}" + (f", in `{effect.via}`" if effect.via else "")
+    if effect.kind == "in-place":
+        return f"updates `{effect.param}` in place ({where})"
+    return f"{_VERBS.get(effect.op, 'atomically updates')} `{effect.param}` ({effect.op}, {where})"
+
+
+@condition("autotune-side-effects", provides=("kernel", "configs", "effects", "lists"), applies=_has_autotune)
+def autotune_side_effects(ctx: MatchContext) -> Verdict | None:
+    """A @triton.autotune with more than one config (or configs that cannot be counted) over a kernel that
+    atomically adds into, or updates in place, memory behind a pointer argument that neither
+    `reset_to_zero` nor `restore_value` names."""
+    call = ctx.ast_node(types=(ast.Call,))
+    kernel = _kernel_of(ctx.model, call) if isinstance(call, ast.Call) else None
+    if kernel is None or kernel.autotune is None or kernel.node is None:
+        return None
+    autotune = kernel.autotune
+    if autotune.configs is not None and len(autotune.configs) < 2:
+        return None  # one config: no benchmarking
+    if {"pre_hook", "post_hook"} & set(autotune.keywords) or len(call.args) > 3:  # type: ignore[union-attr]
+        return None  # the author's own hooks replace reset_to_zero/restore_value; positional lists: rare
+    if not _splats_known(ctx.model, call):  # type: ignore[arg-type]
+        return None
+    if "pre_hook" in ctx.file.text and (autotune.configs is None or autotune.has_prune):
+        return None  # configs built (or pruned) by code that may attach a pre_hook resetting the buffer
+    hooked = _reset_by_hooks(ctx.model, autotune)
+    reset, restore = _listed(ctx.model, autotune, "reset_to_zero"), _listed(ctx.model, autotune, "restore_value")
+    if hooked is None or reset is None or restore is None:
+        return None
+    pointers = {p.name for p in kernel.params if not p.is_constexpr}
+    effects = [e for e in kernel_effects(ctx.model, kernel)
+               if e.param in pointers and e.param not in hooked and e.param not in restore
+               and not (e.kind == "atomic" and e.param in reset)]
+    if not effects:
+        return None
+    in_place = {e.param for e in effects if e.kind == "in-place"}
+    restore_names = [p.name for p in kernel.params if p.name in in_place]
+    reset_names = [p.name for p in kernel.params if p.name in {e.param for e in effects} - in_place]
+    advice = []
+    if reset_names:
+        advice.append("reset_to_zero=[" + ", ".join(f"\"{n}\"" for n in reset_names) + "]")
+    if restore_names:
+        advice.append("restore_value=[" + ", ".join(f"\"{n}\"" for n in restore_names) + "]")
+    described = [_describe(e) for e in effects if e.kind == "in-place" or e.param not in in_place]
+    count = f"{len(autotune.configs)} configs" if autotune.configs is not None else "configs that cannot be counted"
+    notes = [
+        "While it benchmarks (the first call of each key), the autotuner runs every config many times on the "
+        "caller's own buffers and then runs the winner, so the result holds the sum of all those runs "
+        f"({evidence.measured_phrase('TL101', 'fails')}).",
+    ]
+    applicability = None
+    if reset_names:
+        notes.append("reset_to_zero also zeroes the buffer once more before the real run of that first call: "
+                     "if the caller passes an accumulator with initial values (a bias), name it in restore_value "
+                     "instead.")
+        applicability = "unsafe"
+    start, end = ctx.file.span_of(call)  # type: ignore[arg-type]
+    return Verdict(
+        vars={"kernel": kernel.name, "configs": count, "effects": "; ".join(described),
+              "lists": " and ".join(advice)},
+        span=(start, end),
+        related=[ctx.file.span_of(e.node) for e in effects],
+        applicability=applicability,
+        data={"autotune": autotune, "reset": reset_names, "restore": restore_names},
+        notes=notes,
+    )
+
+
+@fixer("autotune-side-effects-lists")
+def autotune_side_effects_lists(ctx: MatchContext, verdict: Verdict) -> RawEdits | None:
+    """Name the arguments in reset_to_zero (atomics) or restore_value (in-place updates): append to the
+    existing list display, or add the keyword."""
+    autotune: Autotune = verdict.data["autotune"]
+    call = autotune.node
+    if call is None:
+        return None
+    edits = []
+    for keyword, names in (("reset_to_zero", verdict.data["reset"]), ("restore_value", verdict.data["restore"])):
+        if not names:
+            continue
+        if keyword in autotune.keywords:
+            node = _list_node(autotune, keyword)
+            if node is None or ctx.file.text_of(node)[:1] not in "[(":
+                verdict.notes.append(f"No fix offered: `{keyword}` is not a list written in the decorator.")
+                return None
+            edits.append(append_to_list(ctx.file, node, names))
+        else:
+            quote = "'" if "'" in ctx.file.text_of(call) and '"' not in ctx.file.text_of(call) else '"'
+            items = ", ".join(f"{quote}{n}{quote}" for n in names)
+            edits.append(add_keyword(ctx.file, call, f"{keyword}=[{items}]"))
+    if len({e[0] for e in edits}) != len(edits):  # two insertions at one place: write them as one
+        edits = [(edits[0][0], edits[0][1], "".join(e[2] for e in edits))]
+    return edits

@@ -1,0 +1,161 @@
+"""TL106: a host TensorDescriptor with a block shape fixed on the host, passed to an autotuned kernel whose
+configs tune the block sizes the kernel uses with it.
+
+Semantics from Triton 3.6: a host `TensorDescriptor` carries its block shape into the kernel's signature; a
+`desc.load(...)` returns a tile of that shape whatever BLOCK_* the config sets, so a config whose blocks
+differ builds tiles of mismatched shapes and fails to compile (CompilationError) while the autotuner
+benchmarks it. The tutorials' remedy is a config `pre_hook` that sets `nargs["a_desc"].block_shape` from
+the config's meta-parameters before each run.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from tritonlint.analysis.flow import flow_of
+from tritonlint.analysis.host import HostScope
+from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel, TuneConfig
+from tritonlint.analysis.names import is_block_name
+from tritonlint.analysis.triton_names import DESCRIPTOR_METHODS, HOST_DESCRIPTOR, TL
+from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
+from tritonlint.walk import walk
+
+_DESCRIPTOR_CALLS = frozenset({f"{TL}.load_tensor_descriptor", f"{TL}.store_tensor_descriptor"})
+
+
+def _launch_at(ctx: MatchContext) -> LaunchSite | None:
+    span = ctx.span()
+    return next((launch for launch in ctx.model.launches if ctx.file.span_of(launch.node) == span), None)
+
+
+def _kernel(ctx: MatchContext, launch: LaunchSite) -> JitFunction | None:
+    local = ctx.model.kernel_for(launch)
+    if local is not None or launch.target is None or launch.target.startswith(ctx.model.module + "."):
+        return local
+    return ctx.project.kernel(launch.target, ctx.source_root)
+
+
+def _block_shape(model: ModuleModel, call: ast.Call) -> ast.expr | None:
+    """The block shape a host descriptor construction fixes: `TensorDescriptor.from_tensor(t, block)` or
+    `TensorDescriptor(base, shape, strides, block_shape)`."""
+    name = model.qualify(call.func)
+    keyword = next((k.value for k in call.keywords if k.arg == "block_shape"), None)
+    if name == f"{HOST_DESCRIPTOR}.from_tensor":
+        return keyword or (call.args[1] if len(call.args) > 1 else None)
+    if name == HOST_DESCRIPTOR:
+        return keyword or (call.args[3] if len(call.args) > 3 else None)
+    return None
+
+
+def descriptor_blocks(model: ModuleModel, kernel: JitFunction, param: str, tuned: set[str]) -> list[list[str]]:
+    """For each access of a descriptor parameter in the kernel (`desc.load([off_m, k])`), the tuned block
+    sizes each offset follows (`off_m = pid_m * BLOCK_M`, `for k in range(0, K, BLOCK_K)`)."""
+    node = kernel.node
+    if node is None:
+        return []
+    flow = flow_of(node)
+
+    def reached(expr: ast.AST, depth: int = 0) -> set[str]:
+        found: set[str] = set()
+        for sub in walk(expr):
+            if not isinstance(sub, ast.Name):
+                continue
+            found.add(sub.id)
+            if depth >= 6:
+                continue
+            for definition in flow.reaching(sub):
+                if definition.kind in ("assign", "augassign") and definition.value is not None:
+                    found |= reached(definition.value, depth + 1)
+                elif definition.kind == "loop" and isinstance(definition.stmt, ast.For):
+                    found |= reached(definition.stmt.iter, depth + 1)
+        return found
+
+    accesses = []
+    for call in walk(node):
+        if not isinstance(call, ast.Call):
+            continue
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in DESCRIPTOR_METHODS and isinstance(func.value, ast.Name) \
+                and func.value.id == param and call.args:
+            offsets = call.args[0]
+        elif len(call.args) > 1 and isinstance(call.args[0], ast.Name) and call.args[0].id == param \
+                and model.qualify(func) in _DESCRIPTOR_CALLS:
+            offsets = call.args[1]
+        else:
+            continue
+        if isinstance(offsets, (ast.List, ast.Tuple)):
+            accesses.append([sorted(reached(element) & tuned) for element in offsets.elts])
+    return [[names[0] if len(names) == 1 else "" for names in access] for access in accesses
+            if any(names for names in access)]
+
+
+def _host_descriptor(model: ModuleModel, host: HostScope, expr: ast.expr | None) -> ast.Call | None:
+    if isinstance(expr, ast.Name):
+        expr = host.value_of(expr.id)
+    return expr if isinstance(expr, ast.Call) and _block_shape(model, expr) is not None else None
+
+
+def _applies(model: ModuleModel, target: int | None) -> bool:
+    return "TensorDescriptor" in (model.text or "TensorDescriptor") and bool(model.launches)
+
+
+@condition("autotune-frozen-descriptor", provides=("kernel", "descriptors", "blocks"), applies=_applies)
+def autotune_frozen_descriptor(ctx: MatchContext) -> Verdict | None:
+    """A launch of an autotuned kernel that passes host TensorDescriptors whose block shape is fixed on the
+    host, while the configs vary the BLOCK_* the kernel uses with them and no config pre_hook sets it."""
+    launch = _launch_at(ctx)
+    kernel = _kernel(ctx, launch) if launch is not None else None
+    if launch is None or kernel is None or kernel.autotune is None or not kernel.autotune.configs:
+        return None
+    autotune = kernel.autotune
+    if autotune.configs is None or len(autotune.configs) < 2 or any(c.has_pre_hook for c in autotune.configs) or "pre_hook" in autotune.keywords:
+        return None  # one config: nothing benchmarked; a pre_hook may set the block shapes
+    tuned = {name for name in autotune.tuned_meta if is_block_name(name) and autotune.varies(name)}
+    if not tuned:
+        return None
+    host = HostScope.of(ctx.model, launch.scope)
+    bound: list[tuple[str, ast.expr | None]] = []
+    positional = [a for a in launch.args if a.name is None]
+    if any(isinstance(a.node, ast.Starred) for a in positional):
+        return None
+    bound += [(p.name, a.node) for p, a in zip(kernel.params, positional)]
+    bound += [(a.name, a.node) for a in launch.args if a.name and a.name != "**"]
+    found = []
+    for param, expr in bound:
+        descriptor = _host_descriptor(ctx.model, host, expr)
+        if descriptor is None:
+            continue
+        accesses = descriptor_blocks(ctx.model, kernel, param, tuned)
+        if accesses:
+            found.append((param, descriptor, max(accesses, key=lambda a: sum(bool(n) for n in a))))
+    if not found:
+        return None
+    shown = ", ".join(f"`{param}` {ctx.file.text_of(_block_shape(ctx.model, call))}" for param, call, _ in found)  # type: ignore[arg-type]
+    names = sorted({n for _, _, dims in found for n in dims if n})
+    blocks = ", ".join(f"{n} ({'/'.join(str(v) for v in _values(autotune.configs, n))})" for n in names)
+    return Verdict(
+        vars={"kernel": launch.callee_text, "descriptors": shown, "blocks": blocks},
+        related=[ctx.file.span_of(call) for _, call, _ in found],
+        data={"found": found, "kernel": kernel},
+        notes=[f"Descriptors built at line(s) {', '.join(str(call.lineno) for _, call, _ in found)}. A host descriptor's "
+               "block shape is part of the kernel's signature: a config whose BLOCK_* differ builds tiles of other "
+               "shapes and fails to compile while the autotuner benchmarks it."],
+    )
+
+
+def _values(configs: list[TuneConfig], name: str) -> list[object]:
+    values = {c.meta.get(name) for c in configs if name in c.meta}
+    return sorted(values, key=lambda v: (not isinstance(v, int), v if isinstance(v, int) else 0, str(v)))
+
+
+@fixer("autotune-descriptor-pre-hook")
+def autotune_descriptor_pre_hook(ctx: MatchContext, verdict: Verdict) -> RawEdits | None:
+    """The config pre_hook that sets each descriptor's block_shape from the config (shown, never applied)."""
+    found = verdict.data["found"]
+    kernel: JitFunction = verdict.data["kernel"]
+    lines = [f"def _{kernel.name.strip('_')}_block_shapes(nargs):  # triton.Config({{...}}, pre_hook=this)"]
+    for param, _, dims in found:
+        shape = ", ".join(f'nargs["{n}"]' if n else "..." for n in dims)
+        lines.append(f'    nargs["{param}"].block_shape = [{shape}]')
+    start = ctx.span()[0]
+    return [(start, start, "\n".join(lines) + "\n")]
