@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from tritonlint import evidence
+from tritonlint.analysis.call_edits import append_to_list
 from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.host import HostScope
 from tritonlint.analysis.kernel import last_name
@@ -42,7 +43,6 @@ from tritonlint.context import (
     condition,
     fixer,
 )
-from tritonlint.source import ParsedFile
 from tritonlint.walk import children, parents, walk
 
 LOOP_CALLS = frozenset({"range", f"{TL}.range", f"{TL}.static_range"})
@@ -1218,24 +1218,3 @@ def autotune_key_append(ctx: MatchContext, verdict: Verdict) -> RawEdits | None:
     if not isinstance(node, (ast.List, ast.Tuple)) or not ctx.file.text_of(node)[:1] in "[(":
         return None
     return [append_to_list(ctx.file, node, verdict.data["missing"])]
-
-
-def append_to_list(file: ParsedFile, node: ast.List | ast.Tuple, names: list[str]) -> tuple[int, int, str]:
-    """One insertion that appends string items to a list or tuple display, in its style."""
-    text = file.text
-    quote = "'" if node.elts and file.text_of(node.elts[0]).startswith("'") else '"'
-    items = [f"{quote}{name}{quote}" for name in names]
-    close = file.span_of(node)[1] - 1  # the closing bracket
-    if not node.elts:
-        single_tuple = isinstance(node, ast.Tuple) and len(items) == 1
-        return (close, close, ", ".join(items) + ("," if single_tuple else ""))
-    last_start, last_end = file.span_of(node.elts[-1])
-    after = text[last_end:close]
-    comma = last_end + after.index(",") + 1 if after.lstrip().startswith(",") else None
-    indent = text[text.rfind("\n", 0, last_start) + 1:last_start]
-    if not indent.strip() and "\n" in after:  # one item per line
-        lines = "".join(f"\n{indent}{item}," for item in items)
-        return (comma, comma, lines) if comma is not None else (last_end, last_end, "," + lines[:-1])
-    if comma is not None:
-        return (comma, comma, " " + ", ".join(items) + ",")
-    return (last_end, last_end, ", " + ", ".join(items))
