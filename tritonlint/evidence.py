@@ -127,7 +127,7 @@ def version_outcome(rule_id: str, probe: str, version: str) -> str | None:
             if entry.get("outcome") == "error":
                 return entry.get("cause") or entry.get("exception")
             triton_warnings = [w for w in entry.get("warnings", []) if "NumPy" not in w]
-            return triton_warnings[0] if triton_warnings else "runs without a warning"
+            return triton_warnings[0] if triton_warnings else "ok, no warning"
     return None
 
 

@@ -92,7 +92,7 @@ class Target:
 
     def describe(self) -> str:
         span = show(self.high) if self.low == self.high else f"{show(self.low)}-{show(self.high)}"
-        return f"Triton {span} ({self.source})"
+        return f"Triton {span}, {self.source}"
 
 
 _PROJECT_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
@@ -161,7 +161,7 @@ def _project_target(folder: str, newest: Version) -> Target | None:
             if match is not None:
                 low, high = version_range(match["spec"], newest)
                 spec = match["spec"].strip() or "any version"
-                return Target(low, high, f"triton {spec} in {name}")
+                return Target(low, high, f"from triton {spec} in {name}")
         if lines or any((candidate / n).exists() for n in (*_PROJECT_FILES, ".git")):
             return None  # the project's root: it does not name triton
     return None
@@ -174,7 +174,7 @@ def target_for(path: str, configured: str | None) -> Target:
     if configured:
         version = parse_version(configured)
         if version is not None:
-            return Target(version, version, "target-triton")
+            return Target(version, version, "from target-triton")
     if path and path != "-":
         found = _project_target(str(Path(path).resolve().parent), newest)
         if found is not None:

@@ -23,6 +23,8 @@ _SHORT = {"triton.language.": "tl."}
 
 
 def _short(api: str) -> str:
+    if api.startswith(_LIBDEVICE):
+        return api
     for prefix, alias in _SHORT.items():
         if api.startswith(prefix):
             return alias + api[len(prefix):]
