@@ -10,4 +10,6 @@ from tritonlint.rules import (  # noqa: F401
     tl005_gqa_descriptor_heads,
     tl006_autotune_missing_key,
     tl103_removed_api,
+    tl107_constexpr_problem_size,
+    tl109_grid_axis_limit,
 )

@@ -1,0 +1,279 @@
+"""Where a launch argument or grid element comes from on the host: the shape, numel or len of which
+tensor, a literal or module constant, a `triton.next_power_of_2` bucket, a ceiling division, a product,
+and the host names it went through on the way (`num_tokens = x.shape[0]`)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, replace
+
+from tritonlint.analysis.host import HostScope
+from tritonlint.analysis.model import JitFunction, LaunchSite
+from tritonlint.walk import walk
+
+_RESHAPES = ("view", "reshape", "flatten")
+
+
+@dataclass(frozen=True)
+class Origin:
+    kind: str  # shape | numel | len | literal | constant | bucket | cdiv | product | bounded | param | unknown
+    text: str  # the source it stands for
+    tensor: str | None = None  # shape / numel / len: of which tensor (source text)
+    index: int | None = None  # shape: the dimension, when a literal (negative from the end)
+    rows: bool = False  # shape[0] of a tensor flattened to rows (`x.view(-1, n)`), or numel // a dim
+    names: tuple[str, ...] = ()  # host names on the way, nearest the launch first
+    parts: tuple[Origin, ...] = ()  # cdiv: (dividend, divisor); product: the factors; bucket: its argument
+
+    def describe(self) -> str:
+        via = f"`{self.names[0]}` = " if self.names else ""
+        return f"{via}`{self.text}`"
+
+    def all_names(self) -> tuple[str, ...]:
+        return self.names + tuple(n for p in self.parts for n in p.all_names())
+
+
+def _literal_int(node: ast.expr) -> int | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _literal_int(node.operand)
+        return -inner if inner is not None else None
+    return None
+
+
+class Provenance:
+    """Host origins of the expressions of one host scope (a function, or the module)."""
+
+    def __init__(self, host: HostScope) -> None:
+        self.host = host
+        self.unpacked: dict[str, tuple[ast.expr, int]] = {}  # M, K = x.shape -> M: (x, 0)
+        root = host.node or host.model.tree
+        for node in walk(root):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple):
+                source = self._shape_source(node.value)
+                if source is not None:
+                    for index, element in enumerate(node.targets[0].elts):
+                        if isinstance(element, ast.Name):
+                            self.unpacked[element.id] = (source, index)
+
+    @classmethod
+    def of(cls, host: HostScope) -> Provenance:
+        key = ("provenance", id(host.node))
+        found = host.model.memo.get(key)
+        if found is None:
+            found = host.model.memo[key] = cls(host)
+        return found
+
+    @staticmethod
+    def _shape_source(value: ast.expr) -> ast.expr | None:
+        """`x.shape`, `x.size()`, `x.shape[:2]`: the tensor, else None."""
+        if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice):
+            value = value.value
+        if isinstance(value, ast.Attribute) and value.attr == "shape":
+            return value.value
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "size" \
+                and not value.args:
+            return value.func.value
+        return None
+
+    def _flattened(self, tensor: ast.expr) -> bool:
+        """Whether the tensor was flattened to rows: `x.view(-1, n)`, `x.reshape(-1, n)`, `x.flatten(0, -2)`."""
+        value = tensor
+        if isinstance(tensor, ast.Name):
+            value = self.host.value_of(tensor.id) or tensor
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _RESHAPES:
+            if value.func.attr == "flatten":
+                return bool(value.args)
+            return bool(value.args) and _literal_int(value.args[0]) == -1
+        return False
+
+    def _shape(self, tensor: ast.expr, index: int | None, text: str) -> Origin:
+        return Origin("shape", text, tensor=ast.unparse(tensor), index=index,
+                      rows=index == 0 and self._flattened(tensor))
+
+    def origin(self, node: ast.expr, depth: int = 0) -> Origin:
+        text = ast.unparse(node)
+        if depth > 8:
+            return Origin("unknown", text)
+        if _literal_int(node) is not None:
+            return Origin("literal", text)
+        if isinstance(node, ast.Name):
+            return self._name(node.id, depth)
+        if isinstance(node, ast.Subscript):
+            source = self._shape_source(node.value)
+            if source is not None and not isinstance(node.slice, ast.Slice):
+                return self._shape(source, _literal_int(node.slice), text)
+        if isinstance(node, ast.Call):
+            return self._call(node, text, depth)
+        if isinstance(node, ast.BinOp):
+            left, right = self.origin(node.left, depth + 1), self.origin(node.right, depth + 1)
+            if isinstance(node.op, ast.Mult):
+                return Origin("product", text, parts=(left, right))
+            if isinstance(node.op, ast.FloorDiv):
+                # (n + B - 1) // B is a ceiling division of n
+                if isinstance(node.left, ast.BinOp) and isinstance(node.left.op, (ast.Add, ast.Sub)):
+                    left = self.origin(node.left.left, depth + 1)
+                rows = left.kind == "numel" and right.kind == "shape" and right.index == -1
+                return Origin("cdiv", text, rows=rows, parts=(left, right))
+            if isinstance(node.op, (ast.Add, ast.Sub)) and right.kind in ("literal", "constant"):
+                return replace(left, text=text)
+        return Origin("unknown", text)
+
+    def _name(self, name: str, depth: int) -> Origin:
+        if name in self.unpacked:
+            tensor, index = self.unpacked[name]
+            return replace(self._shape(tensor, index, f"{ast.unparse(tensor)}.shape[{index}]"), names=(name,))
+        value = self.host.value_of(name)
+        if value is not None:
+            inner = self.origin(value, depth + 1)
+            return replace(inner, names=(name, *inner.names))
+        if name in self.host.model.constants:
+            return Origin("constant", name, names=(name,))
+        if self.host.node is not None and name in self.host.values:
+            return Origin("param" if self._is_parameter(name) else "unknown", name, names=(name,))
+        return Origin("unknown", name, names=(name,))
+
+    def _is_parameter(self, name: str) -> bool:
+        args = self.host.node.args  # type: ignore[union-attr]
+        return any(a.arg == name for a in [*args.posonlyargs, *args.args, *args.kwonlyargs])
+
+    def _call(self, node: ast.Call, text: str, depth: int) -> Origin:
+        model = self.host.model
+        func = node.func
+        name = model.qualify(func)
+        method = func.attr if isinstance(func, ast.Attribute) else None
+        if method in ("numel", "nelement") and not node.args or name == "torch.numel":
+            return Origin("numel", text, tensor=ast.unparse(func.value if method else node.args[0]))  # type: ignore[union-attr]
+        if method == "size" and len(node.args) == 1:
+            return self._shape(func.value, _literal_int(node.args[0]), text)  # type: ignore[union-attr]
+        if isinstance(func, ast.Name) and func.id == "len" and len(node.args) == 1 and "len" not in model.local_names:
+            return Origin("len", text, tensor=ast.unparse(node.args[0]))
+        if isinstance(func, ast.Name) and func.id == "int" and len(node.args) == 1:
+            return self.origin(node.args[0], depth + 1)
+        if name in ("triton.next_power_of_2", "triton.language.next_power_of_2") and node.args:
+            return Origin("bucket", text, parts=(self.origin(node.args[0], depth + 1),))
+        if name in ("triton.cdiv", "triton.language.cdiv") and len(node.args) == 2:
+            return Origin("cdiv", text, parts=tuple(self.origin(a, depth + 1) for a in node.args))
+        if isinstance(func, ast.Name) and func.id in ("min", "max") and func.id not in model.local_names:
+            parts = tuple(self.origin(a, depth + 1) for a in node.args)
+            if func.id == "min" and any(p.kind in ("literal", "constant") for p in parts):
+                return Origin("bounded", text, parts=parts)
+            return Origin("product" if func.id == "max" else "bounded", text, parts=parts)
+        return Origin("unknown", text)
+
+
+# ---- what an origin means ----------------------------------------------------------------------------------
+_COUNT_WORDS = re.compile(r"(^|_)(n_?)?(num_?)?(tokens?|toks?|rows?|seq_?lens?|seqlens?|n_?ctx|ctx_?len|"
+                          r"total_?len|sequence_?length|seq_?length)($|_)", re.IGNORECASE)
+_MODEL_WORDS = re.compile(r"head|dim|hidden|feat|channel|expert|vocab|embed|block|tile|group|warps?|stages?|"
+                          r"batch|^[bhdk]$|^n?bs$", re.IGNORECASE)
+
+
+def model_dimension(name: str) -> bool:
+    """A name that says it is a model dimension, a block or a batch: fixed per model or per run."""
+    return bool(_MODEL_WORDS.search(name))
+
+
+def count_like(name: str) -> bool:
+    """A name that says it counts tokens, rows or sequence positions."""
+    return bool(_COUNT_WORDS.search(name)) and not _MODEL_WORDS.search(name)
+
+
+def large_count(origin: Origin) -> str | None:
+    """Why a value may exceed 65,535 on the host: numel-derived, rows of a flattened tensor, a token, row or
+    sequence count by name, or a product with one of those. Ceiling divisions by a block are not (they stay
+    small for counts that fit in memory) unless they divide numel."""
+    if origin.kind == "numel":
+        return f"{origin.describe()} counts every element of `{origin.tensor}`"
+    if origin.kind == "shape" and origin.rows:
+        return f"{origin.describe()} is the row count of `{origin.tensor}` flattened to rows"
+    if origin.kind == "cdiv":
+        dividend = origin.parts[0]
+        if origin.rows:
+            return f"{origin.describe()} is the row count numel // last dimension"
+        if dividend.kind == "numel":
+            return f"{origin.describe()} divides the element count `{dividend.text}`"
+        return None
+    if origin.kind == "product":
+        found = next((why for part in origin.parts if (why := large_count(part))), None)
+        return found
+    if origin.kind in ("shape", "param", "unknown", "len") and origin.names and count_like(origin.names[0]):
+        return f"{origin.describe()} is a {_word(origin.names[0])} count"
+    return None
+
+
+def _word(name: str) -> str:
+    lowered = name.lower()
+    return "token" if "tok" in lowered else "row" if "row" in lowered else "sequence length"
+
+
+def varies_with_input(origin: Origin) -> str | None:
+    """Why a value changes from call to call: a shape, numel or len of an input (or a count by name), not
+    bucketed by next_power_of_2 or bounded by a constant. Model dimensions (head, hidden, expert counts by
+    name; the last dimension) are not: they change with the model, not the call."""
+    if origin.kind in ("bucket", "bounded", "literal", "constant"):
+        return None
+    if any(_MODEL_WORDS.search(n) for n in origin.names):
+        return None
+    if origin.kind == "numel":
+        return f"{origin.describe()}, the element count of `{origin.tensor}`"
+    if origin.kind == "shape":
+        if origin.rows:
+            return f"{origin.describe()}, the row count of `{origin.tensor}` flattened to rows"
+        if origin.names and count_like(origin.names[0]):
+            return f"{origin.describe()}, a {_word(origin.names[0])} count"
+        if origin.index == 0:
+            return f"{origin.describe()}, the leading dimension of `{origin.tensor}`"
+        return None
+    if origin.kind == "len":
+        return f"{origin.describe()}" if origin.names and count_like(origin.names[0]) else None
+    if origin.kind in ("cdiv", "product"):
+        return next((why for part in origin.parts[:1 if origin.kind == "cdiv" else None]
+                     if (why := varies_with_input(part))), None)
+    if origin.kind == "param" and origin.names and count_like(origin.names[0]):
+        return f"{origin.describe()}, a {_word(origin.names[0])} count passed in by the caller"
+    return None
+
+
+# ---- launches -------------------------------------------------------------------------------------------------
+def bound_arguments(kernel: JitFunction, launch: LaunchSite) -> dict[str, ast.expr]:
+    """Kernel parameter -> the launch expression that feeds it (positional, then keywords); stops at *args."""
+    bound: dict[str, ast.expr] = {}
+    positional = []
+    for arg in launch.args:
+        if arg.name is None:
+            if isinstance(arg.node, ast.Starred):
+                break
+            positional.append(arg)
+    for param, arg in zip(kernel.params, positional):
+        if arg.node is not None:
+            bound[param.name] = arg.node
+    for arg in launch.args:
+        if arg.name and arg.name != "**" and arg.node is not None:
+            bound[arg.name] = arg.node
+    return bound
+
+
+def grid_axes(host: HostScope, launch: LaunchSite) -> tuple[list[ast.expr], str | None] | None:
+    """The launch grid's axis expressions and the META parameter name of a grid lambda or function, when
+    the grid is a tuple, or a lambda / local function / local variable that gives one."""
+    grid: ast.expr | None = launch.grid
+    for _ in range(3):
+        if isinstance(grid, (ast.Tuple, ast.List)):
+            return list(grid.elts), None
+        if isinstance(grid, ast.Lambda):
+            meta = grid.args.args[0].arg if grid.args.args else None
+            body = grid.body
+            return (list(body.elts), meta) if isinstance(body, (ast.Tuple, ast.List)) else None
+        if not isinstance(grid, ast.Name):
+            return None
+        definition = host.function_def(grid.id)
+        if definition is not None:
+            returns = [n.value for n in walk(definition) if isinstance(n, ast.Return) and n.value is not None]
+            if len(returns) != 1 or not isinstance(returns[0], (ast.Tuple, ast.List)):
+                return None
+            meta = definition.args.args[0].arg if definition.args.args else None
+            return list(returns[0].elts), meta
+        grid = host.value_of(grid.id)
+    return None
