@@ -40,6 +40,9 @@ MARKER_LINE_PATTERNS = {
     "TL004": re.compile(r"\[\s*[\w.]*grid[\w.]*\s*\]\s*\(|\[[^\]]+\]\s*\("),
     "TL005": re.compile(r"TensorDescriptor|make_tensor_descriptor"),
     "TL006": re.compile(r"@\s*triton\.autotune\s*\("),
+    "TL103": re.compile(r"make_block_ptr|advance|tl\.math\.|allow_tf32|triton\.ops|experimental"),
+    "TL107": re.compile(r"\w\[.*\]\s*\(|do_not_specialize"),
+    "TL109": re.compile(r"\[[^\]]+\]\s*\(|lambda|return"),
 }
 
 
