@@ -58,3 +58,16 @@ def test_bad_target_triton(tmp_path):
     (tmp_path / "k.py").write_text("x = 1\n")
     proc = run_cli("check", "k.py", cwd=tmp_path)
     assert proc.returncode == 2 and "target-triton" in proc.stderr and "tritonlint.toml" in proc.stderr
+
+
+def test_rule_pattern_covers_the_table(rules):
+    """The ast-grep rule lists the table's names (all but the tl.math moves, which it matches by `.math`)."""
+    import re
+
+    from tritonlint.analysis.triton_versions import table
+
+    rule = next(r for r in rules if r.id == "TL103")
+    pattern = re.compile(rule.matcher["rule"]["any"][0]["regex"])
+    for api in table().entries:
+        if not api.startswith("triton.language.math.") and "(" not in api:
+            assert pattern.search("x." + api.rpartition(".")[2]), api
