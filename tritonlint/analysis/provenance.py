@@ -167,7 +167,13 @@ class Provenance:
 _COUNT_WORDS = re.compile(r"(^|_)(n_?)?(num_?)?(tokens?|toks?|rows?|seq_?lens?|seqlens?|n_?ctx|ctx_?len|"
                           r"total_?len|sequence_?length|seq_?length)($|_)", re.IGNORECASE)
 _MODEL_WORDS = re.compile(r"head|dim|hidden|feat|channel|expert|vocab|embed|block|tile|group|warps?|stages?|"
-                          r"batch|^[bhdk]$|^n?bs$", re.IGNORECASE)
+                          r"batch|^[bhdk]$|^n?bs$|^n?h[vqk]$|world|rank|mix|_size$", re.IGNORECASE)
+# Counts of items rather than of data: per-request, draft and page counts, requests and sequences.
+_SMALL_WORDS = re.compile(r"per_|_per|draft|spec|page|req|seqs\b|num_seq|n_seq|program|partial|layer|slot",
+                          re.IGNORECASE)
+# Tensors that hold offsets, indices or lengths (one entry per sequence, group or request), not data.
+_METADATA = re.compile(r"offset|indic|index|idx|len|cu_seq|ptr|table|ids?$|mask|scale|loc|pos_ids|starts?$|ends?$",
+                       re.IGNORECASE)
 
 
 def model_dimension(name: str) -> bool:
@@ -177,28 +183,32 @@ def model_dimension(name: str) -> bool:
 
 def count_like(name: str) -> bool:
     """A name that says it counts tokens, rows or sequence positions."""
-    return bool(_COUNT_WORDS.search(name)) and not _MODEL_WORDS.search(name)
+    return bool(_COUNT_WORDS.search(name)) and not _MODEL_WORDS.search(name) and not _SMALL_WORDS.search(name)
+
+
+def _data_tensor(text: str | None) -> bool:
+    return text is not None and not _METADATA.search(text.rpartition(".")[2].split("[")[0])
 
 
 def large_count(origin: Origin) -> str | None:
-    """Why a value may exceed 65,535 on the host: numel-derived, rows of a flattened tensor, a token, row or
-    sequence count by name, or a product with one of those. Ceiling divisions by a block are not (they stay
-    small for counts that fit in memory) unless they divide numel."""
+    """Why a value may exceed 65,535 on the host: the element count of a data tensor, the rows of a tensor
+    flattened to rows (or numel // last dimension), a shape or parameter named as a token, row or sequence
+    count, or a product with one of those. Not: ceiling divisions by a block (they stay small for counts
+    that fit in memory), counts of index or offset tensors (one entry per sequence or group), values that
+    pass through a name of a model dimension, batch, request or per-item count."""
+    if any(_MODEL_WORDS.search(n) or _SMALL_WORDS.search(n) for n in origin.names):
+        return None
     if origin.kind == "numel":
+        if not _data_tensor(origin.tensor):
+            return None
         return f"{origin.describe()} counts every element of `{origin.tensor}`"
     if origin.kind == "shape" and origin.rows:
         return f"{origin.describe()} is the row count of `{origin.tensor}` flattened to rows"
     if origin.kind == "cdiv":
-        dividend = origin.parts[0]
-        if origin.rows:
-            return f"{origin.describe()} is the row count numel // last dimension"
-        if dividend.kind == "numel":
-            return f"{origin.describe()} divides the element count `{dividend.text}`"
-        return None
+        return f"{origin.describe()} is the row count numel // last dimension" if origin.rows else None
     if origin.kind == "product":
-        found = next((why for part in origin.parts if (why := large_count(part))), None)
-        return found
-    if origin.kind in ("shape", "param", "unknown", "len") and origin.names and count_like(origin.names[0]):
+        return next((why for part in origin.parts if (why := large_count(part))), None)
+    if origin.kind in ("shape", "param") and origin.names and count_like(origin.names[0]):
         return f"{origin.describe()} is a {_word(origin.names[0])} count"
     return None
 
@@ -217,6 +227,8 @@ def varies_with_input(origin: Origin) -> str | None:
     if any(_MODEL_WORDS.search(n) for n in origin.names):
         return None
     if origin.kind == "numel":
+        if origin.tensor is not None and origin.tensor.endswith("]"):
+            return None  # the size of one item (`state[0].numel()`): a model dimension
         return f"{origin.describe()}, the element count of `{origin.tensor}`"
     if origin.kind == "shape":
         if origin.rows:
@@ -228,6 +240,8 @@ def varies_with_input(origin: Origin) -> str | None:
         return None
     if origin.kind == "len":
         return f"{origin.describe()}" if origin.names and count_like(origin.names[0]) else None
+    if origin.kind == "cdiv" and origin.parts[1].kind in ("literal", "constant"):
+        return None  # a coarse bucket: one value per `divisor` sizes
     if origin.kind in ("cdiv", "product"):
         return next((why for part in origin.parts[:1 if origin.kind == "cdiv" else None]
                      if (why := varies_with_input(part))), None)

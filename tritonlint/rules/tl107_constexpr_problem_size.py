@@ -67,7 +67,7 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
         if why is None:
             continue
         problem = (f"constexpr `{param}` is fed `{ctx.file.text_of(expr)}` ({why}), so Triton compiles it once per "
-                   f"distinct value ({evidence.measured_phrase('TL107', 'slower')})")
+                   f"distinct value ({evidence.measured_phrase('TL107')})")
         return Verdict(vars={"kernel": launch.callee_text, "problem": problem},
                        span=ctx.file.span_of(expr),
                        notes=[f"Triton compiles `{launch.callee_text}` once per distinct value of a constexpr: drop "

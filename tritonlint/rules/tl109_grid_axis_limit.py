@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from tritonlint import evidence
 from tritonlint.analysis.host import HostScope
 from tritonlint.analysis.provenance import Provenance, grid_axes, large_count
 from tritonlint.context import MatchContext, Verdict, condition, fixer
 
 AXIS_LIMIT = 65_535  # CUDA's gridDim.y / gridDim.z; gridDim.x takes 2**31 - 1
+
+
+def _kernel(ctx: MatchContext, launch):
+    local = ctx.model.kernel_for(launch)
+    if local is not None or launch.target is None or launch.target.startswith(ctx.model.module + "."):
+        return local
+    return ctx.project.kernel(launch.target, ctx.source_root)
 
 
 def _has_launch(model, target) -> bool:
@@ -22,6 +30,8 @@ def grid_axis_large_count(ctx: MatchContext) -> Verdict | None:
     launch = next((l for l in ctx.model.launches if ctx.file.span_of(l.node) == span), None)
     if launch is None:
         return None
+    if _kernel(ctx, launch) is None:
+        return None  # not a Triton kernel that can be resolved (a cache of compiled callables, a CuTe kernel)
     host = HostScope.of(ctx.model, launch.scope)
     found = grid_axes(host, launch)
     if found is None:
@@ -33,7 +43,8 @@ def grid_axis_large_count(ctx: MatchContext) -> Verdict | None:
         if why is None:
             continue
         notes = [f"CUDA allows at most {AXIS_LIMIT:,} programs on grid axes 1 and 2 (axis 0 takes 2**31 - 1): "
-                 f"put the large count on axis 0 and swap tl.program_id(0) and tl.program_id({axis}) in the kernel."]
+                 f"put the large count on axis 0 and swap tl.program_id(0) and tl.program_id({axis}) in the kernel.",
+                 f"Evidence: {evidence.measured_phrase('TL109', 'fails')}."]
         return Verdict(vars={"kernel": launch.callee_text, "axis": str(axis), "value": ctx.file.text_of(expr), "why": why},
                        span=ctx.file.span_of(expr), notes=notes, data={"axes": (axes[0], expr)})
     return None
