@@ -24,6 +24,7 @@ class Origin:
     rows: bool = False  # shape[0] of a tensor flattened to rows (`x.view(-1, n)`), or numel // a dim
     names: tuple[str, ...] = ()  # host names on the way, nearest the launch first
     parts: tuple[Origin, ...] = ()  # cdiv: (dividend, divisor); product: the factors; bucket: its argument
+    divisor: int | None = None  # cdiv: the divisor, when a constant
 
     def describe(self) -> str:
         via = f"`{self.names[0]}` = " if self.names else ""
@@ -115,10 +116,14 @@ class Provenance:
                 if isinstance(node.left, ast.BinOp) and isinstance(node.left.op, (ast.Add, ast.Sub)):
                     left = self.origin(node.left.left, depth + 1)
                 rows = left.kind == "numel" and right.kind == "shape" and right.index == -1
-                return Origin("cdiv", text, rows=rows, parts=(left, right))
+                return Origin("cdiv", text, rows=rows, parts=(left, right), divisor=self._constant(node.right))
             if isinstance(node.op, (ast.Add, ast.Sub)) and right.kind in ("literal", "constant"):
                 return replace(left, text=text)
         return Origin("unknown", text)
+
+    def _constant(self, node: ast.expr) -> int | None:
+        value = self.host.model.evaluator().evaluate(node)
+        return value.value if value is not None and isinstance(value.value, int) else None
 
     def _name(self, name: str, depth: int) -> Origin:
         if name in self.unpacked:
@@ -154,7 +159,8 @@ class Provenance:
         if name in ("triton.next_power_of_2", "triton.language.next_power_of_2") and node.args:
             return Origin("bucket", text, parts=(self.origin(node.args[0], depth + 1),))
         if name in ("triton.cdiv", "triton.language.cdiv") and len(node.args) == 2:
-            return Origin("cdiv", text, parts=tuple(self.origin(a, depth + 1) for a in node.args))
+            return Origin("cdiv", text, parts=tuple(self.origin(a, depth + 1) for a in node.args),
+                          divisor=self._constant(node.args[1]))
         if isinstance(func, ast.Name) and func.id in ("min", "max") and func.id not in model.local_names:
             parts = tuple(self.origin(a, depth + 1) for a in node.args)
             if func.id == "min" and any(p.kind in ("literal", "constant") for p in parts):
@@ -218,6 +224,9 @@ def _word(name: str) -> str:
     return "token" if "tok" in lowered else "row" if "row" in lowered else "sequence length"
 
 
+COARSE_BUCKET = 1024
+
+
 def varies_with_input(origin: Origin) -> str | None:
     """Why a value changes from call to call: a shape, numel or len of an input (or a count by name), not
     bucketed by next_power_of_2 or bounded by a constant. Model dimensions (head, hidden, expert counts by
@@ -240,8 +249,8 @@ def varies_with_input(origin: Origin) -> str | None:
         return None
     if origin.kind == "len":
         return f"{origin.describe()}" if origin.names and count_like(origin.names[0]) else None
-    if origin.kind == "cdiv" and origin.parts[1].kind in ("literal", "constant"):
-        return None  # a coarse bucket: one value per `divisor` sizes
+    if origin.kind == "cdiv" and (origin.divisor or 0) >= COARSE_BUCKET:
+        return None  # a coarse bucket, such as fla's cdiv(T, 2048 * 32): few distinct values
     if origin.kind in ("cdiv", "product"):
         return next((why for part in origin.parts[:1 if origin.kind == "cdiv" else None]
                      if (why := varies_with_input(part))), None)
