@@ -173,7 +173,11 @@ class Provenance:
 _COUNT_WORDS = re.compile(r"(^|_)(n_?)?(num_?)?(tokens?|toks?|rows?|seq_?lens?|seqlens?|n_?ctx|ctx_?len|"
                           r"total_?len|sequence_?length|seq_?length)($|_)", re.IGNORECASE)
 _MODEL_WORDS = re.compile(r"head|dim|hidden|feat|channel|expert|vocab|embed|block|tile|group|warps?|stages?|"
-                          r"batch|^[bhdk]$|^n?bs$|^n?h[vqk]$|world|rank|mix|_size$", re.IGNORECASE)
+                          r"batch|^[bhdkv]$|^n?bs$|^n?h[vqk]$|world|rank|mix|_size$", re.IGNORECASE)
+# Flags and modes that mention a count word (`check_all_masked_rows`, `RETURN_TOKEN_ACCURACY`).
+_FLAG = re.compile(r"^(is|has|check|return|use|enable|with|do|need|should|allow)_", re.IGNORECASE)
+# Tables indexed by position (rotary cos/sin caches): as long as the longest sequence the model takes.
+_TABLES = re.compile(r"cos|sin|freq|rope|cache", re.IGNORECASE)
 # Counts of items rather than of data: per-request, draft and page counts, requests and sequences.
 _SMALL_WORDS = re.compile(r"per_|_per|draft|spec|page|req|seqs\b|num_seq|n_seq|program|partial|layer|slot",
                           re.IGNORECASE)
@@ -187,9 +191,13 @@ def model_dimension(name: str) -> bool:
     return bool(_MODEL_WORDS.search(name))
 
 
-def count_like(name: str) -> bool:
-    """A name that says it counts tokens, rows or sequence positions."""
-    return bool(_COUNT_WORDS.search(name)) and not _MODEL_WORDS.search(name) and not _SMALL_WORDS.search(name)
+def count_like(name: str, rows: bool = True) -> bool:
+    """A name that says it counts tokens, rows (unless `rows` is False: a generic word) or sequence
+    positions, and is not a flag."""
+    match = _COUNT_WORDS.search(name)
+    if match is None or _MODEL_WORDS.search(name) or _SMALL_WORDS.search(name) or _FLAG.search(name):
+        return False
+    return rows or "row" not in match.group(0).lower()
 
 
 def _data_tensor(text: str | None) -> bool:
@@ -214,7 +222,7 @@ def large_count(origin: Origin) -> str | None:
         return f"{origin.describe()} is the row count numel // last dimension" if origin.rows else None
     if origin.kind == "product":
         return next((why for part in origin.parts if (why := large_count(part))), None)
-    if origin.kind in ("shape", "param") and origin.names and count_like(origin.names[0]):
+    if origin.kind in ("shape", "param") and origin.names and count_like(origin.names[0], rows=False):
         return f"{origin.describe()} is a {_word(origin.names[0])} count"
     return None
 
@@ -233,7 +241,9 @@ def varies_with_input(origin: Origin) -> str | None:
     name; the last dimension) are not: they change with the model, not the call."""
     if origin.kind in ("bucket", "bounded", "literal", "constant"):
         return None
-    if any(_MODEL_WORDS.search(n) for n in origin.names):
+    if any(_MODEL_WORDS.search(n) or _FLAG.search(n) for n in origin.names):
+        return None
+    if origin.tensor is not None and _TABLES.search(origin.tensor):
         return None
     if origin.kind == "numel":
         if origin.tensor is not None and origin.tensor.endswith("]"):

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 from tritonlint import evidence
 from tritonlint.analysis.host import HostScope
 from tritonlint.analysis.provenance import Provenance, grid_axes, large_count
 from tritonlint.context import MatchContext, Verdict, condition, fixer
 
+_DECODE = re.compile(r"decode", re.IGNORECASE)
 AXIS_LIMIT = 65_535  # CUDA's gridDim.y / gridDim.z; gridDim.x takes 2**31 - 1
 
 
@@ -30,8 +33,11 @@ def grid_axis_large_count(ctx: MatchContext) -> Verdict | None:
     launch = next((l for l in ctx.model.launches if ctx.file.span_of(l.node) == span), None)
     if launch is None:
         return None
-    if _kernel(ctx, launch) is None:
+    kernel = _kernel(ctx, launch)
+    if kernel is None:
         return None  # not a Triton kernel that can be resolved (a cache of compiled callables, a CuTe kernel)
+    if _DECODE.search(kernel.name) or _DECODE.search(ctx.file.path.rpartition("/")[2]):
+        return None  # a decode step's token count is its batch: far below the limit
     host = HostScope.of(ctx.model, launch.scope)
     found = grid_axes(host, launch)
     if found is None:
