@@ -173,7 +173,7 @@ class Provenance:
 _COUNT_WORDS = re.compile(r"(^|_)(n_?)?(num_?)?(tokens?|toks?|rows?|seq_?lens?|seqlens?|n_?ctx|ctx_?len|"
                           r"total_?len|sequence_?length|seq_?length)($|_)", re.IGNORECASE)
 _MODEL_WORDS = re.compile(r"head|dim|hidden|feat|channel|expert|vocab|embed|block|tile|group|warps?|stages?|"
-                          r"batch|^[bhdkv]$|^n?bs$|^n?h[vqk]$|world|rank|mix|_size$", re.IGNORECASE)
+                          r"batch|^[bhdkv]$|^n?bs$|^n?h[vqk]$|world|rank|mix|_size$|topk|per_|_per|_ids?$|^ids?_", re.IGNORECASE)
 # Flags and modes that mention a count word (`check_all_masked_rows`, `RETURN_TOKEN_ACCURACY`).
 _FLAG = re.compile(r"^(is|has|check|return|use|enable|with|do|need|should|allow)_", re.IGNORECASE)
 # Tables indexed by position (rotary cos/sin caches): as long as the longest sequence the model takes.
