@@ -177,7 +177,7 @@ _MODEL_WORDS = re.compile(r"head|dim|hidden|feat|channel|expert|vocab|embed|bloc
 # Flags and modes that mention a count word (`check_all_masked_rows`, `RETURN_TOKEN_ACCURACY`).
 _FLAG = re.compile(r"^(is|has|check|return|use|enable|with|do|need|should|allow)_", re.IGNORECASE)
 # Tables indexed by position (rotary cos/sin caches): as long as the longest sequence the model takes.
-_TABLES = re.compile(r"cos|sin|freq|rope|cache", re.IGNORECASE)
+_TABLES = re.compile(r"cos|sin|freq|rope|cache|table|weight|^w_|_w$|^w\d?$|pool|req_to|lora", re.IGNORECASE)
 # Counts of items rather than of data: per-request, draft and page counts, requests and sequences.
 _SMALL_WORDS = re.compile(r"per_|_per|draft|spec|page|req|seqs\b|num_seq|n_seq|program|partial|layer|slot",
                           re.IGNORECASE)
@@ -264,9 +264,7 @@ def varies_with_input(origin: Origin) -> str | None:
     if origin.kind in ("cdiv", "product"):
         return next((why for part in origin.parts[:1 if origin.kind == "cdiv" else None]
                      if (why := varies_with_input(part))), None)
-    if origin.kind == "param" and origin.names and count_like(origin.names[0]):
-        return f"{origin.describe()}, a {_word(origin.names[0])} count passed in by the caller"
-    return None
+    return None  # a caller's parameter by its name alone: as often a flag or a configured limit as a size
 
 
 # ---- launches -------------------------------------------------------------------------------------------------
