@@ -40,15 +40,18 @@ MARKER_LINE_PATTERNS = {
     "TL004": re.compile(r"\[\s*[\w.]*grid[\w.]*\s*\]\s*\(|\[[^\]]+\]\s*\("),
     "TL005": re.compile(r"TensorDescriptor|make_tensor_descriptor"),
     "TL006": re.compile(r"@\s*triton\.autotune\s*\("),
-<<<<<<< HEAD
+    "TL101": re.compile(r"atomic_|store\s*\(|@\s*triton\.autotune"),
     "TL102": re.compile(r"\b(program_id|load)\s*\("),
-    "TL108": re.compile(r"\bload\s*\("),
-=======
+    "TL103": re.compile(r"make_block_ptr|advance|tl\.math\.|allow_tf32|triton\.ops|experimental"),
     "TL104": re.compile(r"\b(arange|zeros|full|reshape|view|make_tensor_descriptor|TensorDescriptor)\b"),
+    "TL105": re.compile(r"make_tensor_descriptor"),
+    "TL106": re.compile(r"\[[^\]]+\]\s*\(|TensorDescriptor"),
+    "TL107": re.compile(r"\w\[.*\]\s*\(|do_not_specialize"),
+    "TL108": re.compile(r"\bload\s*\("),
+    "TL109": re.compile(r"\[[^\]]+\]\s*\(|lambda|return"),
     "TL110": re.compile(r"\bkey\s*=|^\s*\[?\s*[\"']|=\s*\[\s*[\"']"),
     "TL111": re.compile(r"\b(program_id|num_programs)\s*\("),
     "TL112": re.compile(r"^\s*@\s*[\w.]*jit\b"),
->>>>>>> r-simple
 }
 
 

@@ -7,6 +7,7 @@ Rule options (such as `static-range-max-trip`) are declared by the rule files th
 from __future__ import annotations
 
 import fnmatch
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -173,6 +174,8 @@ def build_settings(path: Path | None, data: dict[str, Any], rules: list[Rule]) -
             if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
                 raise ConfigError(where, key, f"must be a {spec.type}")
             settings.options[key] = value
+    if settings.options.get("target-triton") and not re.fullmatch(r"\d+\.\d+(\.\d+)?", settings.options["target-triton"]):
+        raise ConfigError(where, "target-triton", f"{settings.options['target-triton']!r} is not a Triton version like \"3.9\"")
     check_selectors(settings, rules, where)
     return settings
 

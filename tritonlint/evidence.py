@@ -89,7 +89,14 @@ def fixture_phrase(fixture: str) -> str:
 
 
 def evidence_section(rule_id: str) -> str:
-    """The Evidence lines of `tritonlint rule ID`: every fixture of the rule, with device and versions."""
+    """The Evidence lines of `tritonlint rule ID`: every fixture of the rule, with device and versions, and
+    the rule's CPU runs under several Triton versions where it has them."""
+    versions = version_section(rule_id)
+    gpu = _gpu_section(rule_id)
+    return f"{gpu}\n\n{versions}" if versions else gpu
+
+
+def _gpu_section(rule_id: str) -> str:
     data = load()
     rows = results_for(rule_id)
     if data is None or not rows:
@@ -110,3 +117,59 @@ def evidence_section(rule_id: str) -> str:
             compile_note = f"; first call (compile) {row['slow_compile_s']:.1f} s vs {row['fast_compile_s']:.1f} s"
         lines.append(f"- {row.get('fixture')} ({shape}, {row.get('dtype')}): {outcome}{compile_note}")
     return "\n".join(lines)
+
+
+# ---- CPU runs of an API under several Triton versions (bench/triton_versions.py) ------------------------
+def _versions_path(rule_id: str) -> Path:
+    return results_path().with_name(f"{rule_id.lower()}-versions.json")
+
+
+@lru_cache(maxsize=4)
+def load_versions(rule_id: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(_versions_path(rule_id).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("versions"), dict) else None
+
+
+def version_outcome(rule_id: str, probe: str, version: str) -> str | None:
+    """What a probe did under a Triton version (`3.9` or `3.9.0`): the exception, the warning, or "ran"."""
+    data = load_versions(rule_id)
+    if data is None:
+        return None
+    for name, results in data["versions"].items():
+        if name == version or name.startswith(version + "."):
+            entry = results.get(probe) if isinstance(results, dict) else None
+            if not isinstance(entry, dict):
+                return None
+            if entry.get("outcome") == "error":
+                return entry.get("cause") or entry.get("exception")
+            triton_warnings = [w for w in entry.get("warnings", []) if "NumPy" not in w]
+            return triton_warnings[0] if triton_warnings else "ok, no warning"
+    return None
+
+
+def version_section(rule_id: str, probes: list[str] | None = None) -> str:
+    """Evidence lines: each probe's (default: every probe's) outcome per Triton version, from the committed
+    CPU runs."""
+    data = load_versions(rule_id)
+    if data is None:
+        return ""
+    if probes is None:
+        probes = list(dict.fromkeys(name for results in data["versions"].values() if isinstance(results, dict)
+                                    for name, entry in results.items() if isinstance(entry, dict) and "outcome" in entry))
+    lines = [f"CPU runs under each Triton version ({data.get('script')}, torch {data.get('torch')}, {data.get('date')}):"]
+    for probe in probes:
+        outcomes: list[tuple[str, str]] = []
+        for version in data["versions"]:
+            outcome = version_outcome(rule_id, probe, version)
+            if outcome is None:
+                continue
+            if outcomes and outcomes[-1][1] == outcome:
+                outcomes[-1] = (outcomes[-1][0].split("-")[0] + "-" + version, outcome)
+            else:
+                outcomes.append((version, outcome))
+        if outcomes:
+            lines.append(f"- {probe}: " + "; ".join(f"{v}: {o}" for v, o in outcomes))
+    return "\n".join(lines) if len(lines) > 1 else ""

@@ -1,0 +1,73 @@
+"""TL103's target version: target-triton, the project's triton requirement, the newest version."""
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import lint_code, run_cli
+from tritonlint.analysis.triton_versions import version_range
+
+NEW_APIS = '''import triton
+import triton.language as tl
+
+triton.set_allocator(None)
+
+@triton.jit
+def k(a_ptr, M, K):
+    desc = tl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], [64, 64])
+    p = tl.make_block_ptr(a_ptr, (M, K), (K, 1), (0, 0), (64, 64), (1, 0))
+'''
+
+
+def _findings(rules, code, path, options=None):
+    result = lint_code(code, rules, select=["TL103"], filename=str(path), options=options)
+    return [(d.location.row, d.severity) for d in result.diagnostics]
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    (">=3.2,<3.5", ((3, 2), (3, 4))), ("==3.3.0", ((3, 3), (3, 3))), ("", ((2, 0), (3, 9))),
+    ("~=3.4", ((3, 4), (3, 9))), ("<=3.8", ((2, 0), (3, 8))), (">3.1", ((3, 1), (3, 9))), ("<4", ((2, 0), (3, 9))),
+])
+def test_version_range(spec, expected):
+    assert version_range(spec, (3, 9)) == expected
+
+
+def test_newest_by_default(rules, tmp_path):
+    assert _findings(rules, NEW_APIS, tmp_path / "k.py") == [(9, "error")]
+
+
+def test_target_triton_option(rules, tmp_path):
+    # 3.2 lacks set_allocator and make_tensor_descriptor; block pointers still work there
+    assert _findings(rules, NEW_APIS, tmp_path / "k.py", {"target-triton": "3.2"}) == [(4, "error"), (8, "error")]
+    assert _findings(rules, NEW_APIS, tmp_path / "k.py", {"target-triton": "3.7"}) == [(9, "warning")]
+
+
+def test_project_requirement(rules, tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["torch", "triton>=3.3,<3.8"]\n')
+    (tmp_path / "pkg").mkdir()
+    # lowest allowed 3.3: make_tensor_descriptor (3.4) is too new; highest 3.7: block pointers deprecated
+    assert _findings(rules, NEW_APIS, tmp_path / "pkg" / "k.py") == [(8, "error"), (9, "warning")]
+
+
+def test_requirements_file(rules, tmp_path):
+    (tmp_path / "requirements.txt").write_text("numpy\ntriton==3.1.0  # pinned\n")
+    assert _findings(rules, NEW_APIS, tmp_path / "k.py") == [(4, "error"), (8, "error")]
+
+
+def test_bad_target_triton(tmp_path):
+    (tmp_path / "tritonlint.toml").write_text('target-triton = "latest"\n')
+    (tmp_path / "k.py").write_text("x = 1\n")
+    proc = run_cli("check", "k.py", cwd=tmp_path)
+    assert proc.returncode == 2 and "target-triton" in proc.stderr and "tritonlint.toml" in proc.stderr
+
+
+def test_rule_pattern_covers_the_table(rules):
+    """The ast-grep rule lists the table's names (all but the tl.math moves, which it matches by `.math`)."""
+    import re
+
+    from tritonlint.analysis.triton_versions import table
+
+    rule = next(r for r in rules if r.id == "TL103")
+    pattern = re.compile(rule.matcher["rule"]["any"][0]["regex"])
+    for api in table().entries:
+        if not api.startswith("triton.language.math.") and "(" not in api:
+            assert pattern.search("x." + api.rpartition(".")[2]), api

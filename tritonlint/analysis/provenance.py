@@ -1,0 +1,292 @@
+"""Where a launch argument or grid element comes from on the host: the shape, numel or len of which
+tensor, a literal or module constant, a `triton.next_power_of_2` bucket, a ceiling division, a product,
+and the host names it went through on the way (`num_tokens = x.shape[0]`)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, replace
+
+from tritonlint.analysis.host import HostScope
+from tritonlint.analysis.model import LaunchSite
+from tritonlint.walk import walk
+
+_RESHAPES = ("view", "reshape", "flatten")
+
+
+@dataclass(frozen=True)
+class Origin:
+    kind: str  # shape | numel | len | literal | constant | bucket | cdiv | product | bounded | param | unknown
+    text: str  # the source it stands for
+    tensor: str | None = None  # shape / numel / len: of which tensor (source text)
+    index: int | None = None  # shape: the dimension, when a literal (negative from the end)
+    rows: bool = False  # shape[0] of a tensor flattened to rows (`x.view(-1, n)`), or numel // a dim
+    names: tuple[str, ...] = ()  # host names on the way, nearest the launch first
+    parts: tuple[Origin, ...] = ()  # cdiv: (dividend, divisor); product: the factors; bucket: its argument
+    divisor: int | None = None  # cdiv: the divisor, when a constant
+
+    def describe(self) -> str:
+        via = f"`{self.names[0]}` = " if self.names else ""
+        return f"{via}`{self.text}`"
+
+    def all_names(self) -> tuple[str, ...]:
+        return self.names + tuple(n for p in self.parts for n in p.all_names())
+
+
+def _literal_int(node: ast.expr) -> int | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _literal_int(node.operand)
+        return -inner if inner is not None else None
+    return None
+
+
+class Provenance:
+    """Host origins of the expressions of one host scope (a function, or the module)."""
+
+    def __init__(self, host: HostScope) -> None:
+        self.host = host
+        self.unpacked: dict[str, tuple[ast.expr, int]] = {}  # M, K = x.shape -> M: (x, 0)
+        root = host.node or host.model.tree
+        for node in walk(root):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple):
+                source = self._shape_source(node.value)
+                if source is not None:
+                    for index, element in enumerate(node.targets[0].elts):
+                        if isinstance(element, ast.Name):
+                            self.unpacked[element.id] = (source, index)
+
+    @classmethod
+    def of(cls, host: HostScope) -> Provenance:
+        key = ("provenance", id(host.node))
+        found = host.model.memo.get(key)
+        if found is None:
+            found = host.model.memo[key] = cls(host)
+        return found
+
+    @staticmethod
+    def _shape_source(value: ast.expr) -> ast.expr | None:
+        """`x.shape`, `x.size()`, `x.shape[:2]`: the tensor, else None."""
+        if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice):
+            value = value.value
+        if isinstance(value, ast.Attribute) and value.attr == "shape":
+            return value.value
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "size" \
+                and not value.args:
+            return value.func.value
+        return None
+
+    def _flattened(self, tensor: ast.expr) -> bool:
+        """Whether the tensor was flattened to rows: `x.view(-1, n)`, `x.reshape(-1, n)`, `x.flatten(0, -2)`."""
+        value = tensor
+        if isinstance(tensor, ast.Name):
+            value = self.host.value_of(tensor.id) or tensor
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _RESHAPES:
+            if value.func.attr == "flatten":
+                return bool(value.args)
+            return bool(value.args) and _literal_int(value.args[0]) == -1
+        return False
+
+    def _shape(self, tensor: ast.expr, index: int | None, text: str) -> Origin:
+        return Origin("shape", text, tensor=ast.unparse(tensor), index=index,
+                      rows=index == 0 and self._flattened(tensor))
+
+    def origin(self, node: ast.expr, depth: int = 0) -> Origin:
+        text = ast.unparse(node)
+        if depth > 8:
+            return Origin("unknown", text)
+        if _literal_int(node) is not None:
+            return Origin("literal", text)
+        if isinstance(node, ast.Name):
+            return self._name(node.id, depth)
+        if isinstance(node, ast.Subscript):
+            source = self._shape_source(node.value)
+            if source is not None and not isinstance(node.slice, ast.Slice):
+                return self._shape(source, _literal_int(node.slice), text)
+        if isinstance(node, ast.Call):
+            return self._call(node, text, depth)
+        if isinstance(node, ast.BinOp):
+            left, right = self.origin(node.left, depth + 1), self.origin(node.right, depth + 1)
+            if isinstance(node.op, ast.Mult):
+                return Origin("product", text, parts=(left, right))
+            if isinstance(node.op, ast.FloorDiv):
+                # (n + B - 1) // B is a ceiling division of n
+                if isinstance(node.left, ast.BinOp) and isinstance(node.left.op, (ast.Add, ast.Sub)):
+                    left = self.origin(node.left.left, depth + 1)
+                rows = left.kind == "numel" and right.kind == "shape" and right.index == -1
+                return Origin("cdiv", text, rows=rows, parts=(left, right), divisor=self._constant(node.right))
+            if isinstance(node.op, (ast.Add, ast.Sub)) and right.kind in ("literal", "constant"):
+                return replace(left, text=text)
+        return Origin("unknown", text)
+
+    def _constant(self, node: ast.expr) -> int | None:
+        value = self.host.model.evaluator().evaluate(node)
+        return value.value if value is not None and isinstance(value.value, int) else None
+
+    def _name(self, name: str, depth: int) -> Origin:
+        if name in self.unpacked:
+            tensor, index = self.unpacked[name]
+            return replace(self._shape(tensor, index, f"{ast.unparse(tensor)}.shape[{index}]"), names=(name,))
+        value = self.host.value_of(name)
+        if value is not None:
+            inner = self.origin(value, depth + 1)
+            return replace(inner, names=(name, *inner.names))
+        if name in self.host.model.constants:
+            return Origin("constant", name, names=(name,))
+        if self.host.node is not None and name in self.host.values:
+            return Origin("param" if self._is_parameter(name) else "unknown", name, names=(name,))
+        return Origin("unknown", name, names=(name,))
+
+    def _is_parameter(self, name: str) -> bool:
+        args = self.host.node.args  # type: ignore[union-attr]
+        return any(a.arg == name for a in [*args.posonlyargs, *args.args, *args.kwonlyargs])
+
+    def _call(self, node: ast.Call, text: str, depth: int) -> Origin:
+        model = self.host.model
+        func = node.func
+        name = model.qualify(func)
+        method = func.attr if isinstance(func, ast.Attribute) else None
+        if method in ("numel", "nelement") and not node.args or name == "torch.numel":
+            return Origin("numel", text, tensor=ast.unparse(func.value if method else node.args[0]))  # type: ignore[attr-defined]
+        if method == "size" and len(node.args) == 1:
+            return self._shape(func.value, _literal_int(node.args[0]), text)  # type: ignore[attr-defined]
+        if isinstance(func, ast.Name) and func.id == "len" and len(node.args) == 1 and "len" not in model.local_names:
+            return Origin("len", text, tensor=ast.unparse(node.args[0]))
+        if isinstance(func, ast.Name) and func.id == "int" and len(node.args) == 1:
+            return self.origin(node.args[0], depth + 1)
+        if name in ("triton.next_power_of_2", "triton.language.next_power_of_2") and node.args:
+            return Origin("bucket", text, parts=(self.origin(node.args[0], depth + 1),))
+        if name in ("triton.cdiv", "triton.language.cdiv") and len(node.args) == 2:
+            return Origin("cdiv", text, parts=tuple(self.origin(a, depth + 1) for a in node.args),
+                          divisor=self._constant(node.args[1]))
+        if isinstance(func, ast.Name) and func.id in ("min", "max") and func.id not in model.local_names:
+            parts = tuple(self.origin(a, depth + 1) for a in node.args)
+            if func.id == "min" and any(p.kind in ("literal", "constant") for p in parts):
+                return Origin("bounded", text, parts=parts)
+            return Origin("product" if func.id == "max" else "bounded", text, parts=parts)
+        return Origin("unknown", text)
+
+
+# ---- what an origin means ----------------------------------------------------------------------------------
+_COUNT_WORDS = re.compile(r"(^|_)(n_?)?(num_?)?(tokens?|toks?|rows?|seq_?lens?|seqlens?|n_?ctx|ctx_?len|"
+                          r"total_?len|sequence_?length|seq_?length)($|_)", re.IGNORECASE)
+_MODEL_WORDS = re.compile(r"head|dim|hidden|feat|channel|expert|vocab|embed|block|tile|group|warps?|stages?|"
+                          r"batch|^[bhdkv]$|^n?bs$|^n?h[vqk]$|world|rank|mix|_size$|topk|per_|_per|_ids?$|^ids?_", re.IGNORECASE)
+# Flags and modes that mention a count word (`check_all_masked_rows`, `RETURN_TOKEN_ACCURACY`).
+_FLAG = re.compile(r"^(is|has|check|return|use|enable|with|do|need|should|allow)_", re.IGNORECASE)
+# Tables indexed by position (rotary cos/sin caches): as long as the longest sequence the model takes.
+_TABLES = re.compile(r"cos|sin|freq|rope|cache|table|weight|^w_|_w$|^w\d?$|pool|req_to|lora", re.IGNORECASE)
+# Counts of items rather than of data: per-request, draft and page counts, requests and sequences.
+_SMALL_WORDS = re.compile(r"per_|_per|draft|spec|page|req|seqs\b|num_seq|n_seq|program|partial|layer|slot",
+                          re.IGNORECASE)
+# Tensors that hold offsets, indices or lengths (one entry per sequence, group or request), not data.
+_METADATA = re.compile(r"offset|indic|index|idx|len|cu_seq|ptr|table|ids?$|mask|scale|loc|pos_ids|starts?$|ends?$",
+                       re.IGNORECASE)
+
+
+def model_dimension(name: str) -> bool:
+    """A name that says it is a model dimension, a block or a batch: fixed per model or per run."""
+    return bool(_MODEL_WORDS.search(name))
+
+
+def count_like(name: str, rows: bool = True) -> bool:
+    """A name that says it counts tokens, rows (unless `rows` is False: a generic word) or sequence
+    positions, and is not a flag."""
+    match = _COUNT_WORDS.search(name)
+    if match is None or _MODEL_WORDS.search(name) or _SMALL_WORDS.search(name) or _FLAG.search(name):
+        return False
+    return rows or "row" not in match.group(0).lower()
+
+
+def _data_tensor(text: str | None) -> bool:
+    return text is not None and not _METADATA.search(text.rpartition(".")[2].split("[")[0])
+
+
+def large_count(origin: Origin) -> str | None:
+    """Why a value may exceed 65,535 on the host: the element count of a data tensor, the rows of a tensor
+    flattened to rows (or numel // last dimension), a shape or parameter named as a token, row or sequence
+    count, or a product with one of those. Not: ceiling divisions by a block (they stay small for counts
+    that fit in memory), counts of index or offset tensors (one entry per sequence or group), values that
+    pass through a name of a model dimension, batch, request or per-item count."""
+    if any(_MODEL_WORDS.search(n) or _SMALL_WORDS.search(n) for n in origin.names):
+        return None
+    if origin.kind == "numel":
+        if not _data_tensor(origin.tensor):
+            return None
+        return f"{origin.describe()} counts every element of `{origin.tensor}`"
+    if origin.kind == "shape" and origin.rows:
+        return f"{origin.describe()} is the row count of `{origin.tensor}` flattened to rows"
+    if origin.kind == "cdiv":
+        return f"{origin.describe()} is the row count numel // last dimension" if origin.rows else None
+    if origin.kind == "product":
+        return next((why for part in origin.parts if (why := large_count(part))), None)
+    if origin.kind in ("shape", "param") and origin.names and count_like(origin.names[0], rows=False):
+        return f"{origin.describe()} is a {_word(origin.names[0])} count"
+    return None
+
+
+def _word(name: str) -> str:
+    lowered = name.lower()
+    return "token" if "tok" in lowered else "row" if "row" in lowered else "sequence length"
+
+
+COARSE_BUCKET = 1024
+
+
+def varies_with_input(origin: Origin) -> str | None:
+    """Why a value changes from call to call: a shape, numel or len of an input (or a count by name), not
+    bucketed by next_power_of_2 or bounded by a constant. Model dimensions (head, hidden, expert counts by
+    name; the last dimension) are not: they change with the model, not the call."""
+    if origin.kind in ("bucket", "bounded", "literal", "constant"):
+        return None
+    if any(_MODEL_WORDS.search(n) or _FLAG.search(n) for n in origin.names):
+        return None
+    if origin.tensor is not None and _TABLES.search(origin.tensor):
+        return None
+    if origin.kind == "numel":
+        if origin.tensor is not None and origin.tensor.endswith("]"):
+            return None  # the size of one item (`state[0].numel()`): a model dimension
+        return f"{origin.describe()}, the element count of `{origin.tensor}`"
+    if origin.kind == "shape":
+        if origin.rows:
+            return f"{origin.describe()}, the row count of `{origin.tensor}` flattened to rows"
+        if origin.names and count_like(origin.names[0]):
+            return f"{origin.describe()}, a {_word(origin.names[0])} count"
+        if origin.index == 0:
+            return f"{origin.describe()}, the leading dimension of `{origin.tensor}`"
+        return None
+    if origin.kind == "len":
+        return f"{origin.describe()}" if origin.names and count_like(origin.names[0]) else None
+    if origin.kind == "cdiv" and (origin.divisor or 0) >= COARSE_BUCKET:
+        return None  # a coarse bucket, such as fla's cdiv(T, 2048 * 32): few distinct values
+    if origin.kind in ("cdiv", "product"):
+        return next((why for part in origin.parts[:1 if origin.kind == "cdiv" else None]
+                     if (why := varies_with_input(part))), None)
+    return None  # a caller's parameter by its name alone: as often a flag or a configured limit as a size
+
+
+# ---- launches -------------------------------------------------------------------------------------------------
+def grid_axes(host: HostScope, launch: LaunchSite) -> tuple[list[ast.expr], str | None] | None:
+    """The launch grid's axis expressions and the META parameter name of a grid lambda or function, when
+    the grid is a tuple, or a lambda / local function / local variable that gives one."""
+    grid: ast.expr | None = launch.grid
+    for _ in range(3):
+        if isinstance(grid, (ast.Tuple, ast.List)):
+            return list(grid.elts), None
+        if isinstance(grid, ast.Lambda):
+            meta = grid.args.args[0].arg if grid.args.args else None
+            body = grid.body
+            return (list(body.elts), meta) if isinstance(body, (ast.Tuple, ast.List)) else None
+        if not isinstance(grid, ast.Name):
+            return None
+        definition = host.function_def(grid.id)
+        if definition is not None:
+            returns = [n.value for n in walk(definition) if isinstance(n, ast.Return) and n.value is not None]
+            if len(returns) != 1 or not isinstance(returns[0], (ast.Tuple, ast.List)):
+                return None
+            meta = definition.args.args[0].arg if definition.args.args else None
+            return list(returns[0].elts), meta
+        grid = host.value_of(grid.id)
+    return None

@@ -1,0 +1,182 @@
+"""Which Triton versions the linted code runs under, and what each Triton API does in them: the data table
+rules/data/triton-api-versions.yaml, and the project's own `triton` requirement (pyproject.toml
+dependencies, requirements*.txt, setup.cfg install_requires) read as a range of versions."""
+
+from __future__ import annotations
+
+import configparser
+import re
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+Version = tuple[int, int]  # major, minor: the table's granularity
+
+
+def parse_version(text: str) -> Version | None:
+    match = re.match(r"\s*v?(\d+)(?:\.(\d+))?", str(text))
+    return (int(match[1]), int(match[2] or 0)) if match else None
+
+
+def show(version: Version) -> str:
+    return f"{version[0]}.{version[1]}"
+
+
+@dataclass(frozen=True)
+class ApiEntry:
+    api: str  # qualified name; `callee(keyword=)` for a keyword argument
+    kind: str  # removed | moved | deprecated | introduced
+    replacement: str | None
+    deprecated: Version | None
+    removed: Version | None
+    introduced: Version | None
+    fix: str | None
+    probe: str | None
+
+
+@dataclass(frozen=True)
+class Table:
+    newest: Version
+    entries: dict[str, ApiEntry]
+    modules: frozenset[str]  # entries that are modules: `triton.ops.matmul` is a use of `triton.ops`
+
+    @property
+    def last_names(self) -> frozenset[str]:
+        """The words a use must end with: the table's names, and `allow_tf32` for the keyword."""
+        return frozenset(re.split(r"[.(]", api.removesuffix("=)"))[-1] for api in self.entries)
+
+
+def table_path() -> Path:
+    packaged = Path(__file__).resolve().parent.parent / "_rules" / "data" / "triton-api-versions.yaml"
+    if packaged.is_file():
+        return packaged
+    return Path(__file__).resolve().parent.parent.parent / "rules" / "data" / "triton-api-versions.yaml"
+
+
+@lru_cache(maxsize=1)
+def table() -> Table:
+    data = yaml.safe_load(table_path().read_text(encoding="utf-8"))
+    entries: dict[str, ApiEntry] = {}
+
+    def version(raw: dict[str, object], key: str) -> Version | None:
+        return parse_version(str(raw[key])) if key in raw else None
+
+    for raw in data["apis"]:
+        entries[raw["api"]] = ApiEntry(raw["api"], raw["kind"], raw.get("replacement"), version(raw, "deprecated"),
+                                       version(raw, "removed"), version(raw, "introduced"), raw.get("fix"),
+                                       raw.get("probe"))
+    moved = data["moved_math"]
+    for name in moved["functions"]:
+        api = f"{moved['from']}.{name}"
+        entries[api] = ApiEntry(api, "moved", f"{moved['to']}.{name}", None, parse_version(moved["removed"]), None,
+                                "rename", moved.get("probe"))
+    modules = frozenset(e.api for e in entries.values() if e.api.count(".") <= 2 and e.api.split(".")[-1] in
+                        ("ops", "experimental_descriptor"))
+    return Table(parse_version(data["newest"]) or (9, 9), entries, modules)
+
+
+# ---- the project's own requirement ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Target:
+    low: Version  # the lowest version the project allows: for APIs it may use too early
+    high: Version  # the highest: for APIs removed under it
+    source: str  # where it comes from, for the message
+
+    def describe(self) -> str:
+        span = show(self.high) if self.low == self.high else f"{show(self.low)}-{show(self.high)}"
+        return f"Triton {span}, {self.source}"
+
+
+_PROJECT_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
+_REQUIREMENT = re.compile(r"^\s*triton\s*(?:\[[^\]]*\])?\s*(?P<spec>(?:[<>=!~]=?=?\s*[\w.*+]+\s*,?\s*)*)(?:;|$|#)",
+                          re.IGNORECASE)
+
+
+def version_range(spec: str, newest: Version) -> tuple[Version, Version]:
+    """The lowest and highest minor versions a specifier such as `>=3.2,<3.5` allows (unbounded above: the
+    table's newest version; below: 2.0)."""
+    low, high = (2, 0), newest
+    for clause in filter(None, (c.strip() for c in spec.split(","))):
+        match = re.match(r"(===|==|~=|>=|<=|!=|<|>)\s*(.+)", clause)
+        version = parse_version(match[2]) if match else None
+        if match is None or version is None:
+            continue
+        op = match[1]
+        if op in ("==", "===", ">=", "~=", ">"):
+            low = max(low, version)
+        if op in ("==", "===", "<="):
+            high = min(high, version)
+        elif op == "<":
+            exact = re.fullmatch(r"\d+(\.\d+)?(\.0+)*", match[2].strip()) is not None
+            below = version if not exact else ((version[0] - 1, 99) if version[1] == 0 else (version[0], version[1] - 1))
+            high = min(high, below)
+        elif op == "~=":
+            high = min(high, (version[0], 99) if match[2].count(".") == 1 else version)
+    return low, max(low, min(high, newest))
+
+
+def _requirement_lines(folder: Path) -> list[tuple[str, str]]:
+    """(requirement, file name) for every requirement the project folder declares."""
+    found: list[tuple[str, str]] = []
+    pyproject = folder / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            project = {}
+        deps = project.get("dependencies", []) if isinstance(project, dict) else []
+        found += [(d, "pyproject.toml") for d in deps if isinstance(d, str)]
+    setup_cfg = folder / "setup.cfg"
+    if setup_cfg.is_file():
+        parser = configparser.ConfigParser()
+        try:
+            parser.read(setup_cfg, encoding="utf-8")
+            found += [(line, "setup.cfg") for line in parser.get("options", "install_requires", fallback="").splitlines()]
+        except (configparser.Error, UnicodeDecodeError):
+            pass
+    for requirements in sorted(folder.glob("requirements*.txt")):
+        try:
+            found += [(line, requirements.name) for line in requirements.read_text(encoding="utf-8").splitlines()]
+        except (OSError, UnicodeDecodeError):
+            continue
+    return found
+
+
+@lru_cache(maxsize=256)
+def _project_target(folder: str, newest: Version) -> Target | None:
+    """The `triton` requirement of the nearest folder at or above `folder` that holds project files."""
+    path = Path(folder)
+    for candidate in [path, *path.parents]:
+        lines = _requirement_lines(candidate)
+        for line, name in lines:
+            match = _REQUIREMENT.match(line)
+            if match is not None:
+                low, high = version_range(match["spec"], newest)
+                spec = match["spec"].strip() or "any version"
+                return Target(low, high, f"from triton {spec} in {name}")
+        if lines or any((candidate / n).exists() for n in (*_PROJECT_FILES, ".git")):
+            return None  # the project's root: it does not name triton
+    return None
+
+
+def target_for(path: str, configured: str | None) -> Target:
+    """`target-triton` from the configuration, else the requirement of the project the file belongs to, else
+    the newest version in the table."""
+    newest = table().newest
+    if configured:
+        version = parse_version(configured)
+        if version is not None:
+            return Target(version, version, "from target-triton")
+    if path and path != "-":
+        found = _project_target(str(Path(path).resolve().parent), newest)
+        if found is not None:
+            return found
+    return Target(newest, newest, "the newest in TL103's table")

@@ -1,0 +1,237 @@
+"""TL103: Triton APIs removed, moved or deprecated at the target Triton version, or used before their first
+version, from the data table rules/data/triton-api-versions.yaml."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+
+from tritonlint import evidence
+from tritonlint.analysis.model import ModuleModel
+from tritonlint.analysis.triton_versions import (
+    ApiEntry,
+    Target,
+    show,
+    table,
+    target_for,
+)
+from tritonlint.context import (
+    MatchContext,
+    ParamSpec,
+    RawEdits,
+    Verdict,
+    condition,
+    fixer,
+)
+from tritonlint.prefilter import Requirement, Token, disjoin
+
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)+")
+# A test that picks code by what the installed Triton offers: the use under it is written for that case.
+_GUARD = re.compile(r"\bhasattr\s*\(|version|VERSION|\bHAS_|\bhas_|_AVAILABLE|_available|\bsupports?_|\bis_triton"
+                    r"|TRITON_\d|triton_\d|_ge_\d|_lt_\d")
+_CAUGHT = re.compile(r"^except\s*(:|.*\b(ImportError|ModuleNotFoundError|AttributeError|NotImplementedError|Exception)\b)",
+                     re.DOTALL)
+_LIBDEVICE = "triton.language.extra.libdevice"
+_SHORT = {"triton.language.": "tl."}
+
+
+def _short(api: str) -> str:
+    if api.startswith(_LIBDEVICE):
+        return api
+    for prefix, alias in _SHORT.items():
+        if api.startswith(prefix):
+            return alias + api[len(prefix):]
+    return api
+
+
+@dataclass
+class Use:
+    entry: ApiEntry
+    written: str  # how the code spells it
+    span: tuple[int, int]
+
+
+def _lookup(qualified: str | None, exact_only: bool = False) -> ApiEntry | None:
+    if qualified is None:
+        return None
+    data = table()
+    found = data.entries.get(qualified)
+    if found is not None or exact_only:
+        return found
+    module = next((m for m in data.modules if qualified.startswith(m + ".")), None)
+    return data.entries[module] if module else None
+
+
+def _attribute_use(ctx: MatchContext) -> Use | None:
+    text = ctx.node.text()
+    if text.rpartition(".")[2] not in table().last_names:
+        return None
+    if _DOTTED.fullmatch(text):
+        qualified = ctx.model.qualify_dotted(text)
+    else:
+        expr = ctx.ast_node(types=(ast.Attribute,))
+        qualified = ctx.model.qualify(expr) if isinstance(expr, ast.Attribute) else None
+    entry = _lookup(qualified, exact_only=True)
+    return Use(entry, text, ctx.span()) if entry else None
+
+
+def _import_use(ctx: MatchContext) -> Use | None:
+    node = ctx.ast_node(types=(ast.Import, ast.ImportFrom))
+    if isinstance(node, ast.Import):
+        names = [alias.name for alias in node.names]
+    elif isinstance(node, ast.ImportFrom):
+        base = ctx.model._absolute_module(node)
+        names = [base] if base in table().modules else [f"{base}.{alias.name}" for alias in node.names] if base else []
+    else:
+        return None
+    for name in names:
+        entry = _lookup(name)
+        if entry is not None:
+            return Use(entry, name, ctx.span())
+    return None
+
+
+def _keyword_use(ctx: MatchContext) -> Use | None:
+    parent = ctx.node.parent()
+    call = parent.parent() if parent is not None else None  # keyword -> argument_list -> call
+    if call is None or call.kind() != "call":
+        return None
+    function = call.field("function")
+    qualified = ctx.model.qualify_dotted(function.text()) if function and _DOTTED.fullmatch(function.text()) else None
+    name = ctx.node.field("name")
+    entry = _lookup(f"{qualified}({name.text() if name else ''}=)", exact_only=True) if qualified else None
+    return Use(entry, f"{function.text()}({name.text()}=...)", ctx.span()) if entry and function and name else None
+
+
+def guarded(ctx: MatchContext) -> str | None:
+    """The test or `try` the use sits under that makes it conditional on the installed Triton, if any."""
+    node = ctx.node
+    start = ctx.span()[0]
+    for ancestor in node.ancestors():
+        kind = ancestor.kind()
+        if kind in ("if_statement", "elif_clause", "while_statement"):
+            test = ancestor.field("condition")
+            if test is not None and _GUARD.search(test.text()):
+                return f"the test `{test.text()}`"
+        elif kind == "conditional_expression" and _GUARD.search(ancestor.text()):
+            return "a conditional expression that tests the Triton version"
+        elif kind == "try_statement":
+            body = ancestor.field("body")
+            inside = body is not None and body.range().start.index <= start < body.range().end.index
+            handlers = [c.text() for c in ancestor.children() if c.kind() == "except_clause"]
+            if inside and any(_CAUGHT.match(h) for h in handlers):
+                return "a `try` that catches the failure"
+    return None
+
+
+def judge(entry: ApiEntry, target: Target) -> tuple[str, str] | None:
+    """(status, severity) of an entry at the target, or None when the target has it as it is used."""
+    if entry.kind == "introduced":
+        if entry.introduced and target.low < entry.introduced:
+            return f"first appears in Triton {show(entry.introduced)}", "error"
+        return None
+    if entry.removed and target.high >= entry.removed:
+        verb = "left tl.math" if entry.kind == "moved" and entry.api.startswith("triton.language.math.") else \
+            "was renamed" if entry.kind == "moved" else "was removed"
+        return f"{verb} in Triton {show(entry.removed)}", "error"
+    if entry.deprecated and target.high >= entry.deprecated:
+        until = f", removed in {show(entry.removed)}" if entry.removed else ""
+        return f"is deprecated since Triton {show(entry.deprecated)}{until}", "warning"
+    return None
+
+
+def _names(data: dict[str, object]) -> Requirement | None:
+    return disjoin(Token(word) for word in sorted(table().last_names))
+
+
+def _imports_triton(model: ModuleModel, target: int | None) -> bool:
+    return any(t == "triton" or t.startswith("triton.") for t in model.imports.values())
+
+
+@condition("triton-api-version", params={"target": ParamSpec("str", required=False)},
+           provides=("api", "status", "target", "instead"), prefilter=_names, applies=_imports_triton)
+def triton_api_version(ctx: MatchContext, target: str = "") -> Verdict | None:
+    """The match (an attribute chain, an import, or a keyword argument) names an API of TL103's table that
+    the target Triton version removed, moved or deprecated, or that appeared after the lowest target
+    version; not under a `hasattr`/version test or a `try` that catches the failure."""
+    kind = ctx.node.kind()
+    use = _attribute_use(ctx) if kind == "attribute" else _keyword_use(ctx) if kind == "keyword_argument" \
+        else _import_use(ctx)
+    if use is None or guarded(ctx) is not None:
+        return None
+    at = target_for(ctx.file.path, target)
+    judged = judge(use.entry, at)
+    if judged is None:
+        return None
+    status, severity = judged
+    entry = use.entry
+    version = entry.introduced if entry.kind == "introduced" else (
+        entry.removed if severity == "error" else entry.deprecated)
+    if entry.kind == "introduced":
+        instead = f"the lowest allowed version lacks it; require triton>={show(entry.introduced)} or guard the use"  # type: ignore[arg-type]
+    else:
+        instead = f"use {_short(entry.replacement or '') if entry.kind == 'moved' and entry.fix == 'rename' else entry.replacement}"
+    notes = []
+    seen = evidence.version_outcome("TL103", entry.probe, show(version)) if entry.probe and version else None
+    if seen:
+        notes.append(f"Under Triton {show(version)} (CPU run, bench/triton_versions.py): {seen}.")  # type: ignore[arg-type]
+    if entry.api in ("triton.language.make_block_ptr", "triton.language.advance"):
+        notes.append("Rewrite: `desc = tl.make_tensor_descriptor(base, shape, strides, block_shape)` before the loop, "
+                     "`desc.load([off_m, k])` in it with the offsets the advances kept (see `tritonlint rule TL103`).")
+    return Verdict(vars={"api": _short(entry.api), "status": status, "target": at.describe(), "instead": instead},
+                   severity=severity, span=use.span, data={"use": use}, notes=notes)
+
+
+@fixer("triton-api-move")
+def triton_api_move(ctx: MatchContext, verdict: Verdict) -> RawEdits | None:
+    """Name moves: `tl.math.tanh` -> `libdevice.tanh` (with `from triton.language.extra import libdevice`),
+    `from triton.language.math import tanh` -> from libdevice, `tl._experimental_make_tensor_descriptor`
+    -> `tl.make_tensor_descriptor`; `allow_tf32=True/False` -> `input_precision="tf32"/"ieee"`."""
+    use: Use = verdict.data["use"]
+    entry = use.entry
+    kind = ctx.node.kind()
+    if entry.fix == "keyword" and kind == "keyword_argument":
+        return _keyword_fix(ctx)
+    if entry.fix != "rename":
+        return None
+    start, end = use.span
+    if kind == "import_from_statement":
+        node = ctx.ast_node(types=(ast.ImportFrom,))
+        base = entry.api.rpartition(".")[0]
+        if not isinstance(node, ast.ImportFrom) or node.level or node.module != base or \
+                any(_lookup(f"{base}.{a.name}") is None for a in node.names):
+            return None  # a relative import, or names that stay where they are
+        module = ctx.node.field("module_name")
+        new_base = (entry.replacement or "").rpartition(".")[0]
+        return [(*ctx.span(module), new_base)] if module is not None else None
+    if kind != "attribute":
+        return None
+    if entry.replacement and entry.replacement.startswith(_LIBDEVICE + "."):
+        return _libdevice_fix(ctx, use)
+    head = use.written.rpartition(".")[0]
+    return [(start, end, f"{head}.{entry.replacement.rpartition('.')[2]}")] if entry.replacement else None
+
+
+def _libdevice_fix(ctx: MatchContext, use: Use) -> RawEdits | None:
+    name = use.written.rpartition(".")[2]
+    start, end = use.span
+    bound = ctx.model.imports.get("libdevice")
+    if bound == _LIBDEVICE:
+        return [(start, end, f"libdevice.{name}")]
+    if bound is not None or "libdevice" in ctx.model.local_names:
+        return None  # the name is taken
+    imports = [s for s in ctx.model.tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]
+    if not imports:
+        return None
+    after = ctx.file.span_of(imports[-1])[1]
+    return [(after, after, "\nfrom triton.language.extra import libdevice"), (start, end, f"libdevice.{name}")]
+
+
+def _keyword_fix(ctx: MatchContext) -> RawEdits | None:
+    value = ctx.node.field("value")
+    call = ctx.node.parent()
+    if value is None or value.text() not in ("True", "False") or call is None or "input_precision" in call.text():
+        return None
+    precision = "tf32" if value.text() == "True" else "ieee"
+    return [(*ctx.span(), f'input_precision="{precision}"')]

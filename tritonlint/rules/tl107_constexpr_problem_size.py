@@ -1,0 +1,119 @@
+"""TL107: a tl.constexpr parameter fed from a value that changes with the input (one compilation per value),
+and `do_not_specialize` naming a tl.constexpr parameter."""
+
+from __future__ import annotations
+
+import ast
+
+from tritonlint import evidence
+from tritonlint.analysis.host import HostScope
+from tritonlint.analysis.launches import bind_launch
+from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
+from tritonlint.analysis.provenance import (
+    Provenance,
+    model_dimension,
+    varies_with_input,
+)
+from tritonlint.analysis.triton_names import TL
+from tritonlint.context import MatchContext, Verdict, condition
+from tritonlint.walk import walk
+
+# Calls whose arguments make a tile: a constexpr there is a tile size, and specializing on it is the point.
+_TILE_CALLS = frozenset(f"{TL}.{n}" for n in (
+    "arange", "zeros", "full", "reshape", "view", "broadcast_to", "static_range", "make_block_ptr",
+    "make_tensor_descriptor", "expand_dims", "static_assert", "split", "join", "permute", "trans"))
+_TILE_METHODS = frozenset({"reshape", "view", "broadcast_to", "permute", "trans", "load", "store"})
+
+
+def tile_uses(function: JitFunction, model: ModuleModel) -> set[str]:
+    """Constexpr parameters the kernel uses as a tile size (an argument of tl.arange, a shape, a
+    static_range bound, a block shape) or hands to another function (where it may be one)."""
+    constexprs = set(function.constexprs)
+    used: set[str] = set()
+    for node in walk(function.node) if function.node is not None else ():
+        if not isinstance(node, ast.Call):
+            continue
+        name = model.qualify(node.func)
+        tile = name in _TILE_CALLS or (isinstance(node.func, ast.Attribute) and node.func.attr in _TILE_METHODS
+                                       and name is None)
+        helper = name is not None and not name.startswith(("triton.", "tl.")) and not isinstance(node.func, ast.Attribute)
+        if tile or helper or (name or "").startswith(f"{TL}.extra"):
+            for arg in [*node.args, *(k.value for k in node.keywords)]:
+                used |= {n.id for n in walk(arg) if isinstance(n, ast.Name) and n.id in constexprs}
+    return used
+
+
+def _kernel(ctx: MatchContext, launch: LaunchSite) -> JitFunction | None:
+    local = ctx.model.kernel_for(launch)
+    if local is not None or launch.target is None or launch.target.startswith(ctx.model.module + "."):
+        return local
+    return ctx.project.kernel(launch.target, ctx.source_root)
+
+
+def _launch_problem(ctx: MatchContext) -> Verdict | None:
+    span = ctx.span()
+    launch = next((l for l in ctx.model.launches if ctx.file.span_of(l.node) == span), None)
+    if launch is None:
+        return None
+    kernel = _kernel(ctx, launch)
+    if kernel is None or kernel.node is None and not kernel.constexprs:
+        return None
+    tiles = tile_uses(kernel, ctx.model) if kernel.node is not None else set(kernel.constexprs)
+    tuned = kernel.autotune.tuned_meta if kernel.autotune else set()
+    heuristics = set(kernel.heuristics)
+    host = HostScope.of(ctx.model, launch.scope)
+    provenance = Provenance.of(host)
+    for param, expr in bind_launch(ctx.model, launch, kernel).values.items():
+        spec = kernel.param(param)
+        if spec is None or not spec.is_constexpr or param in tiles or param in tuned or param in heuristics \
+                or model_dimension(param):
+            continue
+        why = varies_with_input(provenance.origin(expr))
+        if why is None:
+            continue
+        problem = (f"constexpr `{param}` is fed `{ctx.file.text_of(expr)}` ({why}), so Triton compiles it once per "
+                   f"distinct value ({evidence.measured_phrase('TL107')})")
+        return Verdict(vars={"kernel": launch.callee_text, "problem": problem},
+                       span=ctx.file.span_of(expr),
+                       notes=[f"Triton compiles `{launch.callee_text}` once per distinct value of a constexpr: drop "
+                              f"`tl.constexpr` from `{param}` (a runtime integer; Triton still specializes on "
+                              "divisibility by 16 and on 1), or bucket it with triton.next_power_of_2."])
+    return None
+
+
+def _do_not_specialize(ctx: MatchContext) -> Verdict | None:
+    call = ctx.ast_node(types=(ast.Call,))
+    if not isinstance(call, ast.Call) or ctx.model.qualify(call.func) != "triton.jit":
+        return None
+    keyword = next((k for k in call.keywords if k.arg == "do_not_specialize"), None)
+    function = ctx.model.function_at(call.lineno)
+    if keyword is None or function is None or not isinstance(keyword.value, (ast.List, ast.Tuple)):
+        return None
+    names = [p.name for p in function.params]
+    for element in keyword.value.elts:
+        value = element.value if isinstance(element, ast.Constant) else None
+        name = names[value] if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(names) else value
+        spec = function.param(name) if isinstance(name, str) else None
+        if spec is not None and spec.is_constexpr:
+            problem = (f"do_not_specialize names `{ctx.file.text_of(element)}`, a tl.constexpr parameter: "
+                       "Triton raises CompilationError")
+            return Verdict(vars={"kernel": function.name, "problem": problem},
+                           severity="error", span=ctx.file.span_of(element),
+                           notes=[f"Either drop `tl.constexpr` from `{name!s}` (then do_not_specialize applies) or "
+                                  "drop it from do_not_specialize."])
+    return None
+
+
+def _has_launch_or_jit(model: ModuleModel, target: int | None) -> bool:
+    return bool(model.launches) or bool(model.functions)
+
+
+@condition("constexpr-problem-size", provides=("kernel", "problem"), applies=_has_launch_or_jit)
+def constexpr_problem_size(ctx: MatchContext) -> Verdict | None:
+    """Either a launch that feeds a tl.constexpr parameter the kernel does not use as a tile size from a
+    value that changes with the input (a shape, numel, len, a token or row count; not bucketed by
+    next_power_of_2), or `@triton.jit(do_not_specialize=[...])` naming a tl.constexpr parameter."""
+    parent = ctx.node.parent()
+    if ctx.node.kind() == "decorator" or parent is not None and parent.kind() == "decorator":
+        return _do_not_specialize(ctx)
+    return _launch_problem(ctx)
