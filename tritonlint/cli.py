@@ -331,6 +331,18 @@ def rules_command(output_format: str, config_path: str | None) -> None:
         click.echo(rules_table(rules))
 
 
+@cli.command("server")
+def server_command() -> None:
+    """Run the language server on standard input/output (needs `pip install "tritonlint[server]"`)."""
+    try:
+        from tritonlint.server import serve
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] not in ("pygls", "lsprotocol"):
+            raise
+        raise UsageFailure('`tritonlint server` needs the server extra: pip install "tritonlint[server]"') from None
+    serve()
+
+
 def main(argv: list[str] | None = None) -> None:
     for stream in (sys.stdout, sys.stderr):  # a message with a character the locale cannot encode is no crash
         if hasattr(stream, "reconfigure"):
