@@ -19,8 +19,6 @@ pytest_lsp = pytest.importorskip("pytest_lsp")
 from lsprotocol import types as lsp  # noqa: E402
 from pytest_lsp import ClientServerConfig, LanguageClient  # noqa: E402
 
-pytestmark = pytest.mark.asyncio
-
 TL001 = """\
 import triton
 import triton.language as tl
@@ -153,6 +151,7 @@ def codes(diagnostics: list[lsp.Diagnostic]) -> list[str]:
     return [str(d.code) for d in diagnostics]
 
 
+@pytest.mark.asyncio
 async def test_push_diagnostics_on_open_change_and_close(tmp_path: Path) -> None:
     async with editor(tmp_path) as ed:
         uri = ed.open("k.py", TL001)
@@ -169,6 +168,7 @@ async def test_push_diagnostics_on_open_change_and_close(tmp_path: Path) -> None
         assert await ed.diagnostics(uri, lambda d: not d) == []
 
 
+@pytest.mark.asyncio
 async def test_code_description_and_related_information(tmp_path: Path) -> None:
     rules = tmp_path / "lint_rules"
     rules.mkdir()
@@ -185,6 +185,7 @@ async def test_code_description_and_related_information(tmp_path: Path) -> None:
         assert found[0].code_description.href == "https://example.com/ACME001"
 
 
+@pytest.mark.asyncio
 async def test_pull_diagnostics_with_result_ids(tmp_path: Path) -> None:
     capabilities = lsp.ClientCapabilities(text_document=lsp.TextDocumentClientCapabilities(
         diagnostic=lsp.DiagnosticClientCapabilities()))
@@ -203,6 +204,7 @@ async def test_pull_diagnostics_with_result_ids(tmp_path: Path) -> None:
         assert uri not in ed.client.diagnostics  # a client that pulls is not pushed to as well
 
 
+@pytest.mark.asyncio
 async def test_quick_fix_is_applied_and_relinted(tmp_path: Path) -> None:
     async with editor(tmp_path) as ed:
         uri = ed.open("k.py", TL001)
@@ -217,6 +219,7 @@ async def test_quick_fix_is_applied_and_relinted(tmp_path: Path) -> None:
         assert await ed.diagnostics(uri) == []
 
 
+@pytest.mark.asyncio
 async def test_unsafe_fix_is_marked(tmp_path: Path) -> None:
     register_only = TL001.replace("acc += tl.load(x_ptr + k)", "acc = acc * 0.5 + k")
     async with editor(tmp_path) as ed:
@@ -227,6 +230,7 @@ async def test_unsafe_fix_is_marked(tmp_path: Path) -> None:
         assert "(unsafe fix)" in fix.title and not fix.is_preferred
 
 
+@pytest.mark.asyncio
 async def test_ignore_action_appends_and_merges_noqa_in_utf16(tmp_path: Path) -> None:
     async with editor(tmp_path) as ed:
         uri = ed.open("k.py", TL001)
@@ -247,6 +251,7 @@ async def test_ignore_action_appends_and_merges_noqa_in_utf16(tmp_path: Path) ->
         assert await ed.diagnostics(uri) == []
 
 
+@pytest.mark.asyncio
 async def test_fix_all_applies_safe_fixes_only(tmp_path: Path) -> None:
     register_only = TL001.replace("def kernel(", "def other(").replace("acc += tl.load(x_ptr + k)", "acc = acc * k")
     async with editor(tmp_path) as ed:
@@ -260,6 +265,7 @@ async def test_fix_all_applies_safe_fixes_only(tmp_path: Path) -> None:
         assert [d.severity for d in remaining] == [lsp.DiagnosticSeverity.Information]
 
 
+@pytest.mark.asyncio
 async def test_hover_shows_summary_and_evidence(tmp_path: Path) -> None:
     async with editor(tmp_path) as ed:
         uri = ed.open("k.py", TL001)
@@ -276,6 +282,7 @@ async def test_hover_shows_summary_and_evidence(tmp_path: Path) -> None:
         assert nothing is None
 
 
+@pytest.mark.asyncio
 async def test_configuration_reload_and_bad_configuration(tmp_path: Path) -> None:
     capabilities = lsp.ClientCapabilities(workspace=lsp.WorkspaceClientCapabilities(
         did_change_watched_files=lsp.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True)))
@@ -306,6 +313,7 @@ async def test_configuration_reload_and_bad_configuration(tmp_path: Path) -> Non
         assert await ed.diagnostics(uri) == []
 
 
+@pytest.mark.asyncio
 async def test_client_settings(tmp_path: Path) -> None:
     async with editor(tmp_path, options={"ignore": ["TL001"]}) as ed:
         uri = ed.open("k.py", TL001)
@@ -322,6 +330,7 @@ async def test_client_settings(tmp_path: Path) -> None:
         assert any("TL999" in m.message for m in ed.client.messages)
 
 
+@pytest.mark.asyncio
 async def test_editing_a_kernel_module_updates_the_modules_that_launch_it(tmp_path: Path) -> None:
     async with editor(tmp_path) as ed:
         (tmp_path / "kernels.py").write_text(KERNELS)
@@ -342,6 +351,7 @@ async def test_editing_a_kernel_module_updates_the_modules_that_launch_it(tmp_pa
         await ed.diagnostics(launch, lambda d: codes(d) == ["TL004"])  # back to the file on disk
 
 
+@pytest.mark.asyncio
 async def test_bad_input_never_crashes_the_server(tmp_path: Path) -> None:
     async with editor(tmp_path) as ed:
         uri = ed.open("k.py", TL001)
