@@ -186,6 +186,20 @@ async def test_code_description_and_related_information(tmp_path: Path) -> None:
 
 
 @pytest.mark.asyncio
+async def test_related_information(tmp_path: Path) -> None:
+    from tritonlint.ruleset import load_rules
+
+    rule = next(r for r in load_rules([]) if r.id == "TL006")
+    code = next(e.code for e in rule.invalid if "NORM_KEY = " in e.code)  # the fix extends a module-level list
+    async with editor(tmp_path) as ed:
+        uri = ed.open("norm.py", code)
+        (finding,) = [d for d in await ed.diagnostics(uri) if d.code == "TL006"]
+        key_line = code.splitlines().index('NORM_KEY = ["N"]')
+        assert finding.related_information is not None
+        assert [(r.location.uri, r.location.range.start.line) for r in finding.related_information] == [(uri, key_line)]
+
+
+@pytest.mark.asyncio
 async def test_pull_diagnostics_with_result_ids(tmp_path: Path) -> None:
     capabilities = lsp.ClientCapabilities(text_document=lsp.TextDocumentClientCapabilities(
         diagnostic=lsp.DiagnosticClientCapabilities()))
