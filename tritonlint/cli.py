@@ -161,7 +161,8 @@ def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool, sho
     sys.exit(EXIT_CLEAN if exit_zero and exit_code == EXIT_FINDINGS else exit_code)
 
 
-def _apply_flags(settings: Settings, rules: list[Rule], select, extend_select, ignore, target) -> None:
+def _apply_flags(settings: Settings, rules: list[Rule], select: tuple[str, ...], extend_select: tuple[str, ...],
+                 ignore: tuple[str, ...], target: str | None) -> None:
     if select:
         settings.select = _split(select)
     settings.extend_select += _split(extend_select)
@@ -244,7 +245,7 @@ def _report(results: list[FileResult], problems: list[tuple[str, str]], rules: l
         except OSError as exc:
             raise UsageFailure(f"cannot write the output file {output_file}: {exc.strerror or exc}") from None
     else:
-        stream = sys.stderr if report_to_stderr else sys.stdout
+        stream = sys.stderr if report_to_stderr else sys.stdout  # type: ignore[assignment]
     style = Style(color_enabled(color, stream.isatty()))
 
     def out(text: str) -> None:
@@ -350,6 +351,18 @@ def rules_command(output_format: str, config_path: str | None) -> None:
         click.echo(json.dumps([rule_summary(r) for r in rules], indent=2))
     else:
         click.echo(rules_table(rules))
+
+
+@cli.command("server")
+def server_command() -> None:
+    """Run the language server on standard input/output (needs `pip install "tritonlint[server]"`)."""
+    try:
+        from tritonlint.server import serve
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] not in ("pygls", "lsprotocol"):
+            raise
+        raise UsageFailure('`tritonlint server` needs the server extra: pip install "tritonlint[server]"') from None
+    serve()
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -21,7 +21,7 @@ _progress: Any = None
 
 
 def _start(function: Callable[[Any], Any], progress: Any, initializer: Callable[..., None],
-           initargs: tuple) -> None:
+           initargs: tuple[object, ...]) -> None:
     global _function, _progress
     _function, _progress = function, progress
     initializer(*initargs)
@@ -38,7 +38,7 @@ def _run_chunk(chunk: list[tuple[int, Any]]) -> list[Any]:
 
 
 def run_jobs(function: Callable[[Task], Result], tasks: Sequence[Task], workers: int, chunk_size: int,
-             context: Any, initializer: Callable[..., None], initargs: tuple,
+             context: Any, initializer: Callable[..., None], initargs: tuple[object, ...],
              on_death: Callable[[Task], Result]) -> list[Result]:
     """function(task) for every task, in order, in `workers` processes made by the multiprocessing
     `context`; on_death(task) stands for the result of a task whose process died running it."""
@@ -63,9 +63,9 @@ def run_jobs(function: Callable[[Task], Result], tasks: Sequence[Task], workers:
 
 
 def _pool_round(chunks: list[list[tuple[int, Any]]], workers: int, context: Any, function: Callable[[Any], Any],
-                progress: Any, initializer: Callable[..., None], initargs: tuple, results: dict[int, Any]) -> bool:
+                progress: Any, initializer: Callable[..., None], initargs: tuple[object, ...], results: dict[int, Any]) -> bool:
     """Run the chunks in a new pool, adding what comes back to `results`; False when a worker died."""
-    futures: list[tuple[list[tuple[int, Any]], Future]] = []
+    futures: list[tuple[list[tuple[int, Any]], Future[Any]]] = []
     died = False
     try:
         with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start,
