@@ -58,7 +58,7 @@ def sizes(ctx: MatchContext, call: ast.Call) -> tuple[str, list[ast.expr]] | Non
         return "shape", _shape_arguments(call, 1)
     if name is None and in_kernel and isinstance(call.func, ast.Attribute) and call.func.attr in SHAPE_METHODS:
         return "shape", _shape_arguments(call, 0)  # a method of a tile
-    if name in KERNEL_DESCRIPTORS and in_kernel or name == HOST_DESCRIPTOR:
+    if (name in KERNEL_DESCRIPTORS and in_kernel) or name == HOST_DESCRIPTOR:
         return "block_shape", _elements(_argument(call, 3, "block_shape"))
     if name == f"{HOST_DESCRIPTOR}.from_tensor":
         return "block_shape", _elements(_argument(call, 1, "block_shape"))

@@ -36,11 +36,13 @@ def jit_above_wrapper(ctx: MatchContext) -> Verdict | None:
     decorators = node.decorator_list
     first = decorators[below[0]]
     between = {names[i] for i in range(jit + 1, below[-1])} - set(WRAPPERS)
+    moved, anchor = _whole_lines(ctx.file, decorators[jit]), _whole_lines(ctx.file, decorators[below[-1]])
     return Verdict(
         vars={"jit": _callee_text(ctx.file, decorators[jit]), "wrapper": _callee_text(ctx.file, first),
               "wrapper_line": str(first.lineno)},
         span=ctx.file.span_of(decorators[jit]),
-        data={"move": (decorators[jit], decorators[below[-1]])},
+        data={"move": (moved, anchor)},
+        related=[(moved[0], anchor[1])] if moved and anchor else [],  # the decorator lines the fix reorders
         # Another decorator between them would wrap something else once jit moves below the wrappers.
         applicability="unsafe" if between else None,
     )
@@ -68,8 +70,7 @@ def _whole_lines(file: ParsedFile, decorator: ast.expr) -> tuple[int, int] | Non
 def move_jit_below_wrappers(ctx: MatchContext, verdict: Verdict) -> RawEdits | None:
     """Move the @triton.jit line(s), with their trailing comment, to just below the last @triton.autotune /
     @triton.heuristics; every other line, comments included, stays where it is."""
-    jit, last = verdict.data["move"]
-    moved, anchor = _whole_lines(ctx.file, jit), _whole_lines(ctx.file, last)
+    moved, anchor = verdict.data["move"]
     if moved is None or anchor is None:
         return None
     text = ctx.file.text[moved[0]:moved[1]]
