@@ -28,7 +28,7 @@ import triton.language as tl
 def kernel(x_ptr, out_ptr):
     acc = 0.0
     for k in tl.static_range(64):  # the loop \U0001f680 unrolled
-        acc += tl.load(x_ptr + k)
+        acc = tl.dot(tl.load(x_ptr + k), tl.load(x_ptr), acc)
     tl.store(out_ptr, acc)
 """
 LOOP_LINE = 7
@@ -235,7 +235,7 @@ async def test_quick_fix_is_applied_and_relinted(tmp_path: Path) -> None:
 
 @pytest.mark.asyncio
 async def test_unsafe_fix_is_marked(tmp_path: Path) -> None:
-    register_only = TL001.replace("acc += tl.load(x_ptr + k)", "acc = acc * 0.5 + k")
+    register_only = TL001.replace("acc = tl.dot(tl.load(x_ptr + k), tl.load(x_ptr), acc)", "acc = acc * 0.5 + k")
     async with editor(tmp_path) as ed:
         uri = ed.open("k.py", register_only)
         found = await ed.diagnostics(uri)
@@ -267,7 +267,8 @@ async def test_ignore_action_appends_and_merges_noqa_in_utf16(tmp_path: Path) ->
 
 @pytest.mark.asyncio
 async def test_fix_all_applies_safe_fixes_only(tmp_path: Path) -> None:
-    register_only = TL001.replace("def kernel(", "def other(").replace("acc += tl.load(x_ptr + k)", "acc = acc * k")
+    register_only = TL001.replace("def kernel(", "def other(").replace(
+        "acc = tl.dot(tl.load(x_ptr + k), tl.load(x_ptr), acc)", "acc = acc * k")
     async with editor(tmp_path) as ed:
         uri = ed.open("k.py", TL001 + "\n\n" + register_only)
         assert codes(await ed.diagnostics(uri)) == ["TL001", "TL001"]
