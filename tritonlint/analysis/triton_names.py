@@ -23,3 +23,14 @@ RESHAPE_OR_REDUCE_METHODS = frozenset({"reshape", "view", "broadcast_to", "expan
                              "argmin", "reduce", "xor_sum"})
 # Calls with effects: a fix must not reorder them.
 EFFECTS = ("store", "atomic_", "debug_barrier", "device_print", "device_assert", "inline_asm")
+# Tile shapes (analysis/tiles.py): calls whose result has the broadcast shape of their operands, and calls
+# whose result has the shape of their first operand.
+TILE_ELEMENTWISE = frozenset(f"{TL}.{n}" for n in (
+    "abs", "ceil", "clamp", "cos", "div_rn", "erf", "exp", "exp2", "fdiv", "floor", "fma", "log", "log2", "maximum",
+    "minimum", "rsqrt", "sigmoid", "sin", "sqrt", "sqrt_rn", "umulhi", "cdiv", "fast_expf", "fast_dividef",
+    "randint", "rand", "randn",
+))
+TILE_SAME_SHAPE = frozenset(f"{TL}.{n}" for n in (
+    "multiple_of", "max_contiguous", "max_constancy", "softmax", "cumsum", "cumprod", "sort", "flip",
+    "associative_scan",
+))

@@ -9,4 +9,5 @@ from tritonlint.rules import (  # noqa: F401
     tl004_autotune_frozen_block,
     tl005_gqa_descriptor_heads,
     tl006_autotune_missing_key,
+    tl113_tile_shape_mismatch,
 )
