@@ -62,6 +62,7 @@ class Tile:
 
 
 UNKNOWN = Tile(None)
+FAILED = Tile(None, kind="failed")  # the result of an operation that does not compile: nothing after it is checked
 SCALAR = Tile(())
 
 
@@ -112,10 +113,16 @@ def can_broadcast(left: Shape | None, right: Shape | None) -> Incompatible | Non
 
 
 def _merge(a: Tile, b: Tile) -> Tile:
-    """The value of a name after two paths join: dimensions that agree are kept."""
+    """The value of a name after two paths join: dimensions that agree are kept. Triton requires a value
+    to keep its type where paths join (both arms of an `if`, loop iterations), so an unknown side takes the
+    known side's shape; a side that failed to compile stays failed."""
     if a is b or a == b:
         return a
-    if a.shape is None or b.shape is None or len(a.shape) != len(b.shape):
+    if a.kind == "failed" or b.kind == "failed":
+        return FAILED
+    if a.shape is None or b.shape is None:
+        return a if b.shape is None else b
+    if len(a.shape) != len(b.shape):
         return UNKNOWN
     shape = tuple(x if x == y else None for x, y in zip(a.shape, b.shape))
     return Tile(shape, a.line, a.text, a.sources + b.sources, a.dtype if a.dtype == b.dtype else None,
@@ -229,7 +236,7 @@ class ShapeMap:
             value = self._expr(stmt.value, env)
             result = self._combine(stmt, [target, value], stmt.lineno)
             if isinstance(stmt.target, ast.Name):
-                env[stmt.target.id] = target if result.shape is None else result  # a failed broadcast keeps it
+                env[stmt.target.id] = result
             return env
         if isinstance(stmt, (ast.For, ast.AsyncFor)):
             self._expr(stmt.iter, env)
@@ -303,7 +310,9 @@ class ShapeMap:
     def _expr(self, node: ast.expr, env: dict[str, Tile]) -> Tile:
         tile = self._compute(node, env)
         seen = self._tiles.get(id(node))
-        self._tiles[id(node)] = tile if seen is None else _merge(seen, tile)
+        # A node seen again (a loop body's second walk) keeps what the first walk knew if it knows nothing more.
+        self._tiles[id(node)] = tile if seen is None or seen.shape is None else seen if tile.shape is None \
+            else _merge(seen, tile)
         return tile
 
     def _combine(self, node: ast.AST, operands: Iterable[Tile], line: int) -> Tile:
@@ -313,11 +322,11 @@ class ShapeMap:
         dtypes = set()
         for operand in operands:
             if operand.shape is None:
-                return UNKNOWN
+                return operand if operand.kind == "failed" else UNKNOWN
             try:
                 shape = broadcast(shape, operand.shape)
             except Incompatible:
-                return UNKNOWN
+                return FAILED
             sources += operand.sources
             dtypes.add(operand.dtype)
         text = _short(node) if isinstance(node, ast.expr) else ast.unparse(node).strip()
@@ -511,13 +520,9 @@ class ShapeMap:
 
     def _dot(self, a: Tile, b: Tile, acc: Tile, out_dtype: str | None, made) -> Tile:
         if a.shape is not None and b.shape is not None and len(a.shape) == len(b.shape) and len(a.shape) in (2, 3):
-            # A tl.dot that does not compile is reported once: what follows it takes the accumulator's shape
-            # (a loop-carried accumulator stays what it was) or none.
-            if _known_differ(a.shape[-1], b.shape[-2]):
-                return UNKNOWN
-            if acc.shape and (len(acc.shape) != len(a.shape)
-                              or any(map(_known_differ, acc.shape, a.shape[:-1] + b.shape[-1:]))):
-                return acc
+            if _known_differ(a.shape[-1], b.shape[-2]) or acc.shape and (
+                    len(acc.shape) != len(a.shape) or any(map(_known_differ, acc.shape, a.shape[:-1] + b.shape[-1:]))):
+                return FAILED
             return made(a.shape[:-1] + b.shape[-1:], a.sources + b.sources, out_dtype or acc.dtype)
         if acc.shape is not None and acc.shape != ():
             return made(acc.shape, acc.sources, acc.dtype)
