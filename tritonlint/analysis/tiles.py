@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tritonlint.analysis.consteval import Binding, Value
 from tritonlint.analysis.kernel import LocalScope, scenarios
@@ -43,10 +43,15 @@ class Tile:
 
     shape: Shape | None
     line: int = 0
-    text: str = ""  # the expression (or name) that fixed the shape, for messages
+    made_by: ast.AST | None = field(default=None, compare=False)  # the expression or assignment that fixed the shape
     sources: tuple[tuple[str, Binding], ...] = ()
     dtype: str | None = None
     kind: str = "tile"  # "tile" | "descriptor" (block shape of a tensor descriptor) | "block_ptr"
+
+    @property
+    def text(self) -> str:
+        """The source of what fixed the shape, shortened for messages (unparsed only when a message needs it)."""
+        return "" if self.made_by is None else _short(self.made_by)
 
     @property
     def known(self) -> bool:
@@ -125,7 +130,7 @@ def _merge(a: Tile, b: Tile) -> Tile:
     if len(a.shape) != len(b.shape):
         return UNKNOWN
     shape = tuple(x if x == y else None for x, y in zip(a.shape, b.shape))
-    return Tile(shape, a.line, a.text, a.sources + b.sources, a.dtype if a.dtype == b.dtype else None,
+    return Tile(shape, a.line, a.made_by, a.sources + b.sources, a.dtype if a.dtype == b.dtype else None,
                 a.kind if a.kind == b.kind else "tile")
 
 
@@ -284,7 +289,7 @@ class ShapeMap:
     def _bind(self, target: ast.expr, value: ast.expr | None, tile: Tile, env: dict[str, Tile], stmt: ast.stmt) -> None:
         if isinstance(target, ast.Name):
             if tile.shape is not None and value is not None and not isinstance(value, ast.Name):
-                tile = Tile(tile.shape, stmt.lineno, f"{target.id} = {_short(value)}", tile.sources, tile.dtype,
+                tile = Tile(tile.shape, stmt.lineno, stmt, tile.sources, tile.dtype,
                             tile.kind)
             env[target.id] = tile
         elif isinstance(target, (ast.Tuple, ast.List)):
@@ -302,7 +307,7 @@ class ShapeMap:
         if isinstance(value, ast.Call) and self.model.qualify(value.func) == f"{TL}.split" and value.args and count == 2:
             source = self.tile(value.args[0])
             if source.shape:
-                half = Tile(source.shape[:-1], value.lineno, _short(value), source.sources, source.dtype)
+                half = Tile(source.shape[:-1], value.lineno, value, source.sources, source.dtype)
                 return [half, half]
         return None
 
@@ -329,8 +334,7 @@ class ShapeMap:
                 return FAILED
             sources += operand.sources
             dtypes.add(operand.dtype)
-        text = _short(node) if isinstance(node, ast.expr) else ast.unparse(node).strip()
-        return Tile(shape, line, text, sources, dtypes.pop() if len(dtypes) == 1 else None)
+        return Tile(shape, line, node, sources, dtypes.pop() if len(dtypes) == 1 else None)
 
     def _compute(self, node: ast.expr, env: dict[str, Tile]) -> Tile:
         if isinstance(node, ast.Constant):
@@ -345,7 +349,7 @@ class ShapeMap:
         if isinstance(node, ast.Compare):
             operands = [self._expr(node.left, env)] + [self._expr(c, env) for c in node.comparators]
             tile = self._combine(node, operands, node.lineno)
-            return Tile(tile.shape, tile.line, tile.text, tile.sources, "int1") if tile.shape is not None else tile
+            return Tile(tile.shape, tile.line, tile.made_by, tile.sources, "int1") if tile.shape is not None else tile
         if isinstance(node, ast.UnaryOp):
             return self._expr(node.operand, env)
         if isinstance(node, ast.BoolOp):
@@ -361,7 +365,7 @@ class ShapeMap:
         if isinstance(node, ast.Attribute):
             base = self._expr(node.value, env)
             if node.attr == "T" and base.shape is not None and len(base.shape) == 2:
-                return Tile(base.shape[::-1], node.lineno, _short(node), base.sources, base.dtype)
+                return Tile(base.shape[::-1], node.lineno, node, base.sources, base.dtype)
             return UNKNOWN
         if isinstance(node, ast.Call):
             return self._call(node, env)
@@ -392,7 +396,7 @@ class ShapeMap:
                 fill = len(rest) - sum(_is_full_slice(i) for i in items[items.index(item) + 1:])
                 dims.extend(rest[:fill])
                 rest = rest[fill:]
-        return Tile(tuple(dims), node.lineno, _short(node), base.sources, base.dtype)
+        return Tile(tuple(dims), node.lineno, node, base.sources, base.dtype)
 
     def _call(self, node: ast.Call, env: dict[str, Tile]) -> Tile:
         name = self.model.qualify(node.func)
@@ -402,7 +406,6 @@ class ShapeMap:
         keywords = {k.arg: self._expr(k.value, env) for k in node.keywords if k.arg}
         kw_nodes = {k.arg: k.value for k in node.keywords if k.arg}
         line = node.lineno
-        text = _short(node)
 
         def arg(index: int, keyword: str) -> ast.expr | None:
             return node.args[index] if len(node.args) > index else kw_nodes.get(keyword)
@@ -411,7 +414,7 @@ class ShapeMap:
             return args[index] if len(args) > index else keywords.get(keyword, UNKNOWN)
 
         def made(shape: Shape | None, sources: tuple = (), dtype: str | None = None, kind: str = "tile") -> Tile:
-            return UNKNOWN if shape is None else Tile(shape, line, text, sources, dtype, kind)
+            return UNKNOWN if shape is None else Tile(shape, line, node, sources, dtype, kind)
 
         if method is not None:
             return self._method(node, method, receiver, args, kw_nodes, made)  # type: ignore[arg-type]
