@@ -246,9 +246,12 @@ class ShapeMap:
         if isinstance(stmt, (ast.For, ast.AsyncFor)):
             self._expr(stmt.iter, env)
             entry = dict(env)
+            counter = isinstance(stmt.target, ast.Name) and isinstance(stmt.iter, ast.Call) and \
+                (self.model.qualify(stmt.iter.func) or ast.unparse(stmt.iter.func)).rpartition(".")[2] in \
+                ("range", "static_range")
             for name in walk(stmt.target):
                 if isinstance(name, ast.Name):
-                    entry[name.id] = SCALAR if isinstance(stmt.target, ast.Name) else UNKNOWN
+                    entry[name.id] = SCALAR if counter else UNKNOWN  # a loop over a tuple may yield tiles
             once = self._block(stmt.body, entry)
             twice = self._block(stmt.body, _join(entry, once))
             return self._block(stmt.orelse, _join(entry, twice))
@@ -419,7 +422,11 @@ class ShapeMap:
         if method is not None:
             return self._method(node, method, receiver, args, kw_nodes, made)  # type: ignore[arg-type]
         if name is None:
-            return UNKNOWN
+            builtin = node.func.id if isinstance(node.func, ast.Name) else None
+            if builtin in ("float", "int", "bool", "len", "round"):
+                return SCALAR  # a Python number: Triton has no such conversion of a tile
+            scalars = all(t.shape == () for t in [*args, *keywords.values()])
+            return SCALAR if builtin in ("min", "max", "abs") and scalars else UNKNOWN
         short = name[len(TL) + 1:] if name.startswith(TL + ".") else None
         if short in ("program_id", "num_programs"):
             return SCALAR
