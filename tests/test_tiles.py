@@ -126,3 +126,27 @@ def test_unknown_stays_unknown():
     assert found["z"] == "unknown"  # a helper's parameters may be tiles
     assert found["w"] == "unknown"
     assert found["v"] == "unknown"
+
+
+def test_local_helpers_are_followed_with_their_arguments():
+    model = _model('''
+        @triton.jit
+        def _offsets(start, BLOCK: tl.constexpr):
+            return start + tl.arange(0, BLOCK), tl.program_id(0)
+
+        @triton.jit
+        def _scale(x, s):
+            return x * s[None, :]
+
+        @triton.jit
+        def kernel(x_ptr, s_ptr, BLOCK_M: tl.constexpr = 32):
+            rows, pid = _offsets(tl.program_id(0) * BLOCK_M, BLOCK_M)
+            cols, _ = _offsets(0, 64)
+            x = tl.load(x_ptr + rows[:, None] * 64 + cols[None, :])
+            y = _scale(x, tl.load(s_ptr + cols))
+    ''')
+    kernel = model.functions[-1]
+    (shapes,) = scenario_shapes(model, kernel)
+    found = _shapes_by_text(shapes, kernel)
+    assert found["x"] == "(32, 64)"
+    assert found["y"] == "(32, 64)"

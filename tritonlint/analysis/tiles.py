@@ -46,7 +46,8 @@ class Tile:
     made_by: ast.AST | None = field(default=None, compare=False)  # the expression or assignment that fixed the shape
     sources: tuple[tuple[str, Binding], ...] = ()
     dtype: str | None = None
-    kind: str = "tile"  # "tile" | "descriptor" (block shape of a tensor descriptor) | "block_ptr"
+    kind: str = "tile"  # "tile" | "descriptor" (block shape of a tensor descriptor) | "block_ptr" | "tuple"
+    items: tuple[Tile, ...] | None = field(default=None, compare=False)  # a tuple's elements (a helper's return)
 
     @property
     def text(self) -> str:
@@ -127,6 +128,10 @@ def _merge(a: Tile, b: Tile) -> Tile:
         return FAILED
     if a.shape is None or b.shape is None:
         return a if b.shape is None else b
+    if a.kind == "tuple" or b.kind == "tuple":
+        if a.kind == b.kind and a.items is not None and b.items is not None and len(a.items) == len(b.items):
+            return Tile((), a.line, a.made_by, kind="tuple", items=tuple(map(_merge, a.items, b.items)))
+        return UNKNOWN
     if len(a.shape) != len(b.shape):
         return UNKNOWN
     shape = tuple(x if x == y else None for x, y in zip(a.shape, b.shape))
@@ -138,17 +143,21 @@ class ShapeMap:
     """The tiles of one jit function under one scenario: `.of(expr)` is an expression's shape (None when
     unknown), `.tile(expr)` what else is known of it."""
 
-    def __init__(self, model: ModuleModel, function: JitFunction, scenario: dict[str, Binding] | None) -> None:
+    def __init__(self, model: ModuleModel, function: JitFunction, scenario: dict[str, Binding] | None,
+                 arguments: dict[str, Tile] | None = None, depth: int = 0) -> None:
+        """`arguments`: the tiles a caller passes to a jit helper (see _inline), else its parameters' defaults."""
         self.model = model
         self.function = function
         self.scenario = scenario
+        self.depth = depth
         self._tiles: dict[int, Tile] = {}
         self._reached: set[int] = set()  # statements the walk took (not in a branch a constant test rules out)
+        self.returned: Tile | None = None  # the join of what the function returns (a tuple: kind "tuple")
         node = function.node
         # Without a scenario every parameter is unbound (symbolic), even one named like a module constant.
         unbound = {p.name: Binding(None, "kernel argument") for p in function.params}
         self._scope = LocalScope(model, unbound if scenario is None else scenario, node)
-        self._params = self._parameters(model, function)
+        self._params = {**self._parameters(model, function), **(arguments or {})}
         if node is not None:
             env = dict(self._params)
             self._block(node.body, env)
@@ -280,7 +289,12 @@ class ShapeMap:
             for end in ends[1:]:
                 out = _join(out, end)
             return self._block(stmt.finalbody, out)
-        if isinstance(stmt, (ast.Expr, ast.Return)) and stmt.value is not None:
+        if isinstance(stmt, ast.Return):
+            value = UNKNOWN if stmt.value is None else self._expr(stmt.value, env)
+            if isinstance(stmt.value, ast.Tuple):
+                value = Tile((), stmt.lineno, stmt, kind="tuple", items=tuple(self.tile(e) for e in stmt.value.elts))
+            self.returned = value if self.returned is None else _merge(self.returned, value)
+        elif isinstance(stmt, ast.Expr):
             self._expr(stmt.value, env)
         elif isinstance(stmt, (ast.Assert,)):
             self._expr(stmt.test, env)
@@ -312,6 +326,9 @@ class ShapeMap:
             if source.shape:
                 half = Tile(source.shape[:-1], value.lineno, value, source.sources, source.dtype)
                 return [half, half]
+        returned = self.tile(value) if value is not None else UNKNOWN
+        if returned.kind == "tuple" and returned.items is not None and len(returned.items) == count:
+            return list(returned.items)
         return None
 
     # ---- expressions ---------------------------------------------------------------------------------
@@ -421,6 +438,9 @@ class ShapeMap:
 
         if method is not None:
             return self._method(node, method, receiver, args, kw_nodes, made)  # type: ignore[arg-type]
+        helper = self._helper(node, name)
+        if helper is not None:
+            return self._inline(node, helper, args, keywords)
         if name is None:
             builtin = node.func.id if isinstance(node.func, ast.Name) else None
             if builtin in ("float", "int", "bool", "len", "round"):
@@ -490,6 +510,42 @@ class ShapeMap:
         if name in TILE_ELEMENTWISE or name.startswith((f"{TL}.math.", f"{TL}.extra.")):
             return self._combine(node, args, line)
         return UNKNOWN
+
+    def _helper(self, node: ast.Call, name: str | None) -> JitFunction | None:
+        if self.depth >= _MAX_INLINE or not isinstance(node.func, ast.Name) or name != f"{self.model.module}.{node.func.id}":
+            return None
+        helper = self.model.local_function(node.func.id)
+        return helper if helper is not None and helper.node is not None and helper is not self.function else None
+
+    def _inline(self, node: ast.Call, helper: JitFunction, args: list[Tile], keywords: dict[str, Tile]) -> Tile:
+        """What a jit helper of this module returns for these arguments: its body walked with the
+        arguments' tiles, and its constexpr parameters bound to the values the caller passes (else their
+        defaults). A tuple it returns can be unpacked."""
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return UNKNOWN
+        exprs = dict(zip((p.name for p in helper.params), node.args))
+        exprs.update({k.arg: k.value for k in node.keywords if k.arg})
+        tiles = dict(zip((p.name for p in helper.params), args))
+        tiles.update(keywords)
+        scenario: dict[str, Binding] = {}
+        for param in helper.params:
+            value = self._value(exprs[param.name]) if param.name in exprs else None
+            if value is not None:
+                scenario[param.name] = Binding(value.value, f"argument at line {node.lineno}")
+            elif param.name not in exprs and param.is_constexpr and isinstance(param.default_value, int):
+                scenario[param.name] = Binding(param.default_value, "constexpr default")
+            else:
+                scenario[param.name] = Binding(None, "kernel argument")
+        arguments = {p.name: tiles.get(p.name, SCALAR if p.is_constexpr else UNKNOWN) for p in helper.params}
+        key = ("tile-inline", id(helper), _scenario_key(scenario),
+               tuple((n, t.shape, t.kind) for n, t in arguments.items()))
+        if key not in self.model.memo:
+            self.model.memo[key] = ShapeMap(self.model, helper, scenario, arguments, self.depth + 1).returned
+        returned = self.model.memo[key]
+        if returned is None or returned.kind == "failed":
+            return UNKNOWN
+        return returned if returned.kind == "tuple" else Tile(returned.shape, node.lineno, node, returned.sources,
+                                                              returned.dtype, returned.kind)
 
     def _method(self, node: ast.Call, method: str, receiver: Tile, args: list[Tile], kw_nodes: dict, made) -> Tile:
         if receiver.kind == "descriptor" and method in ("load", "gather"):
@@ -588,6 +644,8 @@ class ShapeMap:
         dtype = "int32" if name in ("argmax", "argmin") else source.dtype
         return made(tuple(dims), source.sources, dtype)
 
+
+_MAX_INLINE = 3  # helpers calling helpers: deeper calls are unknown
 
 _COMPARE = {
     ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b,
