@@ -592,6 +592,11 @@ class ShapeMap:
             return made(a.shape[:-1] + b.shape[-1:], a.sources + b.sources, out_dtype or acc.dtype)
         if acc.shape is not None and acc.shape != ():
             return made(acc.shape, acc.sources, acc.dtype)
+        # One operand known: the rows come from the first, the columns from the second.
+        if a.shape is not None and b.shape is None and len(a.shape) in (2, 3):
+            return made(a.shape[:-1] + (None,), a.sources, out_dtype)
+        if b.shape is not None and a.shape is None and len(b.shape) in (2, 3):
+            return made((None,) * (len(b.shape) - 1) + b.shape[-1:], b.sources, out_dtype)
         return UNKNOWN
 
     def _permute(self, source: Tile, dims_node: list[ast.expr], made) -> Tile:

@@ -126,15 +126,20 @@ def _dot(node: ast.Call, maps: list[ShapeMap], k_applies: bool) -> Verdict | Non
     sixteen = False
     for shapes in maps:
         a, b = shapes.tile(a_node), shapes.tile(b_node)
-        if a.shape is None or b.shape is None or len(a.shape) != len(b.shape) or len(a.shape) not in (2, 3):
-            continue
-        k_a, k_b = a.shape[-1], b.shape[-2]
+        ranks = {len(t.shape) for t in (a, b) if t.shape is not None}
+        if len(ranks) != 1 or not ranks <= {2, 3}:
+            continue  # neither operand known, or ranks that another check of Triton's rejects
+        rank = ranks.pop()
+        k_a = a.shape[-1] if a.shape is not None else None
+        k_b = b.shape[-2] if b.shape is not None else None
         if isinstance(k_a, int) and isinstance(k_b, int) and k_a != k_b:
             inner.append((a, b))
             continue
         if acc_node is not None:
             acc = shapes.tile(acc_node)
-            product = a.shape[:-1] + b.shape[-1:]
+            # One known operand is enough: the rows come from the first, the columns from the second.
+            product = (a.shape[:-1] if a.shape is not None else (None,) * (rank - 1)) + \
+                (b.shape[-1:] if b.shape is not None else (None,))
             if acc.shape is not None and acc.shape != () and _differs(acc.shape, product):
                 accumulator.append((a, b, acc, product))
         k = k_a if isinstance(k_a, int) else k_b
@@ -152,13 +157,14 @@ def _dot(node: ast.Call, maps: list[ShapeMap], k_applies: bool) -> Verdict | Non
         a, b, acc, product = accumulator[0]
         problem = (f"tl.dot accumulator {_named(acc_node, acc)} is not the product's shape "  # type: ignore[arg-type]
                    f"{format_shape(product)} (`{ast.unparse(a_node)}` x `{ast.unparse(b_node)}`)")
-        return _verdict("acc", problem, _scenario_note(len(accumulator), len(maps), a, b, acc))
+        return _verdict("acc", problem, _scenario_note(len(accumulator), len(maps), *(t for t in (a, b, acc) if t.shape)))
     # K < 16: in any scenario when an operand is known to be 16-bit, else in every scenario (all with K known).
     if k_applies and small and (sixteen or len(small) == k_known == len(maps)):
         a, b, k = small[0]
-        problem = (f"tl.dot inner dimension K={k} is below {MIN_K} ({_named(a_node, a)}, {_named(b_node, b)}); "
+        known = [(node_, t) for node_, t in ((a_node, a), (b_node, b)) if t.shape is not None]
+        problem = (f"tl.dot inner dimension K={k} is below {MIN_K} ({', '.join(_named(n, t) for n, t in known)}); "
                    f"K >= {MIN_K} is required for the tensor-core path")
-        return _verdict("k", problem, _scenario_note(len(small), len(maps), a, b))
+        return _verdict("k", problem, _scenario_note(len(small), len(maps), *(t for _, t in known)))
     return None
 
 
