@@ -134,7 +134,7 @@ def _merge(a: Tile, b: Tile) -> Tile:
         return UNKNOWN
     if len(a.shape) != len(b.shape):
         return UNKNOWN
-    shape = tuple(x if x == y else None for x, y in zip(a.shape, b.shape))
+    shape = tuple(x if x == y or y is None else y if x is None else None for x, y in zip(a.shape, b.shape))
     return Tile(shape, a.line, a.made_by, a.sources + b.sources, a.dtype if a.dtype == b.dtype else None,
                 a.kind if a.kind == b.kind else "tile")
 
