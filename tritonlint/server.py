@@ -20,16 +20,31 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from tritonlint import __version__, evidence
-from tritonlint.config import (CONFIG_FILES, ConfigError, Settings, build_settings, check_selectors,
-                               extend_rule_dirs, find_config, read_config, validate_target)
-from tritonlint.diagnostics import Diagnostic
+from tritonlint.analysis.model import JitFunction, ModuleModel, module_name
 from tritonlint.analysis.project import Project
+from tritonlint.config import (
+    CONFIG_FILES,
+    ConfigError,
+    Settings,
+    build_settings,
+    check_selectors,
+    extend_rule_dirs,
+    find_config,
+    read_config,
+    validate_target,
+)
+from tritonlint.diagnostics import Diagnostic
 from tritonlint.fixes import apply_fixes
 from tritonlint.linter import FileLinter, FileResult, FixMode
-from tritonlint.analysis.model import JitFunction, ModuleModel, module_name
 from tritonlint.ruleset import Rule, RuleFileError, load_rules
 from tritonlint.runner import make_linter
-from tritonlint.source import LineIndex, SourceError, check_syntax, decode_source, read_source
+from tritonlint.source import (
+    LineIndex,
+    SourceError,
+    check_syntax,
+    decode_source,
+    read_source,
+)
 from tritonlint.suppression import Suppressions
 
 DEBOUNCE_S = 0.15

@@ -197,7 +197,7 @@ class ModuleModel:
         self.launches: list[LaunchSite] = []
         # What checks derive from this module and ask for again at every match (a host scope, the calls
         # that hand a kernel over): computed once per module, keyed by (what, node id).
-        self.memo: dict[tuple[str, int], Any] = {}
+        self.memo: dict[tuple[Any, ...], Any] = {}
         self.text = text
         self._statements = _Statements(tree, None if text is None else _launch_lines(text))
         self._collect_module_names()

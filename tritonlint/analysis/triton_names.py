@@ -41,4 +41,14 @@ POINTER_PASSTHROUGH = frozenset(f"{TL}.{n}" for n in ("make_block_ptr", "advance
                                                       "max_constancy", "cast", "broadcast_to", "reshape", "view"))
 # Device-side descriptor constructors: each launch of a kernel using them needs Triton's allocator (TL105).
 DEVICE_DESCRIPTOR_MAKERS = frozenset({f"{TL}.make_tensor_descriptor", f"{TL}._experimental_make_tensor_descriptor"})
-HOST_DESCRIPTOR = "triton.tools.tensor_descriptor.TensorDescriptor"  # a host TMA descriptor (TL106)
+# Tile shapes (analysis/tiles.py): calls whose result has the broadcast shape of their operands, and calls
+# whose result has the shape of their first operand.
+TILE_ELEMENTWISE = frozenset(f"{TL}.{n}" for n in (
+    "abs", "ceil", "clamp", "cos", "div_rn", "erf", "exp", "exp2", "fdiv", "floor", "fma", "log", "log2", "maximum",
+    "minimum", "rsqrt", "sigmoid", "sin", "sqrt", "sqrt_rn", "umulhi", "cdiv", "fast_expf", "fast_dividef",
+    "randint", "rand", "randn",
+))
+TILE_SAME_SHAPE = frozenset(f"{TL}.{n}" for n in (
+    "multiple_of", "max_contiguous", "max_constancy", "softmax", "cumsum", "cumprod", "sort", "flip",
+    "associative_scan",
+))

@@ -21,4 +21,5 @@ from tritonlint.rules import (  # noqa: F401
     tl110_autotune_key_unknown,
     tl111_program_id_axis,
     tl112_decorator_order,
+    tl113_tile_shape_mismatch,
 )

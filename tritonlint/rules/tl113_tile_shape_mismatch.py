@@ -1,0 +1,232 @@
+"""TL113: tile shapes that Triton rejects at compile time, from the symbolic shapes of analysis/tiles.py.
+
+A `tl.dot` whose operands' inner dimensions differ, or whose accumulator is not the product's shape;
+elementwise operands, `tl.where` arguments, load masks and stored values whose shapes cannot broadcast;
+and a `tl.dot` whose inner (K) dimension is below 16, the NVIDIA backend's minimum. Only dimensions that are
+known ints in a scenario can disagree: a symbolic or unknown dimension never makes a finding. The K check
+is per scenario when an operand is known to be 16-bit (a cast or constructor names its type), and otherwise
+only when K < 16 in every scenario the tl.dot is compiled in.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from tritonlint import evidence
+from tritonlint.analysis.backends import other_backend
+from tritonlint.analysis.flow import flow_of
+from tritonlint.analysis.tiles import (
+    ShapeMap,
+    Tile,
+    can_broadcast,
+    format_shape,
+    is_sixteen_bit,
+    scenario_shapes,
+    shape_sources,
+)
+from tritonlint.analysis.triton_names import TL
+from tritonlint.context import MatchContext, ParamSpec, Verdict, condition
+
+MIN_K = 16  # NVIDIA backend: min_dot_size (1, 1, 16) for 16- and 32-bit inputs
+# The first line of the CompilationError each case raises (triton 3.6), and the fixture that reproduces it.
+ERRORS = {
+    "inner": ("input and other must have equal reduction dimensions", "TL113-dot-inner-mismatch"),
+    "acc": ("accumulator shape is incompatible", "TL113-dot-acc-mismatch"),
+    "k": (f"Input shapes should have M >= 1, N >= 1 and K >= {MIN_K}", "TL113-dot-k-below-16"),
+    "broadcast": ("Cannot make_shape_compatible: incompatible dimensions", "TL113-broadcast-mismatch"),
+    "store": ("Expected pointer argument to have shape", "TL113-broadcast-mismatch"),
+}
+
+
+def measured(case: str) -> str:
+    """How the case's fixture failed on the GPU, from the committed results."""
+    fixture = ERRORS[case][1]
+    for row in evidence.results_for("TL113"):
+        if row.get("fixture") == fixture and row.get("slow_failure"):
+            return f"fixture {fixture} fails on the GPU with {row['slow_failure']}"
+    return f"fixture {fixture} reproduces it; not measured on a GPU yet"
+
+
+@condition("tile-shape-mismatch", params={"other-backends": ParamSpec("list", required=False)},
+           provides=("problem",), applies=lambda model, target: bool(model.functions))
+def tile_shape_mismatch(ctx: MatchContext, other_backends: list[str] | None = None) -> Verdict | None:
+    """Tile shapes that cannot compile: tl.dot inner dimensions or accumulator shape that disagree,
+    operands that cannot broadcast, a tl.dot K below 16 (not for code written for other backends)."""
+    node = ctx.ast_node(types=(ast.Call, ast.BinOp, ast.Compare, ast.AugAssign))
+    function = ctx.function
+    if node is None or function is None or function.node is None:
+        return None
+    stmt = _statement(function.node, node)
+    maps = [m for m in scenario_shapes(ctx.model, function) if stmt is not None and m.reached(stmt)]
+    if not maps:
+        return None
+    if isinstance(node, ast.Call):
+        name = ctx.model.qualify(node.func)
+        if name == f"{TL}.dot":
+            backends = tuple(ctx.arg(other_backends) or ())
+            k_applies = not other_backend(ctx.file.path, function.name, ctx.file.text, ctx.model.tree, backends)
+            return _dot(node, maps, k_applies)
+        if name == f"{TL}.store":
+            return _store(node, maps)
+        if name in (f"{TL}.load", f"{TL}.where"):
+            operands = _load_operands(node) if name == f"{TL}.load" else _where_operands(node)
+            return _broadcast(node, operands, maps, f"`{ast.unparse(node.func)}` arguments")
+        return None
+    if isinstance(node, ast.BinOp):
+        return _broadcast(node, [("left", node.left), ("right", node.right)], maps, "operands")
+    if isinstance(node, ast.Compare) and len(node.comparators) == 1:
+        return _broadcast(node, [("left", node.left), ("right", node.comparators[0])], maps, "operands")
+    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+        return _broadcast(node, [("target", node.target), ("value", node.value)], maps, "operands")
+    return None
+
+
+def _statement(function: ast.FunctionDef, node: ast.AST) -> ast.stmt | None:
+    return node if isinstance(node, ast.stmt) else flow_of(function).statement_of(node)
+
+
+def _arg(node: ast.Call, index: int, keyword: str) -> ast.expr | None:
+    if len(node.args) > index:
+        return node.args[index]
+    return next((k.value for k in node.keywords if k.arg == keyword), None)
+
+
+def _load_operands(node: ast.Call) -> list[tuple[str, ast.expr]]:
+    return [(role, expr) for role, expr in (("pointer", _arg(node, 0, "pointer")), ("mask", _arg(node, 1, "mask")),
+                                            ("other", _arg(node, 2, "other"))) if expr is not None]
+
+
+def _where_operands(node: ast.Call) -> list[tuple[str, ast.expr]]:
+    return [(role, expr) for role, expr in (("condition", _arg(node, 0, "condition")), ("x", _arg(node, 1, "x")),
+                                            ("y", _arg(node, 2, "y"))) if expr is not None]
+
+
+def _named(expr: ast.expr, tile: Tile) -> str:
+    """'`a` (64, 32) from line 20'."""
+    text = ast.unparse(expr)
+    text = text if len(text) <= 40 else text[:37] + "..."
+    return f"`{text}` {format_shape(tile.shape)} from line {tile.line}"
+
+
+def _scenario_note(failing: int, total: int, *tiles: Tile) -> list[str]:
+    sources = shape_sources(*tiles)
+    notes = [f"Shapes: {'; '.join(t.describe() for t in tiles)}."]
+    if sources:
+        notes.append(f"Dimensions from {sources}.")
+    if total > 1:
+        notes.append(f"{failing} of {total} scenarios (constexpr defaults, autotune configs, literal launches) fail.")
+    return notes
+
+
+def _verdict(case: str, problem: str, notes: list[str]) -> Verdict:
+    notes = notes + [f"Triton raises CompilationError: \"{ERRORS[case][0]}\"; {measured(case)}."]
+    return Verdict(vars={"problem": problem}, notes=notes, data={"case": case})
+
+
+def _dot(node: ast.Call, maps: list[ShapeMap], k_applies: bool) -> Verdict | None:
+    a_node, b_node = _arg(node, 0, "input"), _arg(node, 1, "other")
+    acc_node = _arg(node, 2, "acc")
+    if a_node is None or b_node is None:
+        return None
+    inner, accumulator, small, k_known = [], [], [], 0
+    sixteen = False
+    for shapes in maps:
+        a, b = shapes.tile(a_node), shapes.tile(b_node)
+        ranks = {len(t.shape) for t in (a, b) if t.shape is not None}
+        if len(ranks) != 1 or not ranks <= {2, 3}:
+            continue  # neither operand known, or ranks that another check of Triton's rejects
+        rank = ranks.pop()
+        k_a = a.shape[-1] if a.shape is not None else None
+        k_b = b.shape[-2] if b.shape is not None else None
+        if isinstance(k_a, int) and isinstance(k_b, int) and k_a != k_b:
+            inner.append((a, b))
+            continue
+        if acc_node is not None:
+            acc = shapes.tile(acc_node)
+            # One known operand is enough: the rows come from the first, the columns from the second.
+            product = (a.shape[:-1] if a.shape is not None else (None,) * (rank - 1)) + \
+                (b.shape[-1:] if b.shape is not None else (None,))
+            if acc.shape is not None and acc.shape != () and _differs(acc.shape, product):
+                accumulator.append((a, b, acc, product))
+        k = k_a if isinstance(k_a, int) else k_b
+        if isinstance(k, int):
+            k_known += 1
+            if k < MIN_K:
+                small.append((a, b, k))
+                sixteen = sixteen or is_sixteen_bit(a.dtype) or is_sixteen_bit(b.dtype)
+    if inner:
+        a, b = inner[0]
+        problem = (f"tl.dot inner dimensions differ: {_named(a_node, a)} has K={a.shape[-1]}, "  # type: ignore[index]
+                   f"{_named(b_node, b)} has K={b.shape[-2]}")  # type: ignore[index]
+        return _verdict("inner", problem, _scenario_note(len(inner), len(maps), a, b))
+    if accumulator:
+        a, b, acc, product = accumulator[0]
+        problem = (f"tl.dot accumulator {_named(acc_node, acc)} is not the product's shape "  # type: ignore[arg-type]
+                   f"{format_shape(product)} (`{ast.unparse(a_node)}` x `{ast.unparse(b_node)}`)")
+        return _verdict("acc", problem, _scenario_note(len(accumulator), len(maps), *(t for t in (a, b, acc) if t.shape)))
+    # K < 16: in any scenario when an operand is known to be 16-bit, else in every scenario (all with K known).
+    if k_applies and small and (sixteen or len(small) == k_known == len(maps)):
+        a, b, k = small[0]
+        known = [(node_, t) for node_, t in ((a_node, a), (b_node, b)) if t.shape is not None]
+        problem = (f"tl.dot inner dimension K={k} is below {MIN_K} ({', '.join(_named(n, t) for n, t in known)}); "
+                   f"K >= {MIN_K} is required for the tensor-core path")
+        return _verdict("k", problem, _scenario_note(len(small), len(maps), *(t for _, t in known)))
+    return None
+
+
+def _differs(left: tuple[object, ...], right: tuple[object, ...]) -> bool:
+    if len(left) != len(right):
+        return all(isinstance(d, int) for d in (*left, *right))
+    return any(isinstance(x, int) and isinstance(y, int) and x != y for x, y in zip(left, right))
+
+
+def _broadcast(node: ast.AST, operands: list[tuple[str, ast.expr]], maps: list[ShapeMap], what: str) -> Verdict | None:
+    failing = []
+    for shapes in maps:
+        tiles = [(role, expr, shapes.tile(expr)) for role, expr in operands]
+        for i, (_, left_expr, left) in enumerate(tiles):
+            for _, right_expr, right in tiles[i + 1:]:
+                reason = can_broadcast(left.shape, right.shape)
+                if reason is not None:
+                    failing.append((left_expr, left, right_expr, right, reason))
+                    break
+            else:
+                continue
+            break
+    if not failing:
+        return None
+    left_expr, left, right_expr, right, reason = failing[0]
+    problem = f"{what} cannot broadcast: {_named(left_expr, left)} and {_named(right_expr, right)}"
+    notes = [f"Triton's broadcast finds {reason}.", *_scenario_note(len(failing), len(maps), left, right)]
+    return _verdict("broadcast", problem, notes)
+
+
+def _store(node: ast.Call, maps: list[ShapeMap]) -> Verdict | None:
+    """tl.store: the value and mask broadcast to the pointer's shape, never beyond it."""
+    pointer = _arg(node, 0, "pointer")
+    if pointer is None:
+        return None
+    others = [(role, expr) for role, expr in (("value", _arg(node, 1, "value")), ("mask", _arg(node, 2, "mask")))
+              if expr is not None]
+    found = _broadcast(node, [("pointer", pointer), *others], maps, "`tl.store` arguments")
+    if found is not None:
+        return found
+    for shapes in maps:
+        target = shapes.tile(pointer)
+        if target.shape is None or target.kind != "tile":
+            continue
+        for _, expr in others:
+            tile = shapes.tile(expr)
+            if tile.shape is not None and _wider(tile.shape, target.shape):
+                problem = (f"`tl.store` {_named(expr, tile)} is larger than the pointer tile "
+                           f"{_named(pointer, target)}")
+                return _verdict("store", problem, _scenario_note(1, len(maps), target, tile))
+    return None
+
+
+def _wider(value: tuple[object, ...], pointer: tuple[object, ...]) -> bool:
+    """Whether broadcasting `value` with `pointer` gives a known shape other than the pointer's."""
+    if len(value) > len(pointer):
+        return any(isinstance(d, int) and d != 1 for d in value[: len(value) - len(pointer)])
+    tail = pointer[len(pointer) - len(value):]
+    return any(isinstance(v, int) and isinstance(p, int) and p == 1 and v != 1 for v, p in zip(value, tail))
