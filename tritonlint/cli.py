@@ -11,8 +11,9 @@ from pathlib import Path
 import click
 
 from tritonlint import __version__
+from tritonlint.builtin import BUILTIN_RULES
 from tritonlint.cache import cache_folder, clean, open_cache
-from tritonlint.config import ConfigError, Settings, build_settings, check_selectors, extend_rule_dirs, find_config, read_config, validate_target
+from tritonlint.config import FAIL_LEVELS, ConfigError, Settings, build_settings, check_selectors, extend_rule_dirs, find_config, read_config, validate_target
 from tritonlint.discovery import is_excluded
 from tritonlint.engine import Project
 from tritonlint.explain import explain, rule_summary, rules_table
@@ -85,6 +86,8 @@ def cli() -> None:
 @click.option("-o", "--output-file", type=click.Path(dir_okay=False), help="Write the report to this file.")
 @click.option("--statistics", is_flag=True, help="Print a count per rule instead of the findings.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
+@click.option("--fail-level", type=click.Choice(FAIL_LEVELS),
+              help="Only findings at or above this severity make the exit code 1 (default: warning; TL000 always does).")
 @click.option("--color", type=click.Choice(COLOR_CHOICES), default="auto", show_default=True,
               help="Colour the text formats: auto means on a terminal, unless NO_COLOR is set (FORCE_COLOR forces it).")
 @click.option("--force-exclude", is_flag=True,
@@ -104,7 +107,7 @@ def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool, sho
           output_file: str | None, statistics: bool, exit_zero: bool, color: str, force_exclude: bool,
           select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...], target: str | None,
           config_path: str | None, stdin_filename: str | None, jobs: int | None, quiet: bool, no_cache: bool,
-          cache_dir: str | None) -> None:
+          cache_dir: str | None, fail_level: str | None) -> None:
     """Lint PATHS (default: the current folder); `-` reads one file from standard input."""
     path_list = list(paths) or ["."]
     if diff and (show_fixes or statistics):
@@ -113,6 +116,7 @@ def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool, sho
         raise UsageFailure(f"--statistics prints text or json, not {output_format}")
     settings, rules = load_project(config_path, _anchor(path_list, stdin_filename), not no_cache, cache_dir)
     _apply_flags(settings, rules, select, extend_select, ignore, target)
+    settings.fail_level = fail_level or settings.fail_level
     mode = FixMode.DIFF if diff else FixMode.FIX if fix else FixMode.NONE
     linter = make_linter(rules, settings, mode, unsafe_fixes)
     stdin_texts: dict[str, list[str]] = {}
@@ -263,7 +267,7 @@ def _report(results: list[FileResult], problems: list[tuple[str, str]], rules: l
             stream.close()
         else:
             stream.flush()
-    return failed or (EXIT_FINDINGS if diagnostics else EXIT_CLEAN)
+    return failed or (EXIT_FINDINGS if any(settings.fails(d.severity, d.code) for d in diagnostics) else EXIT_CLEAN)
 
 
 def _source_lines(texts: dict[str, list[str]]) -> Callable[[str], list[str] | None]:
@@ -306,7 +310,7 @@ def clean_command(cache_dir: str | None, config_path: str | None) -> None:
 def rule_command(code: str, output_format: str, config_path: str | None) -> None:
     """Explain a rule: what it flags, why, an example, the fix and the measured evidence."""
     _, rules = load_project(config_path, Path.cwd())
-    found = next((r for r in rules if r.id == code.upper() or r.name == code), None)
+    found = next((r for r in [*rules, *BUILTIN_RULES] if r.id == code.upper() or r.name == code), None)
     if found is None:
         raise UsageFailure(f"unknown rule {code!r} (see `tritonlint rules`)")
     if output_format == "json":
@@ -323,6 +327,7 @@ def rule_command(code: str, output_format: str, config_path: str | None) -> None
 def rules_command(output_format: str, config_path: str | None) -> None:
     """List every rule."""
     _, rules = load_project(config_path, Path.cwd())
+    rules = sorted([*rules, *BUILTIN_RULES], key=lambda r: r.id)
     if output_format == "json":
         import json
 

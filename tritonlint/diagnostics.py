@@ -6,6 +6,7 @@ can store it.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 
 SEVERITIES = ("error", "warning", "info")
@@ -79,7 +80,7 @@ def syntax_error(filename: str, message: str, row: int, column: int) -> Diagnost
         name="syntax-error",
         severity="error",
         category="correctness",
-        message=f"SyntaxError: {message}",
+        message=f"SyntaxError: {message} (as parsed by Python {sys.version_info.major}.{sys.version_info.minor})",
         filename=filename,
         location=position,
         end_location=position,

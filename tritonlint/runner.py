@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tritonlint.builtin import BUILTIN_RULES
 from tritonlint.cache import Entry, LintCache, Session, Signature, digest, signature
 from tritonlint.config import Settings
 from tritonlint.diagnostics import Diagnostic
@@ -53,7 +54,8 @@ class RunResult:
 
 def make_linter(rules: list[Rule], settings: Settings, mode: FixMode, unsafe: bool) -> FileLinter:
     engine = Engine(settings.enabled(rules), settings.options, settings.target_sm())
-    return FileLinter(engine, settings, settings.code_enabled("TL000", "syntax-error"), mode, unsafe)
+    known = frozenset(code for rule in [*rules, *BUILTIN_RULES] for code in (rule.id, rule.name))
+    return FileLinter(engine, settings, known, mode, unsafe)
 
 
 # A worker's state: set in the parent before the pool forks (or by the initializer where processes spawn),

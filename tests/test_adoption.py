@@ -1,0 +1,87 @@
+"""Adopting tritonlint on an existing repository: fail levels, suppressions and TL900, TL000 whatever the
+selection. Each test runs the installed console script."""
+
+from __future__ import annotations
+
+import json
+
+from tests.helpers import run_cli
+from tests.review_support import write_project
+from tests.test_cli import K_LOOP
+
+LOOP_LINE = "    for k in tl.static_range(0, HIDDEN // BLOCK_K):\n"
+
+
+def _codes(result) -> list[str]:
+    return [d["code"] for d in json.loads(result.stdout)]
+
+
+def test_fail_level_counts_only_findings_at_or_above_it(tmp_path):
+    write_project(tmp_path, loop=False)  # acme.py: ACME001 (info) and ACME002 (error)
+    info_only = run_cli("acme.py", "--ignore", "ACME002", cwd=tmp_path)
+    assert info_only.returncode == 0 and "ACME001" in info_only.stdout  # printed, but info does not fail
+    assert run_cli("acme.py", "--ignore", "ACME002", "--fail-level", "info", cwd=tmp_path).returncode == 1
+    assert run_cli("acme.py", "--fail-level", "error", cwd=tmp_path).returncode == 1
+    (tmp_path / "tritonlint.toml").write_text('extend-rules = ["rules"]\nfail-level = "info"\n')
+    assert run_cli("acme.py", "--ignore", "ACME002", cwd=tmp_path).returncode == 1
+    (tmp_path / "tritonlint.toml").write_text('extend-rules = ["rules"]\nfail-level = "loud"\n')
+    bad = run_cli("acme.py", cwd=tmp_path)
+    assert bad.returncode == 2 and "fail-level" in bad.stderr
+
+
+def test_tl000_counts_whatever_the_fail_level_and_selection(tmp_path):
+    (tmp_path / "broken.py").write_text("import triton\ndef f(:\n    pass\n")
+    (tmp_path / "plain.py").write_text("x = (\n")  # no Triton in it: still reported, as ruff does
+    result = run_cli(".", "--select", "TL001", "--fail-level", "error", "--output-format", "json", cwd=tmp_path)
+    assert result.returncode == 1 and _codes(result) == ["TL000", "TL000"]
+    assert "(as parsed by Python 3." in json.loads(result.stdout)[0]["message"]
+    assert run_cli(".", "--ignore", "TL000", cwd=tmp_path).returncode == 1
+
+
+def test_noqa_in_any_case_and_without_a_space(tmp_path):
+    for comment in ("# NOQA: TL001", "# noqa:E501,TL001", "# tritonlint: ignore[static-range-long-unroll]"):
+        (tmp_path / "proj.py").write_text(K_LOOP.replace(LOOP_LINE, LOOP_LINE.rstrip("\n") + f"  {comment}\n"))
+        result = run_cli("proj.py", "--output-format", "json", cwd=tmp_path)
+        assert result.returncode == 0 and _codes(result) == [], (comment, result.stdout)
+
+
+def test_unused_and_unknown_suppressions_are_tl900_with_a_safe_fix(tmp_path):
+    text = ("import triton\n"
+            "x = 1  # noqa: TL001, E501\n"  # TL001 ran and found nothing here; E501 is another tool's
+            "y = 2  # tritonlint: ignore[TL999]\n"
+            "# tritonlint: ignore\n"
+            "z = 3\n"
+            "w = 4  # noqa\n"  # a bare noqa belongs to every tool: left alone
+            's = "# noqa: TL002"\n')  # not a comment
+    path = tmp_path / "sup.py"
+    path.write_text(text)
+    result = run_cli("sup.py", "--output-format", "json", cwd=tmp_path)
+    findings = json.loads(result.stdout)
+    assert result.returncode == 1 and [(d["code"], d["location"]["row"]) for d in findings] == [
+        ("TL900", 2), ("TL900", 3), ("TL900", 4)]
+    assert "`TL001` suppresses nothing" in findings[0]["message"] and "unknown code `TL999`" in findings[1]["message"]
+    assert all(d["fix"]["applicability"] == "safe" for d in findings)
+    assert run_cli("sup.py", "--select", "TL001", cwd=tmp_path).returncode == 0  # TL900 is selectable
+    assert run_cli("sup.py", "--fix", cwd=tmp_path).returncode == 0
+    assert path.read_text() == ('import triton\nx = 1  # noqa: E501\ny = 2\nz = 3\nw = 4  # noqa\n'
+                                's = "# noqa: TL002"\n')
+    assert run_cli("sup.py", "--fix", cwd=tmp_path).returncode == 0 and "noqa: E501" in path.read_text()
+
+
+def test_a_used_suppression_is_no_tl900_and_tl900_can_be_suppressed(tmp_path):
+    (tmp_path / "proj.py").write_text(
+        K_LOOP.replace(LOOP_LINE, LOOP_LINE.rstrip("\n") + "  # noqa: TL001, TL002\n")
+        + "q = 1  # tritonlint: ignore[TL001, TL900]\n")
+    result = run_cli("proj.py", "--output-format", "json", cwd=tmp_path)
+    findings = json.loads(result.stdout)
+    assert [(d["code"], d["location"]["row"]) for d in findings] == [("TL900", 12)]
+    assert "`TL002` suppresses nothing" in findings[0]["message"]
+
+
+def test_builtin_rules_are_listed_and_explained():
+    listing = run_cli("rules").stdout
+    assert "TL000  syntax-error" in listing and "TL900  unused-suppression" in listing
+    for code in ("TL000", "TL900", "unused-suppression"):
+        result = run_cli("rule", code)
+        assert result.returncode == 0 and "## What it does" in result.stdout, code
+    assert json.loads(run_cli("rule", "TL900", "--output-format", "json").stdout)["fix"] == "safe"
