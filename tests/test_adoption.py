@@ -85,3 +85,39 @@ def test_builtin_rules_are_listed_and_explained():
         result = run_cli("rule", code)
         assert result.returncode == 0 and "## What it does" in result.stdout, code
     assert json.loads(run_cli("rule", "TL900", "--output-format", "json").stdout)["fix"] == "safe"
+
+
+def test_add_noqa_merges_sorts_is_idempotent_and_keeps_continuations(tmp_path):
+    merged = tmp_path / "merged.py"
+    merged.write_text(K_LOOP.replace(LOOP_LINE, LOOP_LINE.rstrip("\n") + "  # noqa: E501\n"))
+    continued = tmp_path / "continued.py"
+    continued.write_text(K_LOOP.replace(LOOP_LINE, "    for k in tl.static_range(0, \\\n            HIDDEN // BLOCK_K):\n"))
+    result = run_cli(".", "--add-noqa", cwd=tmp_path)
+    assert result.returncode == 0 and "Added 2 noqa comments" in result.stderr
+    assert "    for k in tl.static_range(0, HIDDEN // BLOCK_K):  # noqa: E501, TL001\n" in merged.read_text()
+    assert "    for k in tl.static_range(0, \\\n            HIDDEN // BLOCK_K):  # noqa: TL001\n" in continued.read_text()
+    before = merged.read_text(), continued.read_text()
+    assert run_cli(".", cwd=tmp_path).returncode == 0
+    again = run_cli(".", "--add-noqa", cwd=tmp_path)
+    assert "Added 0 noqa comments" in again.stderr and (merged.read_text(), continued.read_text()) == before
+
+
+def test_baseline_keeps_old_findings_matched_across_edits(tmp_path):
+    path = tmp_path / "proj.py"
+    path.write_text(K_LOOP)
+    assert run_cli(".", "--write-baseline", "tritonlint-baseline.json", cwd=tmp_path).returncode == 0
+    assert run_cli(".", "--baseline", "tritonlint-baseline.json", cwd=tmp_path).returncode == 0
+    # lines inserted above and another function edited: the recorded finding stays matched
+    path.write_text("import os\n\n\n" + K_LOOP.replace("acc += tl.dot(a, b)", "acc = acc + tl.dot(a, b)")
+                    + "\n\ndef host(n):\n    return n * 2\n")
+    assert run_cli(".", "--baseline", "tritonlint-baseline.json", cwd=tmp_path).returncode == 0
+    # a new finding is reported, and only that one; `baseline` in the configuration works the same
+    path.write_text(path.read_text() + K_LOOP.split("\n\n\n", 1)[1].replace("proj_kernel", "other_kernel"))
+    result = run_cli(".", "--baseline", "tritonlint-baseline.json", "--output-format", "json", cwd=tmp_path)
+    findings = json.loads(result.stdout)
+    assert result.returncode == 1 and len(findings) == 1 and findings[0]["location"]["row"] > 20
+    (tmp_path / "tritonlint.toml").write_text('baseline = "tritonlint-baseline.json"\n')
+    assert len(json.loads(run_cli(".", "--output-format", "json", cwd=tmp_path).stdout)) == 1
+    (tmp_path / "tritonlint-baseline.json").write_text("[1]")
+    broken = run_cli(".", cwd=tmp_path)
+    assert broken.returncode == 2 and "not a tritonlint baseline" in broken.stderr

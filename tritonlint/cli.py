@@ -103,17 +103,25 @@ def cli() -> None:
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
 @click.option("--cache-dir", envvar="TRITONLINT_CACHE_DIR", type=click.Path(file_okay=False),
               help="Where the cache lives (default: .tritonlint_cache beside the configuration).")
+@click.option("--add-noqa", is_flag=True, help="Add a `# noqa: TLxxx` comment to each line with a finding.")
+@click.option("--baseline", "baseline_path", type=click.Path(dir_okay=False),
+              help="Report only findings not recorded in this baseline file (config `baseline`).")
+@click.option("--write-baseline", type=click.Path(dir_okay=False),
+              help="Record the current findings in this baseline file and exit 0.")
 def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool, show_fixes: bool, output_format: str,
           output_file: str | None, statistics: bool, exit_zero: bool, color: str, force_exclude: bool,
           select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...], target: str | None,
           config_path: str | None, stdin_filename: str | None, jobs: int | None, quiet: bool, no_cache: bool,
-          cache_dir: str | None, fail_level: str | None) -> None:
+          cache_dir: str | None, fail_level: str | None, add_noqa: bool, baseline_path: str | None,
+          write_baseline: str | None) -> None:
     """Lint PATHS (default: the current folder); `-` reads one file from standard input."""
     path_list = list(paths) or ["."]
     if diff and (show_fixes or statistics):
         raise UsageFailure(f"--diff cannot be combined with {'--show-fixes' if show_fixes else '--statistics'}")
     if statistics and output_format not in (*TEXT_FORMATS, "json"):
         raise UsageFailure(f"--statistics prints text or json, not {output_format}")
+    if add_noqa and (fix or diff or path_list == ["-"]):
+        raise UsageFailure("--add-noqa cannot be combined with --fix, --diff or standard input")
     settings, rules = load_project(config_path, _anchor(path_list, stdin_filename), not no_cache, cache_dir)
     _apply_flags(settings, rules, select, extend_select, ignore, target)
     settings.fail_level = fail_level or settings.fail_level
@@ -138,10 +146,66 @@ def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool, sho
                                                  rules, unsafe_fixes)
         run = lint_paths(targets, settings, linter, jobs, cache)
         results, problems = run.files, run.problems
+        if add_noqa or write_baseline:
+            sys.exit(_adopt(results, add_noqa, write_baseline))
+        baseline = Path(baseline_path) if baseline_path else settings.baseline
+        if baseline is not None:
+            _drop_recorded(results, baseline)
     exit_code = _report(results, problems, rules, settings, mode, output_format, output_file, statistics,
                         show_fixes, unsafe_fixes, quiet, color, stdin_texts,
                         report_to_stderr=path_list == ["-"] and mode is FixMode.FIX)
     sys.exit(EXIT_CLEAN if exit_zero and exit_code == EXIT_FINDINGS else exit_code)
+
+
+def _adopt(results: list[FileResult], add_noqa: bool, baseline: str | None) -> int:
+    """--add-noqa and --write-baseline: record the findings there are, rather than report them."""
+    from tritonlint.adoption import add_noqa as noqa_text
+    from tritonlint.adoption import write_baseline
+    from tritonlint.fixes import WriteRefused, write_atomic
+    from tritonlint.source import read_source
+
+    if baseline:
+        diagnostics = [d for r in results for d in r.diagnostics]
+        count = write_baseline(Path(baseline), diagnostics, _file_texts(diagnostics))
+        click.echo(f"Recorded {count} finding{'s' * (count != 1)} in {baseline}", err=True)
+        return EXIT_CLEAN
+    added = 0
+    for result in results:
+        if not result.diagnostics:
+            continue
+        path = Path(result.path)
+        try:
+            source = read_source(path)
+            text, count = noqa_text(source.text, result.diagnostics)
+            if count:
+                write_atomic(path, source, text)
+                added += count
+        except (OSError, SourceError, UnicodeEncodeError, WriteRefused) as exc:
+            click.echo(f"warning: {result.path}: noqa comments not written: {exc}", err=True)
+    click.echo(f"Added {added} noqa comment{'s' * (added != 1)}.", err=True)
+    return EXIT_CLEAN
+
+
+def _file_texts(diagnostics) -> dict[str, str | None]:
+    texts: dict[str, str | None] = {}
+    for name in {d.filename for d in diagnostics}:
+        try:
+            texts[name] = decode_source(Path(name).read_bytes()).text
+        except (OSError, SourceError):
+            texts[name] = None
+    return texts
+
+
+def _drop_recorded(results: list[FileResult], baseline: Path) -> None:
+    from tritonlint.adoption import BaselineError, new_findings, read_baseline
+
+    try:
+        recorded = read_baseline(baseline)
+    except BaselineError as exc:
+        raise UsageFailure(str(exc)) from None
+    for result in results:
+        if result.diagnostics:
+            result.diagnostics = new_findings(result.diagnostics, recorded, _file_texts(result.diagnostics))
 
 
 def _apply_flags(settings: Settings, rules: list[Rule], select, extend_select, ignore, target) -> None:

@@ -26,7 +26,7 @@ DEFAULT_EXCLUDE = (
     ".ruff_cache", ".tritonlint_cache", ".ipynb_checkpoints",
 )
 _LIST_KEYS = ("select", "extend-select", "ignore", "exclude", "extend-exclude", "extend-rules")
-_GENERAL_KEYS = {*_LIST_KEYS, "per-file-ignores", "target", "respect-gitignore", "cache-dir", "fail-level"}
+_GENERAL_KEYS = {*_LIST_KEYS, "per-file-ignores", "target", "respect-gitignore", "cache-dir", "fail-level", "baseline"}
 FAIL_LEVELS = ("info", "warning", "error")
 
 
@@ -50,6 +50,7 @@ class Settings:
     respect_gitignore: bool = True
     cache_dir: Path | None = None
     fail_level: str = "warning"  # findings below it are printed but do not fail the run
+    baseline: Path | None = None  # findings recorded there are not reported
     options: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -178,6 +179,10 @@ def build_settings(path: Path | None, data: dict[str, Any], rules: list[Rule]) -
         if data["fail-level"] not in FAIL_LEVELS:
             raise ConfigError(where, "fail-level", f"must be one of {', '.join(FAIL_LEVELS)}")
         settings.fail_level = data["fail-level"]
+    if "baseline" in data:
+        if not isinstance(data["baseline"], str):
+            raise ConfigError(where, "baseline", "must be a path")
+        settings.baseline = settings.root / data["baseline"]
     if "cache-dir" in data:
         if not isinstance(data["cache-dir"], str):
             raise ConfigError(where, "cache-dir", "must be a path")

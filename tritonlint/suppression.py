@@ -19,7 +19,6 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from tritonlint.diagnostics import Diagnostic, Edit, Fix
@@ -73,10 +72,14 @@ class Suppressions:
         if "noqa" not in lowered and "tritonlint" not in lowered:
             return found
         lines = LineIndex(text)
-        for row, column, comment in _comments(text):
+        comments, logical = read_comments(text)
+        for row, column, comment in comments:
             base = lines.starts[row - 1] + column
             own_line = not lines.line(row)[:column].strip()
-            rows = (row, row + 1) if own_line else (row,)  # a comment alone on its line covers the next one too
+            if own_line:  # a comment alone on its line covers the next one too
+                rows: tuple[int, ...] = (row, row + 1)
+            else:  # at the end of a statement's last line it covers the whole statement, as in ruff
+                rows = tuple(range(logical[row][0], row + 1)) if row in logical else (row,)
             for match in [*_TOOL.finditer(comment), *_NOQA.finditer(comment)]:
                 kind = match.group("kind").lower() if "kind" in match.groupdict() else "noqa"
                 codes = []
@@ -124,14 +127,29 @@ def _names(entries: list[tuple[str, int, int]]) -> str:
     return ", ".join(f"`{code}`" for code, _, _ in entries)
 
 
-def _comments(text: str) -> Iterable[tuple[int, int, str]]:
-    """(row, column, text) of every comment; the text parses, so tokenize does not fail on it."""
+def read_comments(text: str) -> tuple[list[tuple[int, int, str]], dict[int, tuple[int, int]]]:
+    """(row, column, text) of every comment, and for the last physical line of each logical line (a
+    statement) its first row and the column of its end, where a comment can go. The text parses, so
+    tokenize does not fail on it."""
+    comments: list[tuple[int, int, str]] = []
+    logical: dict[int, tuple[int, int]] = {}
+    first: int | None = None
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type == tokenize.COMMENT:
-                yield token.start[0], token.start[1], token.string
+            kind = token.type
+            if kind == tokenize.COMMENT:
+                comments.append((token.start[0], token.start[1], token.string))
+            elif kind == tokenize.NEWLINE:
+                logical[token.start[0]] = (first or token.start[0], token.start[1])
+                first = None
+            elif first is None and kind not in _NOT_CODE:
+                first = token.start[0]
     except (tokenize.TokenError, SyntaxError):
-        return
+        pass
+    return comments, logical
+
+
+_NOT_CODE = {tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING, tokenize.ENDMARKER}
 
 
 def _finding(directive: Directive, drop: list[tuple[str, int, int]], problem: str, text: str, lines: LineIndex,
