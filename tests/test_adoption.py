@@ -121,3 +121,18 @@ def test_baseline_keeps_old_findings_matched_across_edits(tmp_path):
     (tmp_path / "tritonlint-baseline.json").write_text("[1]")
     broken = run_cli(".", cwd=tmp_path)
     assert broken.returncode == 2 and "not a tritonlint baseline" in broken.stderr
+
+
+def test_show_settings_and_show_files(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.tritonlint]\nfail-level = "info"\nextend-exclude = ["gen"]\n'
+                                             'per-file-ignores = { "tests/*" = ["TL001"] }\n')
+    (tmp_path / "gen").mkdir()
+    (tmp_path / "gen" / "out.py").write_text(K_LOOP)
+    (tmp_path / "proj.py").write_text(K_LOOP)
+    (tmp_path / "notes.txt").write_text("x")
+    settings = run_cli("--show-settings", cwd=tmp_path)
+    assert settings.returncode == 0 and f"# configuration file: {tmp_path / 'pyproject.toml'}" in settings.stdout
+    assert 'fail-level = "info"' in settings.stdout and 'extend-exclude = ["gen"]' in settings.stdout
+    assert 'per-file-ignores = {"tests/*" = ["TL001"]}' in settings.stdout and "static-range-max-trip = 16" in settings.stdout
+    files = run_cli("--show-files", cwd=tmp_path)
+    assert files.returncode == 0 and files.stdout.splitlines() == ["proj.py"]

@@ -103,6 +103,8 @@ def cli() -> None:
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
 @click.option("--cache-dir", envvar="TRITONLINT_CACHE_DIR", type=click.Path(file_okay=False),
               help="Where the cache lives (default: .tritonlint_cache beside the configuration).")
+@click.option("--show-settings", is_flag=True, help="Print the resolved configuration and the file it came from.")
+@click.option("--show-files", is_flag=True, help="List the files that would be linted.")
 @click.option("--add-noqa", is_flag=True, help="Add a `# noqa: TLxxx` comment to each line with a finding.")
 @click.option("--baseline", "baseline_path", type=click.Path(dir_okay=False),
               help="Report only findings not recorded in this baseline file (config `baseline`).")
@@ -112,7 +114,8 @@ def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool, sho
           output_file: str | None, statistics: bool, exit_zero: bool, color: str, force_exclude: bool,
           select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...], target: str | None,
           config_path: str | None, stdin_filename: str | None, jobs: int | None, quiet: bool, no_cache: bool,
-          cache_dir: str | None, fail_level: str | None, add_noqa: bool, baseline_path: str | None,
+          cache_dir: str | None, fail_level: str | None, show_settings: bool,
+          show_files: bool, add_noqa: bool, baseline_path: str | None,
           write_baseline: str | None) -> None:
     """Lint PATHS (default: the current folder); `-` reads one file from standard input."""
     path_list = list(paths) or ["."]
@@ -125,6 +128,16 @@ def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool, sho
     settings, rules = load_project(config_path, _anchor(path_list, stdin_filename), not no_cache, cache_dir)
     _apply_flags(settings, rules, select, extend_select, ignore, target)
     settings.fail_level = fail_level or settings.fail_level
+    if show_settings:
+        click.echo(_settings_text(settings, rules), nl=False)
+        sys.exit(EXIT_CLEAN)
+    if show_files:
+        from tritonlint.discovery import discover
+
+        found = discover([Path(p) for p in path_list if p != "-"], settings.root, settings.excludes,
+                         settings.respect_gitignore)
+        click.echo("".join(f"{path.as_posix()}\n" for path in sorted(found.files)), nl=False)
+        sys.exit(EXIT_CLEAN)
     mode = FixMode.DIFF if diff else FixMode.FIX if fix else FixMode.NONE
     linter = make_linter(rules, settings, mode, unsafe_fixes)
     stdin_texts: dict[str, list[str]] = {}
@@ -155,6 +168,32 @@ def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool, sho
                         show_fixes, unsafe_fixes, quiet, color, stdin_texts,
                         report_to_stderr=path_list == ["-"] and mode is FixMode.FIX)
     sys.exit(EXIT_CLEAN if exit_zero and exit_code == EXIT_FINDINGS else exit_code)
+
+
+def _settings_text(settings: Settings, rules: list[Rule]) -> str:
+    """The resolved settings, one `key = value` line each (TOML values), under the file they came from."""
+    values = {
+        "select": settings.select or ["ALL"], "extend-select": settings.extend_select, "ignore": settings.ignore,
+        "per-file-ignores": settings.per_file_ignores, "exclude": settings.exclude,
+        "extend-exclude": settings.extend_exclude, "extend-rules": [str(p) for p in settings.extend_rules],
+        "target": settings.target, "respect-gitignore": settings.respect_gitignore,
+        "cache-dir": str(settings.cache_dir) if settings.cache_dir else None, "fail-level": settings.fail_level,
+        "baseline": str(settings.baseline) if settings.baseline else None,
+        **{name: settings.options.get(name, spec.default) for rule in rules for name, spec in rule.options.items()},
+    }
+    enabled = ", ".join(r.id for r in settings.enabled(rules))
+    lines = [f"# configuration file: {settings.config_path or 'none (defaults)'}",
+             f"# root: {settings.root}", f"# enabled rules: {enabled}"]
+    lines += [f"{key} = {_toml(value)}" for key, value in values.items() if value is not None]
+    return "\n".join(lines) + "\n"
+
+
+def _toml(value: object) -> str:
+    import json
+
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + "}"
+    return json.dumps(value)
 
 
 def _adopt(results: list[FileResult], add_noqa: bool, baseline: str | None) -> int:
