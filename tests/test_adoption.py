@@ -136,3 +136,34 @@ def test_show_settings_and_show_files(tmp_path):
     assert 'per-file-ignores = {"tests/*" = ["TL001"]}' in settings.stdout and "static-range-max-trip = 16" in settings.stdout
     files = run_cli("--show-files", cwd=tmp_path)
     assert files.returncode == 0 and files.stdout.splitlines() == ["proj.py"]
+
+
+def _notebook(tmp_path):
+    head, kernel = K_LOOP.split("\n\n\n", 1)
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": ["# A tutorial\n"]},
+        {"cell_type": "code", "execution_count": 1, "metadata": {},
+         "outputs": [{"output_type": "stream", "name": "stdout", "text": ["hi\n"]}],
+         "source": ["%matplotlib inline\n", "!pip install triton\n", *head.splitlines(keepends=True)]},
+        {"cell_type": "code", "execution_count": 2, "metadata": {}, "outputs": [], "source": kernel.splitlines(keepends=True)},
+    ]
+    path = tmp_path / "tutorial.ipynb"
+    path.write_text(json.dumps({"cells": cells, "metadata": {"language_info": {"name": "python"}},
+                                "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n")
+    return path
+
+
+def test_notebooks_are_linted_cell_by_cell_and_fixed_in_place(tmp_path):
+    path = _notebook(tmp_path)
+    concise = run_cli(".", "--output-format", "concise", cwd=tmp_path)
+    assert concise.returncode == 1 and "tutorial.ipynb:cell 3:6:5: TL001" in concise.stdout
+    finding = json.loads(run_cli(".", "--output-format", "json", cwd=tmp_path).stdout)[0]
+    assert finding["cell"] == 3 and finding["location"] == {"row": 6, "column": 5}
+    before = json.loads(path.read_text())
+    assert run_cli("tutorial.ipynb", "--fix", cwd=tmp_path).returncode == 0
+    after = json.loads(path.read_text())  # still valid JSON, in the same indentation
+    assert path.read_text().startswith('{\n "cells": [\n')
+    assert [c.get("outputs") for c in after["cells"]] == [c.get("outputs") for c in before["cells"]]
+    assert after["cells"][1]["source"][:2] == ["%matplotlib inline\n", "!pip install triton\n"]
+    assert "    for k in tl.range(0, HIDDEN // BLOCK_K, loop_unroll_factor=1):\n" in after["cells"][2]["source"]
+    assert run_cli(".", cwd=tmp_path).returncode == 0 and run_cli(".", "--fix", cwd=tmp_path).returncode == 0

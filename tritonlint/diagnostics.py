@@ -66,10 +66,17 @@ class Diagnostic:
     url: str | None = None
     notes: list[str] = field(default_factory=list)
     related: tuple[Span, ...] = ()
+    cell: int | None = None  # in a notebook: the 1-based cell, and the rows count within it
 
     @property
     def sort_key(self) -> tuple:
-        return (self.filename, self.location.row, self.location.column, self.code)
+        return (self.filename, self.cell or 0, self.location.row, self.location.column, self.code)
+
+    @property
+    def where(self) -> str:
+        """`file:row:col`, or `file:cell N:row:col` in a notebook."""
+        cell = f"cell {self.cell}:" if self.cell is not None else ""
+        return f"{self.filename}:{cell}{self.location.row}:{self.location.column}"
 
 
 def syntax_error(filename: str, message: str, row: int, column: int) -> Diagnostic:

@@ -75,7 +75,7 @@ def _fixable_mark(diagnostic: Diagnostic, unsafe: bool) -> str:
 def concise(diagnostics: list[Diagnostic], style: Style, unsafe: bool = False, **_: Any) -> str:
     lines = []
     for d in diagnostics:
-        where = f"{d.filename}:{d.location.row}:{d.location.column}:"
+        where = f"{d.where}:"
         lines.append(f"{style.bold(where)} {style.severity(d.code, d.severity)}{_fixable_mark(d, unsafe)} {d.message}")
     return "\n".join(lines)
 
@@ -85,8 +85,8 @@ def full(diagnostics: list[Diagnostic], style: Style, sources: Callable[[str], l
     blocks = []
     for d in diagnostics:
         block = [f"{style.severity(d.code, d.severity)}{_fixable_mark(d, unsafe)} {style.bold(d.message)}",
-                 f" --> {d.filename}:{d.location.row}:{d.location.column}"]
-        lines = sources(d.filename)
+                 f" --> {d.where}"]
+        lines = sources(d.filename) if d.cell is None else None  # a notebook's rows count within its cell
         if lines and 1 <= d.location.row <= len(lines):
             block.extend(_frame(d, lines, style))
         if d.fix is not None:
@@ -142,6 +142,7 @@ def as_json_object(d: Diagnostic) -> dict[str, Any]:
         "end_location": _position(d.end_location),
         "fix": fix,
         "url": d.url,
+        **({"cell": d.cell} if d.cell is not None else {}),
     }
 
 

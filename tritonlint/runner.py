@@ -23,7 +23,7 @@ from tritonlint.fixes import applicable
 from tritonlint.linter import FileLinter, FileResult, FixMode
 from tritonlint.model import JitFunction, module_name
 from tritonlint.ruleset import Rule
-from tritonlint.source import SourceError, decode_source, read_bytes
+from tritonlint.source import SourceError, SourceText, decode_source, read_bytes
 
 PARALLEL_THRESHOLD = 24  # below this many files a process pool costs more than it saves
 
@@ -100,11 +100,51 @@ def _lint_job(job: Job) -> tuple[FileResult, Facts]:
         result.skipped = str(exc) if isinstance(exc, SourceError) else f"cannot read: {exc.strerror or exc}, skipped"
         data = None
     else:
-        result = linter.lint_source(source, job.path, job.display, job.module, project, result)
+        lint = _lint_notebook if job.path.suffix == ".ipynb" else linter.lint_source
+        result = lint(source, job.path, job.display, job.module, project, result)
     if _hashing and data is not None:
         facts.digest = digest(data)
     facts.consulted = frozenset(project.consulted)
     return result, facts
+
+
+def _lint_notebook(source: SourceText, path: Path, display: str, module: str, project: Project,
+                   result: FileResult) -> FileResult:
+    """Lint a notebook's code cells as one module; --fix writes the fixed cells back into its JSON."""
+    from tritonlint.fixes import WriteRefused, write_atomic
+    from tritonlint.notebook import Notebook, NotebookError
+
+    linter = _worker
+    assert linter is not None
+    try:
+        notebook = Notebook.parse(source.text)
+    except NotebookError as exc:
+        result.skipped = str(exc)
+        return result
+    mode = linter.mode
+    linter.mode = FixMode.DIFF if mode is FixMode.FIX else mode  # the linter must not write the joined text
+    try:
+        result = linter.lint_source(SourceText(notebook.text, "utf-8", False, "\n"), None, display, module,
+                                    project, result)
+    finally:
+        linter.mode = mode
+    if result.fixed is not None:
+        written = notebook.dumps(result.fixed)
+        try:
+            if written is None:
+                raise WriteRefused("the fixes would change the notebook's cells")
+            if mode is FixMode.FIX:
+                write_atomic(path, source, written)
+        except (OSError, UnicodeEncodeError, WriteRefused) as exc:
+            result.skipped = f"fixes not written: {exc}"
+            result.fixes_applied = 0
+            result.fixed_codes.clear()
+            result.original = result.fixed = None
+            return result  # the findings of the fixed text do not map onto the cells on disk: report none
+        result.original, result.fixed = source.text, written
+        notebook = Notebook.parse(written)
+    result.diagnostics = [notebook.map(d) for d in result.diagnostics]
+    return result
 
 
 def display_path(path: Path, cwd: Path) -> str:
