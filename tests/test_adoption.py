@@ -167,3 +167,48 @@ def test_notebooks_are_linted_cell_by_cell_and_fixed_in_place(tmp_path):
     assert after["cells"][1]["source"][:2] == ["%matplotlib inline\n", "!pip install triton\n"]
     assert "    for k in tl.range(0, HIDDEN // BLOCK_K, loop_unroll_factor=1):\n" in after["cells"][2]["source"]
     assert run_cli(".", cwd=tmp_path).returncode == 0 and run_cli(".", "--fix", cwd=tmp_path).returncode == 0
+
+
+WRONG_RULE = """\
+id: ACME001
+name: debug-barrier
+severity: info
+category: style
+message: "`tl.debug_barrier()` in {function} serialises the block"
+rule:
+  pattern: tl.debug_barrier()
+where:
+  - in-jit-function
+doc:
+  what: Flags `tl.debug_barrier()` in a jit function.
+  why: It serialises every thread of the block.
+tests:
+  valid:
+    - "x = 1\\n"
+    - |
+      import triton
+      @triton.jit
+      def k(x):
+          tl.debug_barrier()
+  invalid:
+    - |
+      import triton
+      @triton.jit
+      def k(x):
+          tl.debug_barrier()  # expect: ACME001
+    - |
+      def host():
+          tl.debug_barrier()  # expect: ACME001
+"""
+
+
+def test_test_rules_reports_each_failing_example_with_file_and_index(tmp_path):
+    (tmp_path / "myrules").mkdir()
+    (tmp_path / "myrules" / "ACME001.yaml").write_text(WRONG_RULE)
+    result = run_cli("test-rules", "myrules", cwd=tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "ACME001.yaml: ACME001 tests.valid[1]: a valid example is flagged at row 4" in result.stdout
+    assert "ACME001.yaml: ACME001 tests.invalid[1]: flagged at rows none" in result.stdout
+    assert "2 passed, 2 failed" in result.stdout
+    builtin = run_cli("test-rules", cwd=tmp_path)
+    assert builtin.returncode == 0 and " 0 failed" in builtin.stdout

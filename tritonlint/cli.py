@@ -439,6 +439,34 @@ def rules_command(output_format: str, config_path: str | None) -> None:
         click.echo(rules_table(rules))
 
 
+@cli.command("test-rules")
+@click.argument("dirs", nargs=-1, type=click.Path(file_okay=False))
+@click.option("--config", "config_path", type=click.Path(dir_okay=False))
+def test_rules_command(dirs: tuple[str, ...], config_path: str | None) -> None:
+    """Run rule files' valid/invalid examples through the whole rule (default: the built-in rules and the
+    configured extend-rules); exit 1 when any fails."""
+    from tritonlint.ruleset import builtin_rules_dir
+    from tritonlint.ruletest import run_examples
+
+    settings, rules = load_project(config_path, Path.cwd())
+    if dirs:
+        folders = [Path(d).resolve() for d in dirs]
+        try:
+            extra = load_rules([f for f in folders if f != builtin_rules_dir().resolve()])
+        except RuleFileError as exc:
+            raise UsageFailure(str(exc)) from None
+        known = {r.id for r in rules}
+        rules = rules + [r for r in extra if r.id not in known]
+        selected = [r for r in rules if Path(r.path).resolve().parent in folders]
+    else:
+        selected = rules
+    count, failures = run_examples(selected, rules)
+    for failure in failures:
+        click.echo(f"FAIL {failure}")
+    click.echo(f"{count - len(failures)} passed, {len(failures)} failed ({len(selected)} rules)")
+    sys.exit(EXIT_FINDINGS if failures else EXIT_CLEAN)
+
+
 def main(argv: list[str] | None = None) -> None:
     for stream in (sys.stdout, sys.stderr):  # a message with a character the locale cannot encode is no crash
         if hasattr(stream, "reconfigure"):
