@@ -212,3 +212,26 @@ def test_test_rules_reports_each_failing_example_with_file_and_index(tmp_path):
     assert "2 passed, 2 failed" in result.stdout
     builtin = run_cli("test-rules", cwd=tmp_path)
     assert builtin.returncode == 0 and " 0 failed" in builtin.stdout
+
+
+def test_readme_configuration_works_when_pasted(tmp_path):
+    from tests.helpers import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("## Configuration", 1)[1].split("```toml\n", 1)[1].split("```", 1)[0]
+    (tmp_path / ".venv" / "lib").mkdir(parents=True)
+    (tmp_path / ".venv" / "lib" / "k.py").write_text(K_LOOP)
+    (tmp_path / "third_party").mkdir()
+    (tmp_path / "third_party" / "k.py").write_text(K_LOOP)
+    (tmp_path / "proj.py").write_text(K_LOOP)
+    for name, text in (("pyproject.toml", block), ("tritonlint.toml", block),
+                       ("tritonlint.toml", block.replace("[tool.tritonlint]\n", ""))):
+        for old in ("pyproject.toml", "tritonlint.toml"):
+            (tmp_path / old).unlink(missing_ok=True)
+        (tmp_path / name).write_text(text)
+        files = run_cli("--show-files", cwd=tmp_path)
+        assert files.returncode == 0 and files.stdout.splitlines() == ["proj.py"], (name, files.stderr)
+        assert run_cli(".", cwd=tmp_path).returncode == 1
+    (tmp_path / "tritonlint.toml").write_text('select = ["TL001"]\n[tool.tritonlint]\nignore = ["TL002"]\n')
+    both = run_cli(".", cwd=tmp_path)
+    assert both.returncode == 2 and "not both" in both.stderr

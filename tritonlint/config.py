@@ -123,10 +123,13 @@ def read_config(path: Path) -> dict[str, Any]:
         raise ConfigError(path, "<file>", f"cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(path, "<toml>", f"not valid TOML: {exc}") from None
-    if path.name == "pyproject.toml":
+    if path.name == "pyproject.toml" or "tool" in data:  # tritonlint.toml: top-level keys, or the same table
         tool = data.get("tool", {})
         if not isinstance(tool, dict):
             raise ConfigError(path, "tool", "must be a table")
+        if path.name != "pyproject.toml" and (set(data) - {"tool"} or set(tool) - {"tritonlint"}):
+            extra = sorted(set(data) - {"tool"}) or [f"tool.{k}" for k in sorted(set(tool) - {"tritonlint"})]
+            raise ConfigError(path, extra[0], "put the settings either at the top level or in [tool.tritonlint], not both")
         data = tool.get("tritonlint", {})
     if not isinstance(data, dict):
         raise ConfigError(path, "tool.tritonlint", "must be a table")
