@@ -4,6 +4,7 @@ others; the linter (linter.py, suppression.py) reports them."""
 
 from __future__ import annotations
 
+from tritonlint.diagnostics import rule_page_url
 from tritonlint.ruleset import FixSpec, Rule
 
 BUILTIN_PATH = "<built-in>"
@@ -21,7 +22,7 @@ _SYNTAX = Rule(
         "example": "def f(:\n    pass",
         "evidence": "Not a performance rule: there is nothing to measure.",
     },
-    valid=[], invalid=[], path=BUILTIN_PATH,
+    valid=[], invalid=[], path=BUILTIN_PATH, url=rule_page_url("TL000"),
 )
 
 _UNUSED = Rule(
@@ -43,7 +44,7 @@ _UNUSED = Rule(
         "fix_safety": "Safe: only the comment changes.",
         "evidence": "Not a performance rule: there is nothing to measure.",
     },
-    valid=[], invalid=[], path=BUILTIN_PATH,
+    valid=[], invalid=[], path=BUILTIN_PATH, url=rule_page_url("TL900"),
 )
 
 BUILTIN_RULES = (_SYNTAX, _UNUSED)

@@ -10,6 +10,7 @@ import sys
 from dataclasses import dataclass, field
 
 SEVERITIES = ("error", "warning", "info")
+RULE_PAGES = "https://github.com/tritonlint/tritonlint/blob/main/docs/rules"  # docs/rules/, python -m tritonlint.docs
 APPLICABILITIES = ("safe", "unsafe", "display-only")
 
 
@@ -79,6 +80,10 @@ class Diagnostic:
         return f"{self.filename}:{cell}{self.location.row}:{self.location.column}"
 
 
+def rule_page_url(rule_id: str) -> str:
+    return f"{RULE_PAGES}/{rule_id}.md"
+
+
 def syntax_error(filename: str, message: str, row: int, column: int) -> Diagnostic:
     """TL000: the file does not parse, so no rule ran on it."""
     position = Position(row, column)
@@ -93,4 +98,5 @@ def syntax_error(filename: str, message: str, row: int, column: int) -> Diagnost
         end_location=position,
         start=0,
         end=0,
+        url=rule_page_url("TL000"),
     )

@@ -21,7 +21,7 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
-from tritonlint.diagnostics import Diagnostic, Edit, Fix
+from tritonlint.diagnostics import Diagnostic, Edit, Fix, rule_page_url
 from tritonlint.source import LineIndex
 
 _TOOL = re.compile(r"#\s*tritonlint\s*:\s*(?P<kind>file-ignore|ignore)\b(?:\s*\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
@@ -168,7 +168,7 @@ def _finding(directive: Directive, drop: list[tuple[str, int, int]], problem: st
                       message=f"Unused suppression in {what}: {problem}" if problem else
                       f"Unused suppression: {what} suppresses nothing here", filename=filename,
                       location=lines.position(directive.start), end_location=lines.position(directive.end),
-                      start=directive.start, end=directive.end, fix=fix)
+                      start=directive.start, end=directive.end, fix=fix, url=rule_page_url(UNUSED[0]))
 
 
 def _remove_directive(directive: Directive, text: str, lines: LineIndex) -> tuple[int, int, str]:
