@@ -57,7 +57,8 @@ def add_noqa(text: str, diagnostics: list[Diagnostic]) -> tuple[str, int]:
 
 
 def _construct(d: Diagnostic, text: str | None) -> str:
-    snippet = text[d.start:d.end] if text is not None and d.end > d.start else d.message
+    # a notebook's offsets count in its joined cells, not in the JSON on disk: its findings match by message
+    snippet = text[d.start:d.end] if text is not None and d.end > d.start and d.cell is None else d.message
     return " ".join(snippet.split())
 
 

@@ -212,6 +212,9 @@ def _adopt(results: list[FileResult], add_noqa: bool, baseline: str | None) -> i
     for result in results:
         if not result.diagnostics:
             continue
+        if result.path.endswith(".ipynb"):
+            click.echo(f"warning: {result.path}: --add-noqa does not edit notebooks yet, skipped", err=True)
+            continue
         path = Path(result.path)
         try:
             source = read_source(path)
