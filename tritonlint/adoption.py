@@ -12,8 +12,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from tritonlint.diagnostics import Diagnostic
-from tritonlint.suppression import _NOQA, read_comments
 from tritonlint.source import LineIndex
+from tritonlint.suppression import _NOQA, read_comments
 
 NOT_NOQA = {"TL000", "TL900"}  # a file that does not parse takes no comment; a TL900 is removed, not kept
 BASELINE_VERSION = 1
