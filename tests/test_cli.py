@@ -93,8 +93,8 @@ def test_config_options_and_selection(tmp_path):
 
 def test_unknown_selector_is_a_usage_error(tmp_path):
     (tmp_path / "proj.py").write_text(K_LOOP)
-    result = run_cli("proj.py", "--select", "TL9", cwd=tmp_path)
-    assert result.returncode == 2 and "TL9" in result.stderr
+    result = run_cli("proj.py", "--select", "TL7", cwd=tmp_path)
+    assert result.returncode == 2 and "TL7" in result.stderr
 
 
 def test_json_output_shape(tmp_path):
@@ -172,12 +172,12 @@ def test_bad_rule_file_in_extend_rules(tmp_path):
     assert "Traceback" not in result.stderr
 
 
-def test_files_without_triton_are_skipped_and_binary_files_reported(tmp_path):
-    (tmp_path / "plain.py").write_text("def f(:\n")  # never mentions the word, so not even parsed
+def test_files_without_triton_are_only_syntax_checked_and_binary_files_reported(tmp_path):
+    (tmp_path / "plain.py").write_text("def f(:\n")  # never mentions the word: still a TL000, as in ruff
     (tmp_path / "blob.py").write_bytes(b"\x00\x01triton")
     (tmp_path / "latin.py").write_bytes(b"# triton\nx = '\xe9'\n")
-    result = run_cli(".", cwd=tmp_path)
-    assert result.returncode == 0, result.stdout
+    result = run_cli(".", "--output-format", "concise", cwd=tmp_path)
+    assert result.returncode == 1 and result.stdout.count("TL000") == 1 and "plain.py:1:7: TL000" in result.stdout
     assert "blob.py: binary file" in result.stderr
     assert "latin.py: not valid utf-8" in result.stderr
 

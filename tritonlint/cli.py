@@ -13,8 +13,10 @@ import click
 from tritonlint import __version__
 from tritonlint.analysis.model import module_name
 from tritonlint.analysis.project import Project
+from tritonlint.builtin import BUILTIN_RULES
 from tritonlint.cache import cache_folder, clean, open_cache
 from tritonlint.config import (
+    FAIL_LEVELS,
     ConfigError,
     Settings,
     build_settings,
@@ -24,6 +26,7 @@ from tritonlint.config import (
     read_config,
     validate_target,
 )
+from tritonlint.diagnostics import Diagnostic
 from tritonlint.discovery import is_excluded
 from tritonlint.explain import explain, rule_summary, rules_table
 from tritonlint.linter import FileLinter, FileResult, FixMode
@@ -106,6 +109,8 @@ def cli() -> None:
 @click.option("-o", "--output-file", type=click.Path(dir_okay=False), help="Write the report to this file.")
 @click.option("--statistics", is_flag=True, help="Print a count per rule instead of the findings.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain.")
+@click.option("--fail-level", type=click.Choice(FAIL_LEVELS),
+              help="Only findings at or above this severity make the exit code 1 (default: warning; TL000 always does).")
 @click.option("--color", type=click.Choice(COLOR_CHOICES), default="auto", show_default=True,
               help="Colour the text formats: auto means on a terminal, unless NO_COLOR is set (FORCE_COLOR forces it).")
 @click.option("--force-exclude", is_flag=True,
@@ -121,19 +126,41 @@ def cli() -> None:
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
 @click.option("--cache-dir", envvar="TRITONLINT_CACHE_DIR", type=click.Path(file_okay=False),
               help="Where the cache lives (default: .tritonlint_cache beside the configuration).")
+@click.option("--show-settings", is_flag=True, help="Print the resolved configuration and the file it came from.")
+@click.option("--show-files", is_flag=True, help="List the files that would be linted.")
+@click.option("--add-noqa", is_flag=True, help="Add a `# noqa: TLxxx` comment to each line with a finding.")
+@click.option("--baseline", "baseline_path", type=click.Path(dir_okay=False),
+              help="Report only findings not recorded in this baseline file (config `baseline`).")
+@click.option("--write-baseline", type=click.Path(dir_okay=False),
+              help="Record the current findings in this baseline file and exit 0.")
 def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool, show_fixes: bool, output_format: str,
           output_file: str | None, statistics: bool, exit_zero: bool, color: str, force_exclude: bool,
           select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...], target: str | None,
           config_path: str | None, stdin_filename: str | None, jobs: int | None, quiet: bool, no_cache: bool,
-          cache_dir: str | None) -> None:
+          cache_dir: str | None, fail_level: str | None, show_settings: bool,
+          show_files: bool, add_noqa: bool, baseline_path: str | None,
+          write_baseline: str | None) -> None:
     """Lint PATHS (default: the current folder); `-` reads one file from standard input."""
     path_list = list(paths) or ["."]
     if diff and (show_fixes or statistics):
         raise UsageFailure(f"--diff cannot be combined with {'--show-fixes' if show_fixes else '--statistics'}")
     if statistics and output_format not in (*TEXT_FORMATS, "json"):
         raise UsageFailure(f"--statistics prints text or json, not {output_format}")
+    if add_noqa and (fix or diff or path_list == ["-"]):
+        raise UsageFailure("--add-noqa cannot be combined with --fix, --diff or standard input")
     settings, rules = load_project(config_path, _anchor(path_list, stdin_filename), not no_cache, cache_dir)
     _apply_flags(settings, rules, select, extend_select, ignore, target)
+    settings.fail_level = fail_level or settings.fail_level
+    if show_settings:
+        click.echo(_settings_text(settings, rules), nl=False)
+        sys.exit(EXIT_CLEAN)
+    if show_files:
+        from tritonlint.discovery import discover
+
+        found = discover([Path(p) for p in path_list if p != "-"], settings.root, settings.excludes,
+                         settings.respect_gitignore)
+        click.echo("".join(f"{path.as_posix()}\n" for path in sorted(found.files)), nl=False)
+        sys.exit(EXIT_CLEAN)
     mode = FixMode.DIFF if diff else FixMode.FIX if fix else FixMode.NONE
     linter = make_linter(rules, settings, mode, unsafe_fixes)
     stdin_texts: dict[str, list[str]] = {}
@@ -155,10 +182,95 @@ def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool, sho
                                                  rules, unsafe_fixes)
         run = lint_paths(targets, settings, linter, jobs, cache)
         results, problems = run.files, run.problems
+        if add_noqa or write_baseline:
+            sys.exit(_adopt(results, add_noqa, write_baseline))
+        baseline = Path(baseline_path) if baseline_path else settings.baseline
+        if baseline is not None:
+            _drop_recorded(results, baseline)
     exit_code = _report(results, problems, rules, settings, mode, output_format, output_file, statistics,
                         show_fixes, unsafe_fixes, quiet, color, stdin_texts,
                         report_to_stderr=path_list == ["-"] and mode is FixMode.FIX)
     sys.exit(EXIT_CLEAN if exit_zero and exit_code == EXIT_FINDINGS else exit_code)
+
+
+def _settings_text(settings: Settings, rules: list[Rule]) -> str:
+    """The resolved settings, one `key = value` line each (TOML values), under the file they came from."""
+    values = {
+        "select": settings.select or ["ALL"], "extend-select": settings.extend_select, "ignore": settings.ignore,
+        "per-file-ignores": settings.per_file_ignores, "exclude": settings.exclude,
+        "extend-exclude": settings.extend_exclude, "extend-rules": [str(p) for p in settings.extend_rules],
+        "target": settings.target, "respect-gitignore": settings.respect_gitignore,
+        "cache-dir": str(settings.cache_dir) if settings.cache_dir else None, "fail-level": settings.fail_level,
+        "baseline": str(settings.baseline) if settings.baseline else None,
+        **{name: settings.options.get(name, spec.default) for rule in rules for name, spec in rule.options.items()},
+    }
+    enabled = ", ".join(r.id for r in settings.enabled(rules))
+    lines = [f"# configuration file: {settings.config_path or 'none (defaults)'}",
+             f"# root: {settings.root}", f"# enabled rules: {enabled}"]
+    lines += [f"{key} = {_toml(value)}" for key, value in values.items() if value is not None]
+    return "\n".join(lines) + "\n"
+
+
+def _toml(value: object) -> str:
+    import json
+
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + "}"
+    return json.dumps(value)
+
+
+def _adopt(results: list[FileResult], add_noqa: bool, baseline: str | None) -> int:
+    """--add-noqa and --write-baseline: record the findings there are, rather than report them."""
+    from tritonlint.adoption import add_noqa as noqa_text
+    from tritonlint.adoption import write_baseline
+    from tritonlint.fixes import WriteRefused, write_atomic
+    from tritonlint.source import read_source
+
+    if baseline:
+        diagnostics = [d for r in results for d in r.diagnostics]
+        count = write_baseline(Path(baseline), diagnostics, _file_texts(diagnostics))
+        click.echo(f"Recorded {count} finding{'s' * (count != 1)} in {baseline}", err=True)
+        return EXIT_CLEAN
+    added = 0
+    for result in results:
+        if not result.diagnostics:
+            continue
+        if result.path.endswith(".ipynb"):
+            click.echo(f"warning: {result.path}: --add-noqa does not edit notebooks yet, skipped", err=True)
+            continue
+        path = Path(result.path)
+        try:
+            source = read_source(path)
+            text, count = noqa_text(source.text, result.diagnostics)
+            if count:
+                write_atomic(path, source, text)
+                added += count
+        except (OSError, SourceError, UnicodeEncodeError, WriteRefused) as exc:
+            click.echo(f"warning: {result.path}: noqa comments not written: {exc}", err=True)
+    click.echo(f"Added {added} noqa comment{'s' * (added != 1)}.", err=True)
+    return EXIT_CLEAN
+
+
+def _file_texts(diagnostics: list[Diagnostic]) -> dict[str, str | None]:
+    texts: dict[str, str | None] = {}
+    for name in {d.filename for d in diagnostics}:
+        try:
+            texts[name] = decode_source(Path(name).read_bytes()).text
+        except (OSError, SourceError):
+            texts[name] = None
+    return texts
+
+
+def _drop_recorded(results: list[FileResult], baseline: Path) -> None:
+    from tritonlint.adoption import BaselineError, new_findings, read_baseline
+
+    try:
+        recorded = read_baseline(baseline)
+    except BaselineError as exc:
+        raise UsageFailure(str(exc)) from None
+    for result in results:
+        if result.diagnostics:
+            result.diagnostics = new_findings(result.diagnostics, recorded, _file_texts(result.diagnostics))
 
 
 def _apply_flags(settings: Settings, rules: list[Rule], select: tuple[str, ...], extend_select: tuple[str, ...],
@@ -285,7 +397,7 @@ def _report(results: list[FileResult], problems: list[tuple[str, str]], rules: l
             stream.close()
         else:
             stream.flush()
-    return failed or (EXIT_FINDINGS if diagnostics else EXIT_CLEAN)
+    return failed or (EXIT_FINDINGS if any(settings.fails(d.severity, d.code) for d in diagnostics) else EXIT_CLEAN)
 
 
 def _source_lines(texts: dict[str, list[str]]) -> Callable[[str], list[str] | None]:
@@ -328,7 +440,7 @@ def clean_command(cache_dir: str | None, config_path: str | None) -> None:
 def rule_command(code: str, output_format: str, config_path: str | None) -> None:
     """Explain a rule: what it flags, why, an example, the fix and the measured evidence."""
     _, rules = load_project(config_path, Path.cwd())
-    found = next((r for r in rules if r.id == code.upper() or r.name == code), None)
+    found = next((r for r in [*rules, *BUILTIN_RULES] if r.id == code.upper() or r.name == code), None)
     if found is None:
         raise UsageFailure(f"unknown rule {code!r} (see `tritonlint rules`)")
     if output_format == "json":
@@ -345,6 +457,7 @@ def rule_command(code: str, output_format: str, config_path: str | None) -> None
 def rules_command(output_format: str, config_path: str | None) -> None:
     """List every rule."""
     _, rules = load_project(config_path, Path.cwd())
+    rules = sorted([*rules, *BUILTIN_RULES], key=lambda r: r.id)
     if output_format == "json":
         import json
 
@@ -363,6 +476,34 @@ def server_command() -> None:
             raise
         raise UsageFailure('`tritonlint server` needs the server extra: pip install "tritonlint[server]"') from None
     serve()
+
+
+@cli.command("test-rules")
+@click.argument("dirs", nargs=-1, type=click.Path(file_okay=False))
+@click.option("--config", "config_path", type=click.Path(dir_okay=False))
+def test_rules_command(dirs: tuple[str, ...], config_path: str | None) -> None:
+    """Run rule files' valid/invalid examples through the whole rule (default: the built-in rules and the
+    configured extend-rules); exit 1 when any fails."""
+    from tritonlint.ruleset import builtin_rules_dir
+    from tritonlint.ruletest import run_examples
+
+    settings, rules = load_project(config_path, Path.cwd())
+    if dirs:
+        folders = [Path(d).resolve() for d in dirs]
+        try:
+            extra = load_rules([f for f in folders if f != builtin_rules_dir().resolve()])
+        except RuleFileError as exc:
+            raise UsageFailure(str(exc)) from None
+        known = {r.id for r in rules}
+        rules = rules + [r for r in extra if r.id not in known]
+        selected = [r for r in rules if Path(r.path).resolve().parent in folders]
+    else:
+        selected = rules
+    count, failures = run_examples(selected, rules)
+    for failure in failures:
+        click.echo(f"FAIL {failure}")
+    click.echo(f"{count - len(failures)} passed, {len(failures)} failed ({len(selected)} rules)")
+    sys.exit(EXIT_FINDINGS if failures else EXIT_CLEAN)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -27,7 +27,8 @@ DEFAULT_EXCLUDE = (
     ".ruff_cache", ".tritonlint_cache", ".ipynb_checkpoints",
 )
 _LIST_KEYS = ("select", "extend-select", "ignore", "exclude", "extend-exclude", "extend-rules")
-_GENERAL_KEYS = {*_LIST_KEYS, "per-file-ignores", "target", "respect-gitignore", "cache-dir"}
+_GENERAL_KEYS = {*_LIST_KEYS, "per-file-ignores", "target", "respect-gitignore", "cache-dir", "fail-level", "baseline"}
+FAIL_LEVELS = ("info", "warning", "error")
 
 
 class ConfigError(Exception):
@@ -49,6 +50,8 @@ class Settings:
     target: str | None = None
     respect_gitignore: bool = True
     cache_dir: Path | None = None
+    fail_level: str = "warning"  # findings below it are printed but do not fail the run
+    baseline: Path | None = None  # findings recorded there are not reported
     options: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -64,12 +67,22 @@ class Settings:
 
     def rules_for(self, rules: list[Rule], relative_path: str) -> list[Rule]:
         """The enabled rules minus the per-file-ignores whose pattern matches the path."""
-        ignored = [
+        ignored = self._file_ignores(relative_path)
+        return [r for r in rules if not _selected(r.id, r.name, ignored)] if ignored else rules
+
+    def ignored_in(self, relative_path: str, code: str, name: str) -> bool:
+        return _selected(code, name, self._file_ignores(relative_path))
+
+    def _file_ignores(self, relative_path: str) -> list[str]:
+        return [
             code for pattern, codes in self.per_file_ignores.items()
             if fnmatch.fnmatch(relative_path, pattern) or fnmatch.fnmatch(Path(relative_path).name, pattern)
             for code in codes
         ]
-        return [r for r in rules if not _selected(r.id, r.name, ignored)] if ignored else rules
+
+    def fails(self, severity: str, code: str) -> bool:
+        """Whether a finding counts towards exit code 1: at or above the fail level; TL000 always does."""
+        return code == "TL000" or FAIL_LEVELS.index(severity) >= FAIL_LEVELS.index(self.fail_level)
 
     def target_sm(self) -> int | None:
         """The configured target as an integer compute capability (sm_90 -> 90)."""
@@ -111,10 +124,13 @@ def read_config(path: Path) -> dict[str, Any]:
         raise ConfigError(path, "<file>", f"cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(path, "<toml>", f"not valid TOML: {exc}") from None
-    if path.name == "pyproject.toml":
+    if path.name == "pyproject.toml" or "tool" in data:  # tritonlint.toml: top-level keys, or the same table
         tool = data.get("tool", {})
         if not isinstance(tool, dict):
             raise ConfigError(path, "tool", "must be a table")
+        if path.name != "pyproject.toml" and (set(data) - {"tool"} or set(tool) - {"tritonlint"}):
+            extra = sorted(set(data) - {"tool"}) or [f"tool.{k}" for k in sorted(set(tool) - {"tritonlint"})]
+            raise ConfigError(path, extra[0], "put the settings either at the top level or in [tool.tritonlint], not both")
         data = tool.get("tritonlint", {})
     if not isinstance(data, dict):
         raise ConfigError(path, "tool.tritonlint", "must be a table")
@@ -163,6 +179,14 @@ def build_settings(path: Path | None, data: dict[str, Any], rules: list[Rule]) -
         if not isinstance(data["respect-gitignore"], bool):
             raise ConfigError(where, "respect-gitignore", "must be true or false")
         settings.respect_gitignore = data["respect-gitignore"]
+    if "fail-level" in data:
+        if data["fail-level"] not in FAIL_LEVELS:
+            raise ConfigError(where, "fail-level", f"must be one of {', '.join(FAIL_LEVELS)}")
+        settings.fail_level = data["fail-level"]
+    if "baseline" in data:
+        if not isinstance(data["baseline"], str):
+            raise ConfigError(where, "baseline", "must be a path")
+        settings.baseline = settings.root / data["baseline"]
     if "cache-dir" in data:
         if not isinstance(data["cache-dir"], str):
             raise ConfigError(where, "cache-dir", "must be a path")
@@ -194,6 +218,6 @@ def check_selectors(settings: Settings, rules: list[Rule], where: Path | str) ->
                            ("ignore", settings.ignore),
                            *((f"per-file-ignores.{k}", v) for k, v in settings.per_file_ignores.items())):
         for selector in selectors:
-            known = [(rule.id, rule.name) for rule in rules] + [("TL000", "syntax-error")]
+            known = [(rule.id, rule.name) for rule in rules] + [("TL000", "syntax-error"), ("TL900", "unused-suppression")]
             if selector != "ALL" and not any(_selected(code, name, [selector]) for code, name in known):
                 raise ConfigError(where, key, f"{selector!r} matches no rule code, prefix or name")

@@ -6,9 +6,11 @@ can store it.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 
 SEVERITIES = ("error", "warning", "info")
+RULE_PAGES = "https://github.com/tritonlint/tritonlint/blob/main/docs/rules"  # docs/rules/, python -m tritonlint.docs
 APPLICABILITIES = ("safe", "unsafe", "display-only")
 
 
@@ -65,10 +67,21 @@ class Diagnostic:
     url: str | None = None
     notes: list[str] = field(default_factory=list)
     related: tuple[Span, ...] = ()
+    cell: int | None = None  # in a notebook: the 1-based cell, and the rows count within it
 
     @property
     def sort_key(self) -> tuple[object, ...]:
-        return (self.filename, self.location.row, self.location.column, self.code)
+        return (self.filename, self.cell or 0, self.location.row, self.location.column, self.code)
+
+    @property
+    def where(self) -> str:
+        """`file:row:col`, or `file:cell N:row:col` in a notebook."""
+        cell = f"cell {self.cell}:" if self.cell is not None else ""
+        return f"{self.filename}:{cell}{self.location.row}:{self.location.column}"
+
+
+def rule_page_url(rule_id: str) -> str:
+    return f"{RULE_PAGES}/{rule_id}.md"
 
 
 def syntax_error(filename: str, message: str, row: int, column: int) -> Diagnostic:
@@ -79,10 +92,11 @@ def syntax_error(filename: str, message: str, row: int, column: int) -> Diagnost
         name="syntax-error",
         severity="error",
         category="correctness",
-        message=f"SyntaxError: {message}",
+        message=f"SyntaxError: {message} (as parsed by Python {sys.version_info.major}.{sys.version_info.minor})",
         filename=filename,
         location=position,
         end_location=position,
         start=0,
         end=0,
+        url=rule_page_url("TL000"),
     )

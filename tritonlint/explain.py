@@ -40,7 +40,8 @@ def explain(rule: Rule) -> str:
     parts += ["", "## Evidence"]
     if "evidence" in doc:
         parts += [doc["evidence"], ""]
-    parts.append(evidence.evidence_section(rule.id))
+    if rule.matcher:  # a rule file's rule; the built-in ones (TL000, TL900) have no fixtures
+        parts.append(evidence.evidence_section(rule.id))
     return "\n".join(parts).rstrip() + "\n"
 
 

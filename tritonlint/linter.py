@@ -15,16 +15,9 @@ from tritonlint.diagnostics import Diagnostic, syntax_error
 from tritonlint.engine import Engine, RuleCrash
 from tritonlint.fixes import WriteRefused, applicable, apply_fixes, write_atomic
 from tritonlint.ruleset import Rule
-from tritonlint.source import (
-    ParsedFile,
-    SourceError,
-    SourceText,
-    SyntaxProblem,
-    check_syntax,
-    read_source,
-    syntax_problem,
-)
-from tritonlint.suppression import Suppressions
+from tritonlint.source import (ParsedFile, SourceError, SourceText, SyntaxProblem, check_syntax, read_source,
+                               syntax_problem)
+from tritonlint.suppression import UNUSED, Suppressions
 
 MAX_FIX_ROUNDS = 10
 
@@ -52,10 +45,10 @@ class FileResult:
 
 
 class FileLinter:
-    def __init__(self, engine: Engine, settings: Settings, report_syntax_errors: bool, mode: FixMode, unsafe: bool) -> None:
+    def __init__(self, engine: Engine, settings: Settings, known: frozenset[str], mode: FixMode, unsafe: bool) -> None:
         self.engine = engine
         self.settings = settings
-        self.report_syntax_errors = report_syntax_errors
+        self.known = known  # every rule's code and name, for TL900's unknown codes
         self.mode = mode
         self.unsafe = unsafe
 
@@ -72,7 +65,9 @@ class FileLinter:
                     result: FileResult | None = None) -> FileResult:
         result = result or FileResult(display, module)
         if "triton" not in source.text and not LAUNCH_TEXT.search(source.text):
-            return result  # a file that never mentions triton defines no kernel, and this one launches none
+            # a file that never mentions triton defines no kernel and launches none: only its syntax is checked
+            self._syntax_failed(syntax_problem(source.text, display), display, result)
+            return result
         rules = self.settings.rules_for(self.engine.rules, display)
         try:
             lint = self._lint_text(source.text, display, module, project, rules, result)
@@ -97,22 +92,31 @@ class FileLinter:
     def _lint_text(self, text: str, display: str, module: str, project: Project, rules: list[Rule],
                    result: FileResult) -> list[Diagnostic] | None:
         """Findings for one text, or None when it does not parse (a TL000 finding is recorded instead)."""
+        ran = rules
         rules = self.engine.could_match(rules, text)
+        diagnostics: list[Diagnostic] = []
         if not rules and "jit" not in text:  # no rule can fire here, and no kernel is defined here that others launch
-            return None if self._syntax_failed(syntax_problem(text, display), display, result) else []
-        tree, problem = check_syntax(text, display)
-        if self._syntax_failed(problem, display, result):
-            return None
-        assert tree is not None
-        parsed = ParsedFile(display, SourceText(text, "utf-8", False, "\n"), tree, module)
-        model = ModuleModel(tree, module, display, is_package=display.endswith("__init__.py"), text=text,
-                            imported=project.module_model if project.sources else None)
-        result.summaries = model.summaries()
-        if not rules:
-            return []
-        diagnostics = self.engine.run(parsed, model, project, rules)
+            if self._syntax_failed(syntax_problem(text, display), display, result):
+                return None
+        else:
+            tree, problem = check_syntax(text, display)
+            if self._syntax_failed(problem, display, result):
+                return None
+            assert tree is not None
+            parsed = ParsedFile(display, SourceText(text, "utf-8", False, "\n"), tree, module)
+            model = ModuleModel(tree, module, display, is_package=display.endswith("__init__.py"), text=text,
+                                imported=project.module_model if project.sources else None)
+            result.summaries = model.summaries()
+            if rules:
+                diagnostics = self.engine.run(parsed, model, project, rules)
         suppressions = Suppressions.scan(text)
-        return sorted((d for d in diagnostics if not suppressions.suppresses(d)), key=lambda d: d.sort_key)
+        if not suppressions.directives:
+            return sorted(diagnostics, key=lambda d: d.sort_key)
+        kept = [d for d in diagnostics if not suppressions.suppresses(d)]
+        if self.settings.code_enabled(*UNUSED) and not self.settings.ignored_in(display, *UNUSED):
+            codes = {code for rule in ran for code in (rule.id, rule.name)}
+            kept += [d for d in suppressions.unused(text, display, codes, self.known) if not suppressions.suppresses(d)]
+        return sorted(kept, key=lambda d: d.sort_key)
 
     def _syntax_failed(self, problem: SyntaxProblem | None, display: str, result: FileResult) -> bool:
         """Whether the text does not parse; the problem is recorded as a TL000 finding or a skip."""
@@ -120,7 +124,7 @@ class FileLinter:
             return False
         if problem.too_deep:
             result.skipped = f"{problem.message}, skipped"
-        elif self.report_syntax_errors:
+        else:  # whatever the selection: a file that does not parse was not linted, and the user must know
             result.diagnostics = [syntax_error(display, problem.message, problem.row, problem.column)]
         return True
 

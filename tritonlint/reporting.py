@@ -75,7 +75,7 @@ def _fixable_mark(diagnostic: Diagnostic, unsafe: bool) -> str:
 def concise(diagnostics: list[Diagnostic], style: Style, unsafe: bool = False, **_: Any) -> str:
     lines = []
     for d in diagnostics:
-        where = f"{d.filename}:{d.location.row}:{d.location.column}:"
+        where = f"{d.where}:"
         lines.append(f"{style.bold(where)} {style.severity(d.code, d.severity)}{_fixable_mark(d, unsafe)} {d.message}")
     return "\n".join(lines)
 
@@ -85,8 +85,8 @@ def full(diagnostics: list[Diagnostic], style: Style, sources: Callable[[str], l
     blocks = []
     for d in diagnostics:
         block = [f"{style.severity(d.code, d.severity)}{_fixable_mark(d, unsafe)} {style.bold(d.message)}",
-                 f" --> {d.filename}:{d.location.row}:{d.location.column}"]
-        lines = sources(d.filename)
+                 f" --> {d.where}"]
+        lines = sources(d.filename) if d.cell is None else None  # a notebook's rows count within its cell
         if lines and 1 <= d.location.row <= len(lines):
             block.extend(_frame(d, lines, style))
         if d.fix is not None:
@@ -142,6 +142,7 @@ def as_json_object(d: Diagnostic) -> dict[str, Any]:
         "end_location": _position(d.end_location),
         "fix": fix,
         "url": d.url,
+        **({"cell": d.cell} if d.cell is not None else {}),
     }
 
 
@@ -181,15 +182,6 @@ def github(diagnostics: list[Diagnostic], **_: Any) -> str:
 _SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 _SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "%SRCROOT%"
-_SYNTAX_ERROR_DESCRIPTOR = {
-    "id": "TL000",
-    "name": "syntax-error",
-    "shortDescription": {"text": "The file does not parse."},
-    "fullDescription": {"text": "A file with a syntax error cannot be linted: no other rule ran on it."},
-    "help": {"text": "Fix the syntax error; Python's own parser gives the message and position."},
-    "defaultConfiguration": {"level": "error"},
-    "properties": {"category": "correctness", "tags": ["correctness"], "problem.severity": "error"},
-}
 
 
 def _one_line(text: str) -> str:
@@ -266,12 +258,13 @@ def _sarif_result(d: Diagnostic, rule_index: int) -> dict[str, Any]:
 
 
 def sarif(diagnostics: list[Diagnostic], rules: list[Rule], **_: Any) -> str:
-    """One run whose driver lists every enabled rule (and TL000 when a file did not parse); columns
+    """One run whose driver lists every enabled rule (and TL000 or TL900 when reported); columns
     count Unicode code points, as everywhere else in tritonlint, and the run says so (`columnKind`)."""
-    by_id = {r.id: r for r in rules}
-    codes = sorted(set(by_id) | {d.code for d in diagnostics})
-    descriptors = [_rule_descriptor(by_id[code]) if code in by_id else {**_SYNTAX_ERROR_DESCRIPTOR, "id": code}
-                   for code in codes]
+    from tritonlint.builtin import BUILTIN_RULES
+
+    by_id = {r.id: r for r in [*BUILTIN_RULES, *rules]}
+    codes = sorted({r.id for r in rules} | {d.code for d in diagnostics})
+    descriptors = [_rule_descriptor(by_id[code]) if code in by_id else {"id": code} for code in codes]
     index = {code: i for i, code in enumerate(codes)}
     log = {
         "$schema": _SARIF_SCHEMA,

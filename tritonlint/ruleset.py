@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tritonlint.context import CONDITIONS, FIXERS, ParamSpec
-from tritonlint.diagnostics import APPLICABILITIES, SEVERITIES
+from tritonlint.diagnostics import APPLICABILITIES, SEVERITIES, rule_page_url
 from tritonlint.sgutil import AstGrepError, compile_check, find_all, parse_snippet
 from tritonlint.templates import METAVAR, TEMPLATE_VAR
 
@@ -169,6 +169,8 @@ class _RuleBuilder:
         url = data.get("url")
         if url is not None and not isinstance(url, str):
             raise self.error("url", "must be a string")
+        if url is None and self.path.parent.resolve() == builtin_rules_dir().resolve():
+            url = rule_page_url(rule_id)  # docs/rules/ID.md, generated from this file (python -m tritonlint.docs)
         rule = Rule(rule_id, name, severity, category, message, matcher, where, fix, options, doc, valid,
                     invalid, str(self.path), url, frozenset(metavars))
         self.check_examples_match(rule)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from tritonlint.analysis.model import JitFunction, module_name
 from tritonlint.analysis.project import Project, defining_module, source_root
+from tritonlint.builtin import BUILTIN_RULES
 from tritonlint.cache import Entry, LintCache, Session, Signature, digest, signature
 from tritonlint.config import Settings
 from tritonlint.diagnostics import Diagnostic
@@ -23,7 +24,7 @@ from tritonlint.engine import Engine
 from tritonlint.fixes import applicable
 from tritonlint.linter import FileLinter, FileResult, FixMode
 from tritonlint.ruleset import Rule
-from tritonlint.source import SourceError, decode_source, read_bytes
+from tritonlint.source import SourceError, SourceText, decode_source, read_bytes
 
 PARALLEL_THRESHOLD = 24  # below this many files a process pool costs more than it saves
 
@@ -55,7 +56,8 @@ class RunResult:
 
 def make_linter(rules: list[Rule], settings: Settings, mode: FixMode, unsafe: bool) -> FileLinter:
     engine = Engine(settings.enabled(rules), settings.options, settings.target_sm())
-    return FileLinter(engine, settings, settings.code_enabled("TL000", "syntax-error"), mode, unsafe)
+    known = frozenset(code for rule in [*rules, *BUILTIN_RULES] for code in (rule.id, rule.name))
+    return FileLinter(engine, settings, known, mode, unsafe)
 
 
 # A worker's state: set in the parent before the pool forks (or by the initializer where processes spawn),
@@ -89,7 +91,7 @@ def _lint_job(job: Job) -> tuple[FileResult, Facts]:
     linter, project = _worker, _project
     assert linter is not None and project is not None
     if job.context and linter.mode is not FixMode.NONE:
-        linter = FileLinter(linter.engine, linter.settings, linter.report_syntax_errors, FixMode.NONE, linter.unsafe)
+        linter = FileLinter(linter.engine, linter.settings, linter.known, FixMode.NONE, linter.unsafe)
     project.consulted = set()
     facts = Facts(checked_ns=time.time_ns())
     result = FileResult(job.display, job.module)
@@ -102,11 +104,51 @@ def _lint_job(job: Job) -> tuple[FileResult, Facts]:
         result.skipped = str(exc) if isinstance(exc, SourceError) else f"cannot read: {exc.strerror or exc}, skipped"
         data = None
     else:
-        result = linter.lint_source(source, job.path, job.display, job.module, project, result)
+        lint = _lint_notebook if job.path.suffix == ".ipynb" else linter.lint_source
+        result = lint(source, job.path, job.display, job.module, project, result)
     if _hashing and data is not None:
         facts.digest = digest(data)
     facts.consulted = frozenset(project.consulted)
     return result, facts
+
+
+def _lint_notebook(source: SourceText, path: Path, display: str, module: str, project: Project,
+                   result: FileResult) -> FileResult:
+    """Lint a notebook's code cells as one module; --fix writes the fixed cells back into its JSON."""
+    from tritonlint.fixes import WriteRefused, write_atomic
+    from tritonlint.notebook import Notebook, NotebookError
+
+    linter = _worker
+    assert linter is not None
+    try:
+        notebook = Notebook.parse(source.text)
+    except NotebookError as exc:
+        result.skipped = str(exc)
+        return result
+    mode = linter.mode
+    linter.mode = FixMode.DIFF if mode is FixMode.FIX else mode  # the linter must not write the joined text
+    try:
+        result = linter.lint_source(SourceText(notebook.text, "utf-8", False, "\n"), None, display, module,
+                                    project, result)
+    finally:
+        linter.mode = mode
+    if result.fixed is not None:
+        written = notebook.dumps(result.fixed)
+        try:
+            if written is None:
+                raise WriteRefused("the fixes would change the notebook's cells")
+            if mode is FixMode.FIX:
+                write_atomic(path, source, written)
+        except (OSError, UnicodeEncodeError, WriteRefused) as exc:
+            result.skipped = f"fixes not written: {exc}"
+            result.fixes_applied = 0
+            result.fixed_codes.clear()
+            result.original = result.fixed = None
+            return result  # the findings of the fixed text do not map onto the cells on disk: report none
+        result.original, result.fixed = source.text, written
+        notebook = Notebook.parse(written)
+    result.diagnostics = [notebook.map(d) for d in result.diagnostics]
+    return result
 
 
 def display_path(path: Path, cwd: Path) -> str:
