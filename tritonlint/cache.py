@@ -323,7 +323,7 @@ def cache_folder(root: Path, configured: str | Path | None = None, override: str
 
 
 def open_cache(folder: Path, settings: Settings, rules: list[Rule], unsafe: bool) -> LintCache:
-    effective = dataclasses.replace(settings, cache_dir=None)
+    effective = dataclasses.replace(settings, cache_dir=None, file_timeout=0.0)  # a finished result does not depend on it
     return LintCache(folder, configuration_key(effective, rules, unsafe))
 
 

@@ -17,6 +17,7 @@ from tritonlint.registry import CONDITIONS, FIXERS, Verdict
 from tritonlint.sgutil import find_all
 from tritonlint.source import ParsedFile
 from tritonlint.templates import render
+from tritonlint.timelimit import enter
 
 if TYPE_CHECKING:
     from ast_grep_py import SgNode
@@ -151,6 +152,7 @@ class Engine:
     def run(self, file: ParsedFile, model: ModuleModel, project: Project, rules: Iterable[Rule]) -> list[Diagnostic]:
         diagnostics = []
         for rule in self.could_match(rules, file.text):
+            enter(f"rule {rule.id}")  # what a file that runs past the time limit names
             if not self._applies(rule, model):
                 continue
             options = {name: self.options.get(name, spec.default) for name, spec in rule.options.items()}

@@ -17,6 +17,7 @@ from tritonlint.ruleset import Rule
 from tritonlint.source import (ParsedFile, SourceError, SourceText, SyntaxProblem, check_syntax, read_source,
                                syntax_problem)
 from tritonlint.suppression import Suppressions
+from tritonlint.timelimit import WRITE, FileTimeout, enter, message, time_limit
 
 MAX_FIX_ROUNDS = 10
 
@@ -67,13 +68,17 @@ class FileLinter:
             return result  # a file that never mentions triton defines no kernel, and this one launches none
         rules = self.settings.rules_for(self.engine.rules, display)
         try:
-            lint = self._lint_text(source.text, display, module, project, rules, result)
-            if lint is None:
-                return result
-            if self.mode is not FixMode.NONE:
-                self._fix(source, path, display, module, project, rules, result, lint)
-            else:
-                result.diagnostics = lint
+            with time_limit(self.settings.file_timeout):
+                lint = self._lint_text(source.text, display, module, project, rules, result)
+                if lint is None:
+                    return result
+                if self.mode is not FixMode.NONE:
+                    self._fix(source, path, display, module, project, rules, result, lint)
+                else:
+                    result.diagnostics = lint
+        except FileTimeout as timeout:
+            return FileResult(display, module, internal_error=message(display, self.settings.file_timeout,
+                                                                      timeout.stage))
         except Deferred as deferred:
             result.deferred = deferred.module
             result.diagnostics = []
@@ -89,6 +94,7 @@ class FileLinter:
     def _lint_text(self, text: str, display: str, module: str, project: Project, rules: list[Rule],
                    result: FileResult) -> list[Diagnostic] | None:
         """Findings for one text, or None when it does not parse (a TL000 finding is recorded instead)."""
+        enter("parse")
         rules = self.engine.could_match(rules, text)
         if not rules and "jit" not in text:  # no rule can fire here, and no kernel is defined here that others launch
             return None if self._syntax_failed(syntax_problem(text, display), display, result) else []
@@ -97,6 +103,7 @@ class FileLinter:
             return None
         assert tree is not None
         parsed = ParsedFile(display, SourceText(text, "utf-8", False, "\n"), tree, module)
+        enter("model")
         model = ModuleModel(tree, module, display, is_package=display.endswith("__init__.py"), text=text)
         result.summaries = model.summaries()
         if not rules:
@@ -121,6 +128,7 @@ class FileLinter:
         original_diagnostics = diagnostics
         refused_keys: set[tuple[str, int, int]] = set()
         for _ in range(MAX_FIX_ROUNDS):
+            enter("fix")
             candidates = [d for d in applicable(diagnostics, self.unsafe) if _key(d) not in refused_keys]
             if not candidates:
                 break
@@ -157,6 +165,7 @@ class FileLinter:
         if text == source.text:
             return
         if self.mode is FixMode.FIX and path is not None:
+            enter(WRITE)
             try:
                 write_atomic(path, source, text)
             except (OSError, UnicodeEncodeError, WriteRefused) as exc:
