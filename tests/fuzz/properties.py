@@ -41,33 +41,35 @@ def check_module(data: bytes) -> dict[str, int]:
     """Every property for one module: no internal error, findings inside the file, well-formed reports,
     and fixes that parse, touch only what they were for and leave nothing for a second run. Returns what
     was seen, for the tallies."""
-    linted = lint(REPORT, data)
+    linted = lint(FIX, data)  # --diff: the findings, and the fixed text if anything was fixed
     if linted is None:
         return {"undecodable": 1}
-    text, result = linted
-    assert result.internal_error is None, result.internal_error
-    check_locations(text, result.diagnostics)
-    check_reports(result.diagnostics)
-    fixed = lint(FIX, data)
-    assert fixed is not None
-    fixed_result = fixed[1]
-    assert fixed_result.internal_error is None, fixed_result.internal_error
-    assert fixed_result.refused == [], fixed_result.refused
-    seen = {"modules": 1, "findings": len(result.diagnostics)}
-    for d in result.diagnostics:
+    text, fixed = linted
+    assert fixed.internal_error is None, fixed.internal_error
+    assert fixed.refused == [], fixed.refused
+    new = fixed.fixed if fixed.fixed != text else None
+    if new is None:
+        diagnostics = fixed.diagnostics  # nothing fixed: these are the findings a plain run reports
+    else:
+        report = lint(REPORT, data)
+        assert report is not None and report[1].internal_error is None, report and report[1].internal_error
+        diagnostics = report[1].diagnostics
+    check_locations(text, diagnostics)
+    check_reports(diagnostics)
+    seen = {"modules": 1, "findings": len(diagnostics)}
+    for d in diagnostics:
         seen[d.code] = seen.get(d.code, 0) + 1
-    if fixed_result.fixed is not None and fixed_result.fixed != text:
-        new = fixed_result.fixed
+    if new is not None:
         try:
             ast.parse(new)
         except SyntaxError as exc:
             raise AssertionError(f"the fixed text does not parse: {exc}") from None
-        check_untouched(text, new, result.diagnostics)
-        check_locations(new, fixed_result.diagnostics)
+        check_untouched(text, new, diagnostics)
+        check_locations(new, fixed.diagnostics)
         again = FIX.lint_source(decode_source(new.encode("utf-8", "surrogatepass")), None, "fuzz.py", "fuzz", Project())
         assert again.internal_error is None, again.internal_error
         assert again.fixed in (None, new), "a second --fix changes the file again"
-        seen.update(fixed_files=1, fixes=fixed_result.fixes_applied)
+        seen.update(fixed_files=1, fixes=fixed.fixes_applied)
     return seen
 
 
