@@ -343,6 +343,6 @@ def project(draw: st.DrawFn) -> dict[str, bytes]:
     """A small package tree: a kernels module, modules that import from it and launch, an __init__, copied
     into three packages (the worker pool starts at 24 files)."""
     modules = {"kernels.py": draw(module_bytes()), "__init__.py": b"from .kernels import *\n"}
-    for index in range(between(draw, 2, 6)):
+    for index in range(between(draw, 4, 6)):
         modules[f"ops{index}.py"] = draw(module_bytes())
     return {f"pkg_{copy}/{path}": data for copy in "abcd" for path, data in modules.items()}
