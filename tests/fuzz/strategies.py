@@ -11,6 +11,7 @@ takes, a key names what a loop reads, and the rules find something to say."""
 
 from __future__ import annotations
 
+import random
 from functools import lru_cache
 from typing import Any
 
@@ -29,9 +30,26 @@ ODD_TEXT = ["", "ü", "\u200b", "\u2028", "\u00a0", "\t", "😀", "\\x00", "'''"
 POWERS = [1, 2, 16, 32, 64, 128, 256, 1024, 4096, 65536]
 
 
+_SIZES: dict[int, int] = {}  # id of an _index strategy -> its size, for RandomDraw
+
+
 @lru_cache(maxsize=None)
 def _index(size: int) -> st.SearchStrategy[int]:
-    return st.integers(0, size - 1)
+    strategy = st.integers(0, size - 1)
+    _SIZES[id(strategy)] = size
+    return strategy
+
+
+class RandomDraw:
+    """A `draw` that makes the same choices from a seeded random.Random instead of hypothesis's engine, for
+    the long run (bench/fuzz_long.py), where the engine's bookkeeping would cost twice the linting and its
+    shrinking is not used: `module_of(RandomDraw(seed))` is one module, the same for the same seed."""
+
+    def __init__(self, seed: int) -> None:
+        self.random = random.Random(seed)
+
+    def __call__(self, strategy: st.SearchStrategy[int]) -> int:
+        return self.random.randrange(_SIZES[id(strategy)])
 
 
 def between(draw: st.DrawFn, low: int, high: int) -> int:
@@ -269,7 +287,8 @@ def module_lines(draw: st.DrawFn) -> Lines:
     if between(draw, 0, 5) == 0:
         parts.append([(0, "class Op(torch.autograd.Function):"), (1, "@staticmethod"),
                       (1, "def forward(ctx, x):"), (2, "ctx.BLOCK = 64"), (2, f"{names[0]}[(1,)](x, BLOCK=ctx.BLOCK)")])
-    order = draw(st.permutations(range(len(parts))))  # helpers and launches before or after the kernels
+    first = between(draw, 0, len(parts) - 1)  # a rotation: helpers and launches before or after the kernels
+    order = [*range(first, len(parts)), *range(first)]
     for index in order:
         lines += [(0, "")] + parts[index]
     return lines
@@ -304,23 +323,39 @@ def break_syntax(draw: st.DrawFn, text: str) -> str:
     return "\n".join(lines)
 
 
-@st.composite
-def module_text(draw: st.DrawFn) -> str:
+# Characters for strings and comments: line breaks Python does not count (form feed, U+2028, U+0085),
+# controls, a BOM inside the text, combining marks, right-to-left overrides, CJK, astral characters.
+ODD_CHARACTERS = ["a", " ", "\t", "\x0b", "\x0c", "\x1c", "\x85", "\u2028", "\u2029", "\ufeff", "\u0301", "\u202e",
+                  "\u200d", "中", "𝔘", "😀", "\x7f", "\\", "'", '"', "#", "\r", "\n", "{", "ǅ", "ﬁ"]
+
+
+def odd_text(draw: st.DrawFn) -> str:
+    """A short string of odd characters, some picked from a list, some any code point but a surrogate."""
+    characters = []
+    for _ in range(between(draw, 0, 8)):
+        if flip(draw):
+            characters.append(pick(draw, ODD_CHARACTERS))
+        else:
+            code = between(draw, 1, 0x10FFFF - 0x800)
+            characters.append(chr(code + 0x800 if code >= 0xD800 else code))
+    return "".join(characters)
+
+
+def text_of(draw: st.DrawFn) -> str:
     """A module's text before its encoding: indentation, and perhaps a syntax error."""
     indent = pick(draw, ["    ", "    ", "\t", "  ", "        "])
     text = render(module_lines(draw), indent)
     if between(draw, 0, 7) == 0:
         text = break_syntax(draw, text)
     if between(draw, 0, 9) == 0:  # odd Unicode in a string or comment at the top
-        text = f"# {draw(st.text(max_size=8))}\nLABEL = {draw(st.text(max_size=8))!r}\n" + text
+        text = f"# {odd_text(draw)}\nLABEL = {odd_text(draw)!r}\n" + text
     return text
 
 
-@st.composite
-def module_bytes(draw: st.DrawFn) -> bytes:
+def module_of(draw: st.DrawFn) -> bytes:
     """The bytes of a module file: its text with some line-ending style, perhaps a BOM, no final newline,
     form feeds or trailing whitespace."""
-    text = draw(module_text())
+    text = text_of(draw)
     newline = pick(draw, ["\n", "\n", "\r\n", "\r", "mixed"])
     if newline == "mixed":
         text = "".join(line + pick(draw, ["\n", "\r\n", "\r"]) for line in text.split("\n"))
@@ -338,11 +373,14 @@ def module_bytes(draw: st.DrawFn) -> bytes:
     return data
 
 
-@st.composite
-def project(draw: st.DrawFn) -> dict[str, bytes]:
+def project_of(draw: st.DrawFn) -> dict[str, bytes]:
     """A small package tree: a kernels module, modules that import from it and launch, an __init__, copied
-    into three packages (the worker pool starts at 24 files)."""
-    modules = {"kernels.py": draw(module_bytes()), "__init__.py": b"from .kernels import *\n"}
+    into four packages (the worker pool starts at 24 files)."""
+    modules = {"kernels.py": module_of(draw), "__init__.py": b"from .kernels import *\n"}
     for index in range(between(draw, 4, 6)):
-        modules[f"ops{index}.py"] = draw(module_bytes())
+        modules[f"ops{index}.py"] = module_of(draw)
     return {f"pkg_{copy}/{path}": data for copy in "abcd" for path, data in modules.items()}
+
+
+module_bytes = st.composite(module_of)
+project = st.composite(project_of)
