@@ -13,6 +13,7 @@ from typing import Any
 from tritonlint.config import Settings
 from tritonlint.diagnostics import Diagnostic
 from tritonlint.engine import Project
+from tritonlint import linter
 from tritonlint.linter import FileLinter, FileResult, FixMode
 from tritonlint.reporting import RENDERERS, Style
 from tritonlint.ruleset import Rule, load_rules
@@ -64,13 +65,33 @@ def check_module(data: bytes) -> dict[str, int]:
             ast.parse(new)
         except SyntaxError as exc:
             raise AssertionError(f"the fixed text does not parse: {exc}") from None
-        check_untouched(text, new, diagnostics)
+        assert fix_by_rounds(text, diagnostics) == new, "--fix round by round ends elsewhere than --fix"
         check_locations(new, fixed.diagnostics)
         again = FIX.lint_source(decode_source(new.encode("utf-8", "surrogatepass")), None, "fuzz.py", "fuzz", Project())
         assert again.internal_error is None, again.internal_error
         assert again.fixed in (None, new), "a second --fix changes the file again"
         seen.update(fixed_files=1, fixes=fixed.fixes_applied)
     return seen
+
+
+def fix_by_rounds(text: str, diagnostics: list[Diagnostic]) -> str:
+    """The text --fix leaves, one round of fixes at a time: each round keeps every line that none of its
+    own fixes touches. (A fix may bring out a finding that was not there before, whose fix comes in the
+    next round: TL005 putting H_KV in a descriptor's shape makes TL006 ask for H_KV in the key.)"""
+    rounds = linter.MAX_FIX_ROUNDS
+    linter.MAX_FIX_ROUNDS = 1  # the fix loop's own bound, so that each step is the loop's own round
+    try:
+        for _ in range(rounds):
+            result = FIX.lint_source(decode_source(text.encode("utf-8", "surrogatepass")), None, "fuzz.py", "fuzz",
+                                     Project())
+            if result.fixed is None or result.fixed == text:
+                break
+            check_untouched(text, result.fixed, diagnostics)
+            text = result.fixed
+            diagnostics = result.diagnostics  # the findings on the new text, whose fixes the next round applies
+    finally:
+        linter.MAX_FIX_ROUNDS = rounds
+    return text
 
 
 def check_locations(text: str, diagnostics: list[Diagnostic]) -> None:
