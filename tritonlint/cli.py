@@ -98,7 +98,7 @@ def cli() -> None:
 @click.option("--stdin-filename", help="The name of the file read from standard input.")
 @click.option("--jobs", "-j", type=click.IntRange(1), help="Worker processes (default: one per CPU).")
 @click.option("--file-timeout", type=click.FloatRange(0, MAX_SECONDS), metavar="SECONDS",
-              help="Seconds one file's analysis may take; past it the file is an internal error (default 10; 0: none).")
+              help="Seconds one file's analysis may take; past it the file is an internal error (default 60; 0: none).")
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only, no summary.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
 @click.option("--cache-dir", envvar="TRITONLINT_CACHE_DIR", type=click.Path(file_okay=False),
