@@ -323,7 +323,8 @@ def cache_folder(root: Path, configured: str | Path | None = None, override: str
 
 
 def open_cache(folder: Path, settings: Settings, rules: list[Rule], unsafe: bool) -> LintCache:
-    effective = dataclasses.replace(settings, cache_dir=None, fail_level="warning", baseline=None)  # what changes no finding
+    effective = dataclasses.replace(settings, cache_dir=None, fail_level="warning", baseline=None,
+                                    file_timeout=0.0)  # what changes no finding
     return LintCache(folder, configuration_key(effective, rules, unsafe))
 
 

@@ -47,6 +47,7 @@ from tritonlint.reporting import (
 from tritonlint.ruleset import Rule, RuleFileError, load_rules
 from tritonlint.runner import lint_paths, make_linter
 from tritonlint.source import SourceError, decode_source, split_lines
+from tritonlint.timelimit import MAX_SECONDS
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -122,6 +123,8 @@ def cli() -> None:
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Use this config file.")
 @click.option("--stdin-filename", help="The name of the file read from standard input.")
 @click.option("--jobs", "-j", type=click.IntRange(1), help="Worker processes (default: one per CPU).")
+@click.option("--file-timeout", type=click.FloatRange(0, MAX_SECONDS), metavar="SECONDS",
+              help="Seconds one file's analysis may take; past it the file is an internal error (default 60; 0: none).")
 @click.option("--quiet", "-q", is_flag=True, help="Print findings only, no summary.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
 @click.option("--cache-dir", envvar="TRITONLINT_CACHE_DIR", type=click.Path(file_okay=False),
@@ -136,7 +139,7 @@ def cli() -> None:
 def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool, show_fixes: bool, output_format: str,
           output_file: str | None, statistics: bool, exit_zero: bool, color: str, force_exclude: bool,
           select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...], target: str | None,
-          config_path: str | None, stdin_filename: str | None, jobs: int | None, quiet: bool, no_cache: bool,
+          config_path: str | None, stdin_filename: str | None, jobs: int | None, file_timeout: float | None, quiet: bool, no_cache: bool,
           cache_dir: str | None, fail_level: str | None, show_settings: bool,
           show_files: bool, add_noqa: bool, baseline_path: str | None,
           write_baseline: str | None) -> None:
@@ -150,6 +153,10 @@ def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool, sho
         raise UsageFailure("--add-noqa cannot be combined with --fix, --diff or standard input")
     settings, rules = load_project(config_path, _anchor(path_list, stdin_filename), not no_cache, cache_dir)
     _apply_flags(settings, rules, select, extend_select, ignore, target)
+    if file_timeout is not None:
+        if file_timeout != file_timeout:  # nan passes click's range check
+            raise UsageFailure("--file-timeout: nan is not a number of seconds")
+        settings.file_timeout = file_timeout
     settings.fail_level = fail_level or settings.fail_level
     if show_settings:
         click.echo(_settings_text(settings, rules), nl=False)

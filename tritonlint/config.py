@@ -19,6 +19,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from tritonlint.ruleset import Rule
+from tritonlint.timelimit import DEFAULT_SECONDS, MAX_SECONDS
 
 CONFIG_FILES = ("tritonlint.toml", ".tritonlint.toml", "pyproject.toml")
 DEFAULT_EXCLUDE = (
@@ -27,7 +28,8 @@ DEFAULT_EXCLUDE = (
     ".ruff_cache", ".tritonlint_cache", ".ipynb_checkpoints",
 )
 _LIST_KEYS = ("select", "extend-select", "ignore", "exclude", "extend-exclude", "extend-rules")
-_GENERAL_KEYS = {*_LIST_KEYS, "per-file-ignores", "target", "respect-gitignore", "cache-dir", "fail-level", "baseline"}
+_GENERAL_KEYS = {*_LIST_KEYS, "per-file-ignores", "target", "respect-gitignore", "cache-dir", "fail-level", "baseline",
+                 "file-timeout"}
 FAIL_LEVELS = ("info", "warning", "error")
 
 
@@ -52,6 +54,7 @@ class Settings:
     cache_dir: Path | None = None
     fail_level: str = "warning"  # findings below it are printed but do not fail the run
     baseline: Path | None = None  # findings recorded there are not reported
+    file_timeout: float = DEFAULT_SECONDS  # seconds one file's analysis may take; 0: no limit
     options: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -191,6 +194,11 @@ def build_settings(path: Path | None, data: dict[str, Any], rules: list[Rule]) -
         if not isinstance(data["cache-dir"], str):
             raise ConfigError(where, "cache-dir", "must be a path")
         settings.cache_dir = settings.root / data["cache-dir"]
+    if "file-timeout" in data:
+        value = data["file-timeout"]
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= MAX_SECONDS:
+            raise ConfigError(where, "file-timeout", f"must be a number of seconds from 0 (no limit) to {MAX_SECONDS:g}")
+        settings.file_timeout = float(value)
     for key, spec in options.items():
         if key in data:
             value = data[key]

@@ -16,6 +16,7 @@ from tritonlint.prefilter import Requirement, holds, rule_requirement
 from tritonlint.sgutil import find_all
 from tritonlint.source import ParsedFile
 from tritonlint.templates import render
+from tritonlint.timelimit import enter
 
 if TYPE_CHECKING:
     from tritonlint.ruleset import Rule
@@ -49,6 +50,7 @@ class Engine:
     def run(self, file: ParsedFile, model: ModuleModel, project: Project, rules: Iterable[Rule]) -> list[Diagnostic]:
         diagnostics = []
         for rule in self.could_match(rules, file.text):
+            enter(f"rule {rule.id}")  # what a file that runs past the time limit names
             if not self._applies(rule, model):
                 continue
             options = {name: self.options.get(name, spec.default) for name, spec in rule.options.items()}

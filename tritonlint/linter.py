@@ -18,6 +18,7 @@ from tritonlint.ruleset import Rule
 from tritonlint.source import (ParsedFile, SourceError, SourceText, SyntaxProblem, check_syntax, read_source,
                                syntax_problem)
 from tritonlint.suppression import UNUSED, Suppressions
+from tritonlint.timelimit import WRITE, FileTimeout, enter, message, time_limit
 
 MAX_FIX_ROUNDS = 10
 
@@ -70,13 +71,17 @@ class FileLinter:
             return result
         rules = self.settings.rules_for(self.engine.rules, display)
         try:
-            lint = self._lint_text(source.text, display, module, project, rules, result)
-            if lint is None:
-                return result
-            if self.mode is not FixMode.NONE:
-                self._fix(source, path, display, module, project, rules, result, lint)
-            else:
-                result.diagnostics = lint
+            with time_limit(self.settings.file_timeout):
+                lint = self._lint_text(source.text, display, module, project, rules, result)
+                if lint is None:
+                    return result
+                if self.mode is not FixMode.NONE:
+                    self._fix(source, path, display, module, project, rules, result, lint)
+                else:
+                    result.diagnostics = lint
+        except FileTimeout as timeout:
+            return FileResult(display, module, internal_error=message(display, self.settings.file_timeout,
+                                                                      timeout.stage))
         except Deferred as deferred:
             result.deferred = deferred.module
             result.diagnostics = []
@@ -93,6 +98,7 @@ class FileLinter:
                    result: FileResult) -> list[Diagnostic] | None:
         """Findings for one text, or None when it does not parse (a TL000 finding is recorded instead)."""
         ran = rules
+        enter("parse")
         rules = self.engine.could_match(rules, text)
         diagnostics: list[Diagnostic] = []
         if not rules and "jit" not in text:  # no rule can fire here, and no kernel is defined here that others launch
@@ -104,6 +110,7 @@ class FileLinter:
                 return None
             assert tree is not None
             parsed = ParsedFile(display, SourceText(text, "utf-8", False, "\n"), tree, module)
+            enter("model")
             model = ModuleModel(tree, module, display, is_package=display.endswith("__init__.py"), text=text,
                                 imported=project.module_model if project.sources else None)
             result.summaries = model.summaries()
@@ -134,6 +141,7 @@ class FileLinter:
         original_diagnostics = diagnostics
         refused_keys: set[tuple[str, int, int]] = set()
         for _ in range(MAX_FIX_ROUNDS):
+            enter("fix")
             candidates = [d for d in applicable(diagnostics, self.unsafe) if _key(d) not in refused_keys]
             if not candidates:
                 break
@@ -170,6 +178,7 @@ class FileLinter:
         if text == source.text:
             return
         if self.mode is FixMode.FIX and path is not None:
+            enter(WRITE)
             try:
                 write_atomic(path, source, text)
             except (OSError, UnicodeEncodeError, WriteRefused) as exc:

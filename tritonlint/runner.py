@@ -25,6 +25,7 @@ from tritonlint.fixes import applicable
 from tritonlint.linter import FileLinter, FileResult, FixMode
 from tritonlint.ruleset import Rule
 from tritonlint.source import SourceError, SourceText, decode_source, read_bytes
+from tritonlint.timelimit import enter, kill_after, message
 
 PARALLEL_THRESHOLD = 24  # below this many files a process pool costs more than it saves
 
@@ -95,6 +96,7 @@ def _lint_job(job: Job) -> tuple[FileResult, Facts]:
     project.consulted = set()
     facts = Facts(checked_ns=time.time_ns())
     result = FileResult(job.display, job.module)
+    enter("read")
     try:
         if _hashing:
             facts.signature = signature(os.stat(job.absolute or job.path))  # before reading: a later edit shows
@@ -297,7 +299,13 @@ def _map(linter: FileLinter, project: Project, tasks: list[Job], jobs: int | Non
         state: tuple[object, ...] = ()
     else:
         state = (linter, project, hashing)
-    return run_jobs(_lint_job, tasks, workers, chunk, context, _init_child, state, _died)
+    limit = linter.settings.file_timeout
+
+    def late(job: Job, stage: str) -> tuple[FileResult, Facts]:
+        return FileResult(job.display, job.module, internal_error=message(job.display, limit, stage)), Facts()
+
+    return run_jobs(_lint_job, tasks, workers, chunk, context, _init_child, state, _died, late,
+                    kill_after(limit) if limit else 0.0)
 
 
 def _died(job: Job) -> tuple[FileResult, Facts]:

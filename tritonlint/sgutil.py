@@ -10,6 +10,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
+from tritonlint.timelimit import FileTimeout
+
 if TYPE_CHECKING:  # ast_grep_py is imported on first use: a run served from the cache never needs it
     from ast_grep_py import SgNode
 
@@ -28,7 +30,7 @@ def clean_message(exc: BaseException) -> str:
 def find_all(root: SgNode, matcher: dict[str, Any]) -> list[SgNode]:
     try:
         return root.find_all(matcher)  # type: ignore[call-overload, no-any-return]
-    except (KeyboardInterrupt, SystemExit, GeneratorExit):
+    except (KeyboardInterrupt, SystemExit, GeneratorExit, FileTimeout):
         raise
     except BaseException as exc:  # noqa: BLE001 - pyo3 panics are BaseExceptions
         raise AstGrepError(clean_message(exc)) from None

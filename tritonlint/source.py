@@ -157,7 +157,7 @@ class SyntaxProblem:
 
 def check_syntax(text: str, filename: str) -> tuple[ast.Module | None, SyntaxProblem | None]:
     """Parse with Python's own parser; any failure becomes a SyntaxProblem, never an exception."""
-    return _parsed(lambda: ast.parse(text, filename=filename))
+    return _parsed(lambda: ast.parse(text, filename=filename), text)
 
 
 def syntax_problem(text: str, filename: str) -> SyntaxProblem | None:
@@ -165,16 +165,21 @@ def syntax_problem(text: str, filename: str) -> SyntaxProblem | None:
     from the parser's own tree, never turned into Python objects. It also reports the few errors that
     Python finds only when compiling (`nonlocal` at module level, a duplicate argument), as importing the
     file would."""
-    return _parsed(lambda: symtable.symtable(text, filename, "exec"))[1]
+    return _parsed(lambda: symtable.symtable(text, filename, "exec"), text)[1]
 
 
-def _parsed(parse: Callable[[], Any]) -> tuple[Any, SyntaxProblem | None]:
+def _parsed(parse: Callable[[], Any], text: str) -> tuple[Any, SyntaxProblem | None]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # invalid escape sequences and the like are not our business
             return parse(), None
     except SyntaxError as exc:
-        return None, SyntaxProblem(exc.msg or "invalid syntax", exc.lineno or 1, exc.offset or 1)
+        # Python counts the offset of an error just after a multi-line string from the line the string
+        # starts on, past the end of the line it reports: the position is kept inside the file.
+        lines = LineIndex(text)
+        row = min(max(exc.lineno or 1, 1), lines.row_count)
+        return None, SyntaxProblem(exc.msg or "invalid syntax", row,
+                                   min(max(exc.offset or 1, 1), len(lines.line(row)) + 1))
     except ValueError as exc:  # NUL bytes
         return None, SyntaxProblem(str(exc), 1, 1)
     except (RecursionError, MemoryError):

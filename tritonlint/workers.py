@@ -1,82 +1,134 @@
-"""Jobs in a pool of worker processes where a worker that dies (a crash in native code, the kernel's
-out-of-memory killer) takes down only the job it was running: the others are run again in a fresh pool,
-and the jobs that were in flight are run one by one, each in a process of its own, to find the one that
-kills its process."""
+"""Jobs in worker processes, each fed through a pipe of its own, so that the parent always knows which job
+a worker is running. A worker that dies (a crash in native code, the kernel's out-of-memory killer) costs
+only that job; one that has not finished a job by the deadline (a stage stuck where no signal reaches, see
+timelimit.py) is killed, and its job reported with the stage the worker last wrote to shared memory. Either
+way a fresh worker takes its place and gets the jobs the old one had not started."""
 
 from __future__ import annotations
 
+import time
+from collections import deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
 from typing import Any, TypeVar
+
+from tritonlint import timelimit
 
 Task = TypeVar("Task")
 Result = TypeVar("Result")
 
-STARTED, FINISHED = 1, 2
-
-# A worker's state: its job function and one shared byte per job that says how far it got.
-_function: Callable[[Any], Any] | None = None
-_progress: Any = None
+_QUEUED_CHUNKS = 2  # chunks sent ahead to each worker, so that it never waits for the parent
 
 
-def _start(function: Callable[[Any], Any], progress: Any, initializer: Callable[..., None],
+def _serve(connection: Connection, stage: Any, function: Callable[[Any], Any], initializer: Callable[..., None],
            initargs: tuple[object, ...]) -> None:
-    global _function, _progress
-    _function, _progress = function, progress
+    timelimit.share(stage)
     initializer(*initargs)
+    while True:
+        chunk = connection.recv()
+        if chunk is None:
+            return
+        for index, task in chunk:
+            try:
+                outcome = (True, function(task))
+            except Exception as exc:  # noqa: BLE001 - the parent raises it, as a call in-process would
+                outcome = (False, exc)
+            connection.send((index, outcome))
 
 
-def _run_chunk(chunk: list[tuple[int, Any]]) -> list[Any]:
-    assert _function is not None
-    results = []
-    for index, task in chunk:
-        _progress[index] = STARTED
-        results.append(_function(task))
-        _progress[index] = FINISHED
-    return results
+@dataclass
+class _Worker:
+    process: Any
+    connection: Connection
+    stage: Any
+    running: deque[int] = field(default_factory=deque)  # jobs sent, in order; the first is the one running
+    since: float = 0.0  # when the first job in `running` started, as the parent saw it
+
+    def stop(self) -> None:
+        try:
+            self.connection.send(None)
+        except OSError:
+            pass
+        self.process.join(1)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        self.connection.close()
 
 
 def run_jobs(function: Callable[[Task], Result], tasks: Sequence[Task], workers: int, chunk_size: int,
              context: Any, initializer: Callable[..., None], initargs: tuple[object, ...],
-             on_death: Callable[[Task], Result]) -> list[Result]:
+             on_death: Callable[[Task], Result], on_timeout: Callable[[Task, str], Result] | None = None,
+             deadline: float = 0.0) -> list[Result]:
     """function(task) for every task, in order, in `workers` processes made by the multiprocessing
-    `context`; on_death(task) stands for the result of a task whose process died running it."""
+    `context`; on_death(task) stands for the result of a task whose process died running it, and
+    on_timeout(task, stage) for one still running `deadline` seconds after it started (0: no deadline)."""
     results: dict[int, Result] = {}
-    pending = list(range(len(tasks)))
-    while pending:
-        progress = context.RawArray("b", len(tasks))
-        chunks = [[(i, tasks[i]) for i in pending[start:start + chunk_size]]
-                  for start in range(0, len(pending), chunk_size)]
-        if not _pool_round(chunks, min(workers, len(chunks)), context, function, progress, initializer,
-                           initargs, results):
-            # The pool broke. The jobs in flight then are the suspects: each runs alone, so that a death
-            # names its job. When none was in flight (a worker died starting), the first job left goes.
-            suspects = [i for i in pending if i not in results and progress[i] == STARTED] \
-                or [next(i for i in pending if i not in results)]
-            for index in suspects:
-                alone = [[(index, tasks[index])]]
-                if not _pool_round(alone, 1, context, function, progress, initializer, initargs, results):
-                    results[index] = on_death(tasks[index])
-        pending = [i for i in pending if i not in results]
+    pending = deque(range(len(tasks)))
+    pool: list[_Worker] = []
+
+    def start() -> _Worker:
+        ours, theirs = context.Pipe()
+        stage = context.RawArray("c", timelimit.STAGE_BYTES)
+        process = context.Process(target=_serve, args=(theirs, stage, function, initializer, initargs), daemon=True)
+        process.start()
+        theirs.close()
+        return _Worker(process, ours, stage)
+
+    def replace(worker: _Worker, outcome: Result) -> None:
+        """The worker is gone or stuck: `outcome` is its running job's result, the jobs after it go back."""
+        results[worker.running.popleft()] = outcome
+        pending.extendleft(reversed(worker.running))
+        worker.process.kill()
+        worker.process.join()
+        worker.connection.close()
+        pool[pool.index(worker)] = start()
+
+    try:
+        pool.extend(start() for _ in range(min(workers, -(-len(tasks) // chunk_size))))
+        while len(results) < len(tasks):
+            for worker in pool:
+                while pending and len(worker.running) < _QUEUED_CHUNKS * chunk_size:
+                    chunk = [pending.popleft() for _ in range(min(chunk_size, len(pending)))]
+                    if not worker.running:
+                        worker.since = time.monotonic()
+                    worker.running.extend(chunk)
+                    try:
+                        worker.connection.send([(index, tasks[index]) for index in chunk])
+                    except OSError:
+                        break  # it died: reading its pipe says so below
+            busy = [w for w in pool if w.running]
+            timeout = None
+            if deadline:
+                timeout = max(0.05, min(w.since for w in busy) + deadline - time.monotonic())
+            wait([w.connection for w in busy], timeout)
+            for worker in busy:
+                if not _collect(worker, results):
+                    replace(worker, on_death(tasks[worker.running[0]]))
+                elif deadline and worker.running and time.monotonic() - worker.since > deadline:
+                    stage = timelimit.shared_stage(worker.stage)
+                    if stage != timelimit.WRITE:  # a fixed file being written is left to finish
+                        assert on_timeout is not None
+                        replace(worker, on_timeout(tasks[worker.running[0]], stage))
+    finally:
+        for worker in pool:
+            worker.stop()
     return [results[i] for i in range(len(tasks))]
 
 
-def _pool_round(chunks: list[list[tuple[int, Any]]], workers: int, context: Any, function: Callable[[Any], Any],
-                progress: Any, initializer: Callable[..., None], initargs: tuple[object, ...], results: dict[int, Any]) -> bool:
-    """Run the chunks in a new pool, adding what comes back to `results`; False when a worker died."""
-    futures: list[tuple[list[tuple[int, Any]], Future[Any]]] = []
-    died = False
-    try:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_start,
-                                 initargs=(function, progress, initializer, initargs)) as pool:
-            futures = [(chunk, pool.submit(_run_chunk, chunk)) for chunk in chunks]
-            for _, future in futures:
-                future.result()  # a job's own exception goes up; a dead worker breaks the pool
-    except BrokenProcessPool:
-        died = True
-    for chunk, future in futures:  # every chunk that came back (after a death: those done before it)
-        if future.done() and not future.cancelled() and future.exception() is None:
-            for (index, _), result in zip(chunk, future.result()):
-                results[index] = result
-    return not died
+def _collect(worker: _Worker, results: dict[int, Any]) -> bool:
+    """Take the results the worker has sent; False when it is gone."""
+    while True:
+        try:
+            if not worker.connection.poll():
+                return True
+            index, (ok, value) = worker.connection.recv()
+        except (EOFError, OSError):
+            return False
+        if not ok:
+            raise value
+        assert worker.running[0] == index
+        worker.running.popleft()
+        results[index] = value
+        worker.since = time.monotonic()
