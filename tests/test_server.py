@@ -3,6 +3,7 @@ pytest-lsp's client (and, in one test, by headless Neovim)."""
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import subprocess
 import sys
@@ -131,9 +132,10 @@ class Editor:
 
 @asynccontextmanager
 async def editor(folder: Path, capabilities: lsp.ClientCapabilities | None = None,
-                 options: object = None) -> AsyncIterator[Editor]:
+                 options: object = None, env: dict[str, str] | None = None) -> AsyncIterator[Editor]:
     (folder / "tritonlint.toml").touch()  # no configuration of the folders above the test's
-    config = ClientServerConfig(server_command=[*tritonlint_executable(), "server"])
+    config = ClientServerConfig(server_command=[*tritonlint_executable(), "server"],
+                                server_env={**os.environ, **env} if env else None)
     client = await config.start()
     try:
         await client.initialize_session(lsp.InitializeParams(
@@ -437,3 +439,26 @@ def test_neovim_shows_tl001_and_applies_the_quick_fix(tmp_path: Path) -> None:
                           env={**__import__("os").environ,
                                "TRITONLINT_SERVER": json.dumps([*tritonlint_executable(), "server"])})
     assert done.returncode == 0, done.stderr + done.stdout
+
+
+@pytest.mark.asyncio
+async def test_a_late_lint_is_dropped_and_the_previous_diagnostics_stay(tmp_path: Path) -> None:
+    capabilities = lsp.ClientCapabilities(workspace=lsp.WorkspaceClientCapabilities(
+        did_change_watched_files=lsp.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True)))
+    config = tmp_path / "tritonlint.toml"
+    config.write_text("file-timeout = 0\n")
+    # test-only hook: TL001 takes 1 s, within no limit, then past a limit of 0.3 s
+    async with editor(tmp_path, capabilities, env={"TRITONLINT_TEST_SLOW_STAGE": "rule:TL001:1"}) as ed:
+        uri = ed.open("k.py", TL001)
+        assert codes(await ed.diagnostics(uri)) == ["TL001"]
+        config.write_text("file-timeout = 0.3\n")
+        ed.client.diagnostics.pop(uri, None)
+        ed.client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(
+            [lsp.FileEvent(config.as_uri(), lsp.FileChangeType.Changed)]))
+        ed.change(uri, TL001 + "\n# edited\n")
+        assert codes(await ed.diagnostics(uri)) == ["TL001"]
+        for _ in range(50):
+            if any("time limit" in m.message for m in ed.client.messages):
+                break
+            await asyncio.sleep(0.1)
+        assert any("time limit" in m.message and m.type == lsp.MessageType.Error for m in ed.client.messages)

@@ -38,6 +38,7 @@ class FileResult:
     deferred: str | None = None  # a linted module whose kernels this file's rules need
     skipped: str | None = None  # why the file could not be linted (one line)
     internal_error: str | None = None
+    timed_out: bool = False  # the analysis ran past the time limit (internal_error says where)
     fixes_applied: int = 0
     fixed_codes: Counter[str] = field(default_factory=Counter)
     refused: list[str] = field(default_factory=list)  # fixes that would have broken the file
@@ -80,8 +81,8 @@ class FileLinter:
                 else:
                     result.diagnostics = lint
         except FileTimeout as timeout:
-            return FileResult(display, module, internal_error=message(display, self.settings.file_timeout,
-                                                                      timeout.stage))
+            return FileResult(display, module, timed_out=True,
+                              internal_error=message(display, self.settings.file_timeout, timeout.stage))
         except Deferred as deferred:
             result.deferred = deferred.module
             result.diagnostics = []

@@ -303,9 +303,11 @@ class TritonLintServer(LanguageServer):
             project = self._project(document, module)
             source = decode_source(document.text.encode("utf-8", "surrogatepass"))
             result = config.linter.lint_source(source, None, display, module, project)
-            document.consulted = frozenset(project.consulted)
             if result.internal_error:
                 self.show_error(result.internal_error)
+            if result.timed_out and document.result is not None:
+                return document.result  # a late lint is dropped: the previous diagnostics stay
+            document.consulted = frozenset(project.consulted)
         if document.path is not None and result.skipped is None and not result.internal_error:
             self.store.buffers[module] = result.summaries
         self.results += 1
