@@ -34,7 +34,7 @@ KERNEL = textwrap.dedent("""\
     @triton.jit
     def kernel(x_ptr):
         for i in tl.static_range(32):
-            tl.store(x_ptr + i, i)
+            tl.store(x_ptr + i, tl.dot(tl.load(x_ptr), tl.load(x_ptr)))
     """)
 KERNEL_ROW = 7  # the row of the static_range loop in KERNEL
 
@@ -66,7 +66,7 @@ CASES: dict[str, tuple[bytes, str | int]] = {
     "crlf": (_kernel_bytes("\r\n"), KERNEL_ROW),
     "lone_cr": (_kernel_bytes("\r"), KERNEL_ROW),
     "mixed_newlines": ((b"import triton\r\nimport triton.language as tl\r\r\n\n@triton.jit\r\ndef kernel(x_ptr):\n"
-                        b"    for i in tl.static_range(32):\r        tl.store(x_ptr + i, i)\n"), KERNEL_ROW),
+                        b"    for i in tl.static_range(32):\r        tl.store(x_ptr + i, tl.dot(tl.load(x_ptr), tl.load(x_ptr)))\n"), KERNEL_ROW),
     "tabs": (_kernel_bytes(indent="\t"), KERNEL_ROW),
     "inconsistent_tabs": (KERNEL.encode().replace(b"        tl.store", b"\ttl.store"), "TL000 SyntaxError"),
     "form_feed_and_u2028": (("\x0c\ns = 'a\u2028b'\n" + KERNEL.replace("(32):", "(32):  # noqa: TL001")).encode(),

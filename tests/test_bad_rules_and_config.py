@@ -19,7 +19,7 @@ KERNEL = textwrap.dedent("""\
     @triton.jit
     def kernel(x_ptr):
         for i in tl.static_range(32):
-            tl.store(x_ptr + i, i)
+            tl.store(x_ptr + i, tl.dot(tl.load(x_ptr), tl.load(x_ptr)))
     """)
 
 # A complete, valid rule file; each case below breaks one thing in it.

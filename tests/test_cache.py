@@ -28,7 +28,7 @@ KERNEL = textwrap.dedent("""\
     @triton.jit
     def kernel(x_ptr):
         for i in tl.static_range(64):
-            tl.store(x_ptr + i, i)
+            tl.store(x_ptr + i, tl.dot(tl.load(x_ptr), tl.load(x_ptr)))
     """)
 
 # A rule that follows a launch into the module defining the kernel, as the cross-module rules do.

@@ -29,7 +29,7 @@ SLOW = textwrap.dedent("""\
     @triton.jit
     def kernel(x_ptr):
         for i in tl.static_range(32):
-            tl.store(x_ptr + i, i)
+            tl.store(x_ptr + i, tl.dot(tl.load(x_ptr), tl.load(x_ptr)))
     """)  # TL001 fires here; the other files never reach that rule (no `static_range` in them)
 OTHER = next(example.code for rule in RULES if rule.id == "TL006" for example in rule.invalid)
 assert "static_range" not in OTHER

@@ -297,7 +297,7 @@ KERNEL = textwrap.dedent("""\
     @triton.jit
     def kernel(x_ptr):
         for i in tl.static_range(32):
-            tl.store(x_ptr + i, i)
+            tl.store(x_ptr + i, tl.dot(tl.load(x_ptr), tl.load(x_ptr)))
     """)
 FIXED = KERNEL.replace("tl.static_range(32)", "tl.range(32, loop_unroll_factor=1)")
 

@@ -179,8 +179,10 @@ def triton_api_version(ctx: MatchContext, target: str = "") -> Verdict | None:
     if entry.api in ("triton.language.make_block_ptr", "triton.language.advance"):
         notes.append("Rewrite: `desc = tl.make_tensor_descriptor(base, shape, strides, block_shape)` before the loop, "
                      "`desc.load([off_m, k])` in it with the offsets the advances kept (see `tritonlint rule TL103`).")
+    point = _import_point(ctx) if ctx.model.imports.get("libdevice") is None else None
+    related = [(point, point)] if point is not None and entry.replacement and "libdevice" in entry.replacement else []
     return Verdict(vars={"api": _short(entry.api), "status": status, "target": at.describe(), "instead": instead},
-                   severity=severity, span=use.span, data={"use": use}, notes=notes)
+                   severity=severity, span=use.span, data={"use": use}, notes=notes, related=related)
 
 
 @fixer("triton-api-move")
@@ -221,11 +223,16 @@ def _libdevice_fix(ctx: MatchContext, use: Use) -> RawEdits | None:
         return [(start, end, f"libdevice.{name}")]
     if bound is not None or "libdevice" in ctx.model.local_names:
         return None  # the name is taken
-    imports = [s for s in ctx.model.tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]
-    if not imports:
+    after = _import_point(ctx)
+    if after is None:
         return None
-    after = ctx.file.span_of(imports[-1])[1]
     return [(after, after, "\nfrom triton.language.extra import libdevice"), (start, end, f"libdevice.{name}")]
+
+
+def _import_point(ctx: MatchContext) -> int | None:
+    """Where the libdevice import goes: after the module's last top-level import."""
+    imports = [s for s in ctx.model.tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]
+    return ctx.file.span_of(imports[-1])[1] if imports else None
 
 
 def _keyword_fix(ctx: MatchContext) -> RawEdits | None:
