@@ -126,8 +126,19 @@ class MatchContext:
         """The @triton.jit function the match sits in, if any."""
         return self.model.function_at(self.file.lines.row_of(self.node.range().start.index) + 1)
 
+    @cached_property
+    def launch(self) -> LaunchSite | None:
+        """The launch site the match is, when it is one."""
+        span = self.span()
+        return next((launch for launch in self.model.launches if self.file.span_of(launch.node) == span), None)
+
     def kernel_for(self, launch: LaunchSite) -> JitFunction | None:
-        return self.model.kernel_for(launch) or self.project.kernel(launch.target, self.source_root)
+        """The launched kernel: defined in this module, or in another module of the project (found through
+        the imports, never by bare name); a target in this module that is no jit function is none."""
+        local = self.model.kernel_for(launch)
+        if local is not None or launch.target is None or launch.target.startswith(self.model.module + "."):
+            return local
+        return self.project.kernel(launch.target, self.source_root)
 
     @cached_property
     def source_root(self) -> str:

@@ -15,8 +15,15 @@ from tritonlint.diagnostics import Diagnostic, syntax_error
 from tritonlint.engine import Engine, RuleCrash
 from tritonlint.fixes import WriteRefused, applicable, apply_fixes, write_atomic
 from tritonlint.ruleset import Rule
-from tritonlint.source import (ParsedFile, SourceError, SourceText, SyntaxProblem, check_syntax, read_source,
-                               syntax_problem)
+from tritonlint.source import (
+    ParsedFile,
+    SourceError,
+    SourceText,
+    SyntaxProblem,
+    check_syntax,
+    read_source,
+    syntax_problem,
+)
 from tritonlint.suppression import UNUSED, Suppressions
 from tritonlint.timelimit import WRITE, FileTimeout, enter, message, time_limit
 

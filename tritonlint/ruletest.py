@@ -6,8 +6,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from tritonlint.config import Settings
 from tritonlint.analysis.project import Project
+from tritonlint.config import Settings
 from tritonlint.linter import FileResult, FixMode
 from tritonlint.ruleset import EXPECT_MARKER, Example, Rule
 from tritonlint.runner import make_linter

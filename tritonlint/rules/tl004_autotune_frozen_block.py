@@ -83,19 +83,6 @@ class LaunchProblems:
     frozen: list[FrozenGrid]
 
 
-def launch_at(ctx: MatchContext) -> LaunchSite | None:
-    span = ctx.span()
-    return next((launch for launch in ctx.model.launches if ctx.file.span_of(launch.node) == span), None)
-
-
-def resolve_kernel(ctx: MatchContext, launch: LaunchSite) -> JitFunction | None:
-    """The launched kernel: defined here, or in another linted module (never matched by bare name)."""
-    local = ctx.model.kernel_for(launch)
-    if local is not None or launch.target is None or launch.target.startswith(ctx.model.module + "."):
-        return local
-    return ctx.project.kernel(launch.target, ctx.source_root)
-
-
 def _tuned(autotune: Autotune) -> set[str]:
     """Meta-parameters the benchmarked configs set: any config's, or every config's when a pruning function
     may drop some before benchmarking."""
@@ -367,7 +354,7 @@ def fixed_blocks(model: ModuleModel, kernel: JitFunction, launch: LaunchSite, ho
 # ---- the condition and the fixer -------------------------------------------------------------------------
 def may_launch_autotuned(model: ModuleModel, target: int | None) -> bool:
     """Some launch of the module may start an autotuned kernel: one defined here under @triton.autotune, or
-    one of another module (what resolve_kernel would look up). Modules that launch only their own plain
+    one of another module (what MatchContext.kernel_for would look up). Modules that launch only their own plain
     kernels need no search."""
     for launch in model.launches:
         local = model.kernel_for(launch)
@@ -383,10 +370,10 @@ def autotune_launch_problems(ctx: MatchContext) -> Verdict | None:
     """A launch `kernel[grid](...)` of an autotuned kernel that passes a meta-parameter the configs set
     (error), computes the grid from a host block size standing for a tuned meta-parameter (error), or passes
     every block size as a host constant while the configs tune only warps/stages (warning)."""
-    launch = launch_at(ctx)
+    launch = ctx.launch
     if launch is None:
         return None
-    kernel = resolve_kernel(ctx, launch)
+    kernel = ctx.kernel_for(launch)
     if kernel is None or kernel.autotune is None:
         return None
     host = HostScope.of(ctx.model, launch.scope)

@@ -14,25 +14,13 @@ import ast
 
 from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.host import HostScope
-from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel, TuneConfig
+from tritonlint.analysis.model import JitFunction, ModuleModel, TuneConfig
 from tritonlint.analysis.names import is_block_name
 from tritonlint.analysis.triton_names import DESCRIPTOR_METHODS, HOST_DESCRIPTOR, TL
 from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
 from tritonlint.walk import walk
 
 _DESCRIPTOR_CALLS = frozenset({f"{TL}.load_tensor_descriptor", f"{TL}.store_tensor_descriptor"})
-
-
-def _launch_at(ctx: MatchContext) -> LaunchSite | None:
-    span = ctx.span()
-    return next((launch for launch in ctx.model.launches if ctx.file.span_of(launch.node) == span), None)
-
-
-def _kernel(ctx: MatchContext, launch: LaunchSite) -> JitFunction | None:
-    local = ctx.model.kernel_for(launch)
-    if local is not None or launch.target is None or launch.target.startswith(ctx.model.module + "."):
-        return local
-    return ctx.project.kernel(launch.target, ctx.source_root)
 
 
 def _block_shape(model: ModuleModel, call: ast.Call) -> ast.expr | None:
@@ -103,8 +91,8 @@ def _applies(model: ModuleModel, target: int | None) -> bool:
 def autotune_frozen_descriptor(ctx: MatchContext) -> Verdict | None:
     """A launch of an autotuned kernel that passes host TensorDescriptors whose block shape is fixed on the
     host, while the configs vary the BLOCK_* the kernel uses with them and no config pre_hook sets it."""
-    launch = _launch_at(ctx)
-    kernel = _kernel(ctx, launch) if launch is not None else None
+    launch = ctx.launch
+    kernel = ctx.kernel_for(launch) if launch is not None else None
     if launch is None or kernel is None or kernel.autotune is None or not kernel.autotune.configs:
         return None
     autotune = kernel.autotune

@@ -8,7 +8,7 @@ import ast
 from tritonlint import evidence
 from tritonlint.analysis.host import HostScope
 from tritonlint.analysis.launches import bind_launch
-from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
+from tritonlint.analysis.model import JitFunction, ModuleModel
 from tritonlint.analysis.provenance import (
     Provenance,
     model_dimension,
@@ -43,19 +43,11 @@ def tile_uses(function: JitFunction, model: ModuleModel) -> set[str]:
     return used
 
 
-def _kernel(ctx: MatchContext, launch: LaunchSite) -> JitFunction | None:
-    local = ctx.model.kernel_for(launch)
-    if local is not None or launch.target is None or launch.target.startswith(ctx.model.module + "."):
-        return local
-    return ctx.project.kernel(launch.target, ctx.source_root)
-
-
 def _launch_problem(ctx: MatchContext) -> Verdict | None:
-    span = ctx.span()
-    launch = next((l for l in ctx.model.launches if ctx.file.span_of(l.node) == span), None)
+    launch = ctx.launch
     if launch is None:
         return None
-    kernel = _kernel(ctx, launch)
+    kernel = ctx.kernel_for(launch)
     if kernel is None or kernel.node is None and not kernel.constexprs:
         return None
     tiles = tile_uses(kernel, ctx.model) if kernel.node is not None else set(kernel.constexprs)

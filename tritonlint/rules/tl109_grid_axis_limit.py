@@ -6,19 +6,12 @@ import re
 
 from tritonlint import evidence
 from tritonlint.analysis.host import HostScope
-from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
+from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.provenance import Provenance, grid_axes, large_count
 from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
 
 _DECODE = re.compile(r"decode", re.IGNORECASE)
 AXIS_LIMIT = 65_535  # CUDA's gridDim.y / gridDim.z; gridDim.x takes 2**31 - 1
-
-
-def _kernel(ctx: MatchContext, launch: LaunchSite) -> JitFunction | None:
-    local = ctx.model.kernel_for(launch)
-    if local is not None or launch.target is None or launch.target.startswith(ctx.model.module + "."):
-        return local
-    return ctx.project.kernel(launch.target, ctx.source_root)
 
 
 def _has_launch(model: ModuleModel, target: int | None) -> bool:
@@ -30,11 +23,10 @@ def grid_axis_large_count(ctx: MatchContext) -> Verdict | None:
     """The launch `kernel[grid](...)` puts, on grid axis 1 or 2, a host value that can exceed 65,535: an
     element count (numel), the rows of a tensor flattened to rows, a token/row/sequence count by name, or a
     product with one of those. Ceiling divisions by a block, head counts and batch sizes are not."""
-    span = ctx.span()
-    launch = next((l for l in ctx.model.launches if ctx.file.span_of(l.node) == span), None)
+    launch = ctx.launch
     if launch is None:
         return None
-    kernel = _kernel(ctx, launch)
+    kernel = ctx.kernel_for(launch)
     if kernel is None:
         return None  # not a Triton kernel that can be resolved (a cache of compiled callables, a CuTe kernel)
     if _DECODE.search(kernel.name) or _DECODE.search(ctx.file.path.rpartition("/")[2]):
