@@ -186,7 +186,7 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs:
     linted = frozenset(job.module for job in work)
     repeated_names = {module for module, count in Counter(job.module for job in work).items() if count > 1}
     sources = {job.module: job.absolute for job in work if job.module not in repeated_names}
-    excludes = tuple(settings.excludes)
+    files = tuple(job.absolute for job in work)
     session = Session(cache, [(j.absolute, j.display, j.module) for j in work], linted) if cache else None
 
     results: list[FileResult | None] = [None] * len(work)
@@ -201,7 +201,7 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs:
                 results[index] = FileResult(work[index].display, work[index].module, diagnostics,
                                             skipped=hit[0].skipped)
     todo = [i for i, r in enumerate(results) if r is None]
-    for index, (fresh, fact) in zip(todo, _map(linter, Project(linted, sources=sources, root=str(root), excludes=excludes),
+    for index, (fresh, fact) in zip(todo, _map(linter, Project(linted, sources=sources, files=files),
                                                 [work[i] for i in todo], jobs, session)):
         results[index], facts[index] = fresh, fact
 
@@ -220,7 +220,7 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs:
                 shared.setdefault(job.module, {})[source_root(job.display, job.module)] = found_here
             else:
                 summaries.update(found_here)
-        second = _map(linter, Project(linted, summaries, shared, sources, str(root), excludes), [work[i] for i in deferred],
+        second = _map(linter, Project(linted, summaries, shared, sources, files), [work[i] for i in deferred],
                       jobs, session)
         for index, (fresh, fact) in zip(deferred, second):
             results[index], facts[index] = fresh, fact
@@ -230,18 +230,17 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs:
         problem = session.cache.save()
         if problem:
             result.problems.append((str(session.cache.folder), problem))
-    result.files = _reported(work, results, facts, served, linted)  # type: ignore[arg-type]
+    result.files = _reported(work, results, facts, served, linted, repeated_names)  # type: ignore[arg-type]
     return result
 
 
 def _reported(work: list[Job], results: list[FileResult], facts: dict[int, Facts], served: dict[int, Entry],
-              linted: frozenset[str]) -> list[FileResult]:
+              linted: frozenset[str], repeated: set[str]) -> list[FileResult]:
     """The results of the given files, and of the project's other modules whose launches use a kernel of a
     given file: a change to a kernel can break the launches of modules nobody passed (pre-commit passes only
     what is staged)."""
     given = {(job.module, source_root(job.display, job.module)) for job in work if not job.context}
     given_modules = Counter(module for module, _ in given)
-    repeated = {module for module, count in Counter(job.module for job in work).items() if count > 1}
     reported = []
     for index, r in enumerate(results):
         job = work[index]

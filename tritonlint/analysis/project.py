@@ -24,12 +24,11 @@ class Project:
 
     def __init__(self, linted_modules: frozenset[str] = frozenset(), summaries: dict[str, JitFunction] | None = None,
                  shared: dict[str, dict[str, dict[str, JitFunction]]] | None = None,
-                 sources: dict[str, str] | None = None, root: str | None = None, excludes: tuple[str, ...] = ()):
+                 sources: dict[str, str] | None = None, files: tuple[str, ...] = ()):
         self.linted_modules = linted_modules
-        # The project's folder (None when linting text alone): project-wide facts look at its other modules.
-        self.root = root
-        self.excludes = excludes
-        self.facts: dict[tuple[str, str], object] = {}  # project-wide facts, computed once per run and process
+        # Every file of the run's project (linted or read as context); empty when text is linted alone.
+        self.files = files
+        self.facts: dict[tuple[str, object], object] = {}  # project-wide facts, computed once per run and process
         self.summaries = summaries  # None in the first pass: nothing is known about other modules yet
         # Module names that several linted files share (scripts named kernels.py in two folders, two copies of
         # a package): module -> source root of each file -> that file's kernels. An import finds the one under

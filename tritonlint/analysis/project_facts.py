@@ -1,6 +1,6 @@
 """Facts about the whole project a file belongs to, beyond the linted files: for now whether some module
 calls `triton.set_allocator(...)` (TL105). A cheap text scan finds the candidate files; only those are
-parsed. The lead's project index is meant to take this over."""
+parsed. A run's project is the files it linted or read as context."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import ast
 from collections.abc import Iterable
 from pathlib import Path
 
-from tritonlint.discovery import discover
+from tritonlint.analysis.kernel import last_name
+from tritonlint.discovery import discover, project_root
 
 # Folders that hold other people's code or build output, never the project's own modules.
 OTHER_CODE = (".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", ".eggs", "__pypackages__", "build", "dist",
@@ -25,14 +26,12 @@ def calls_set_allocator(text: str) -> bool:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return False
-    return any(isinstance(node, ast.Call) and _last_name(node.func) == ALLOCATOR_WORD for node in ast.walk(tree))
+    return any(isinstance(node, ast.Call) and last_name(node.func) == ALLOCATOR_WORD for node in ast.walk(tree))
 
 
-def project_sets_allocator(root: Path | str, excludes: Iterable[str] = OTHER_CODE) -> bool:
-    """Whether a Python module under `root` (other people's code and build folders aside) calls
-    set_allocator."""
-    found = discover([Path(root)], Path(root), list(excludes))
-    for path in found.files:
+def project_sets_allocator(files: Iterable[str | Path]) -> bool:
+    """Whether one of the project's Python files calls set_allocator."""
+    for path in map(Path, files):
         if path.suffix != ".py":
             continue
         try:
@@ -44,5 +43,8 @@ def project_sets_allocator(root: Path | str, excludes: Iterable[str] = OTHER_COD
     return False
 
 
-def _last_name(node: ast.expr) -> str | None:
-    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+def files_around(path: str) -> tuple[str, ...]:
+    """The project of a file linted on its own (stdin, an editor buffer): the Python files under its
+    project root, other people's code and build folders aside."""
+    root = project_root([Path(path)], None)
+    return tuple(str(p) for p in discover([root], root, list(OTHER_CODE)).files)

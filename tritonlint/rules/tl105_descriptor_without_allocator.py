@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import ast
 import os
-from pathlib import Path
 
 from tritonlint.analysis.project_facts import (
     calls_set_allocator,
+    files_around,
     project_sets_allocator,
 )
 from tritonlint.analysis.triton_names import DEVICE_DESCRIPTOR_MAKERS
 from tritonlint.context import MatchContext, Verdict, condition
-from tritonlint.discovery import project_root
 from tritonlint.prefilter import Token
 
 
@@ -32,19 +31,19 @@ def _makes_descriptor(ctx: MatchContext, call: ast.Call) -> bool:
 
 
 def _sets_allocator(ctx: MatchContext) -> bool:
-    """Some module of the project calls set_allocator: this file, or any module under the project root
-    (without a root, as when text is linted alone, the root around the file on disk if there is one)."""
+    """Some module of the project calls set_allocator: this file, or another file of the run's project
+    (when text is linted alone, the project around the file on disk, if there is one)."""
     if calls_set_allocator(ctx.file.text):
         return True
-    root = ctx.project.root
-    if root is None and os.path.isfile(ctx.file.path):
-        root = str(project_root([Path(ctx.file.path)], None))
-    if root is None:
-        return False
-    key = ("sets-allocator", root)
+    files = ctx.project.files
+    if not files and os.path.isfile(ctx.file.path):
+        around = ("project-files", os.path.abspath(ctx.file.path))
+        if around not in ctx.project.facts:
+            ctx.project.facts[around] = files_around(ctx.file.path)
+        files = ctx.project.facts[around]  # type: ignore[assignment]
+    key = ("sets-allocator", files)
     if key not in ctx.project.facts:
-        excludes = ctx.project.excludes
-        ctx.project.facts[key] = project_sets_allocator(root, excludes) if excludes else project_sets_allocator(root)
+        ctx.project.facts[key] = project_sets_allocator(files)
     return bool(ctx.project.facts[key])
 
 
