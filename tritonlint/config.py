@@ -18,15 +18,11 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from tritonlint.discovery import DEFAULT_EXCLUDE
 from tritonlint.ruleset import Rule
 from tritonlint.timelimit import DEFAULT_SECONDS, MAX_SECONDS
 
 CONFIG_FILES = ("tritonlint.toml", ".tritonlint.toml", "pyproject.toml")
-DEFAULT_EXCLUDE = (
-    ".git", ".hg", ".svn", ".bzr", ".tox", ".nox", ".venv", "venv", ".eggs", "__pypackages__", "_build",
-    "buck-out", "build", "dist", "node_modules", "site-packages", ".mypy_cache", ".pytest_cache",
-    ".ruff_cache", ".tritonlint_cache", ".ipynb_checkpoints",
-)
 _LIST_KEYS = ("select", "extend-select", "ignore", "exclude", "extend-exclude", "extend-rules")
 _GENERAL_KEYS = {*_LIST_KEYS, "per-file-ignores", "target", "respect-gitignore", "cache-dir", "fail-level", "baseline",
                  "file-timeout"}

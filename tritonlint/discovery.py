@@ -12,6 +12,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+# Folders never linted unless `exclude` replaces this list: other people's code, tools' caches, build output.
+DEFAULT_EXCLUDE = (
+    ".git", ".hg", ".svn", ".bzr", ".tox", ".nox", ".venv", "venv", ".eggs", "__pypackages__", "_build",
+    "buck-out", "build", "dist", "node_modules", "site-packages", ".mypy_cache", ".pytest_cache",
+    ".ruff_cache", ".tritonlint_cache", ".ipynb_checkpoints",
+)
+
 PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 

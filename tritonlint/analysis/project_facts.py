@@ -9,11 +9,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from tritonlint.analysis.kernel import last_name
-from tritonlint.discovery import discover, project_root
+from tritonlint.discovery import DEFAULT_EXCLUDE, discover, project_root
 
-# Folders that hold other people's code or build output, never the project's own modules.
-OTHER_CODE = (".git", ".hg", ".svn", ".tox", ".nox", ".venv", "venv", ".eggs", "__pypackages__", "build", "dist",
-              "node_modules", "site-packages", ".tritonlint_cache", ".ipynb_checkpoints")
 ALLOCATOR_WORD = "set_allocator"
 
 
@@ -47,4 +44,4 @@ def files_around(path: str) -> tuple[str, ...]:
     """The project of a file linted on its own (stdin, an editor buffer): the Python files under its
     project root, other people's code and build folders aside."""
     root = project_root([Path(path)], None)
-    return tuple(str(p) for p in discover([root], root, list(OTHER_CODE)).files)
+    return tuple(str(p) for p in discover([root], root, list(DEFAULT_EXCLUDE)).files)
