@@ -54,3 +54,32 @@ def test_without_configuration_the_git_work_tree_is_the_project(tmp_path):
     (tmp_path / "tools").mkdir()
     (tmp_path / "tools" / "setup_triton.py").write_text(SETUP)
     assert _rows(tmp_path / "src", "kernels.py") == []
+
+
+def _cached_rows(project, *paths):
+    result = run_cli(*paths, "--select", "TL105", "--output-format", "json", cwd=project)
+    assert result.returncode in (0, 1), result.stderr
+    return [f["location"]["row"] for f in json.loads(result.stdout)]
+
+
+def test_the_cache_follows_an_allocator_set_in_another_module(tmp_path):
+    """A cached TL105 result depends on the other modules: setting the allocator in one clears the finding on
+    the next run, removing it again brings the finding back, with kernels.py unchanged all along."""
+    (tmp_path / "tritonlint.toml").write_text('target = "sm_90"\n')
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "kernels.py").write_text(KERNEL)
+    (package / "runtime.py").write_text("import triton\n\n\ndef init(alloc):\n    pass\n")
+    for paths in (("pkg/kernels.py",), (".",)):  # the other module read as context, and linted too
+        assert _cached_rows(tmp_path, *paths) == [7]
+        assert _cached_rows(tmp_path, *paths) == [7]  # served from the cache
+        (package / "runtime.py").write_text(SETUP)
+        assert _cached_rows(tmp_path, *paths) == []
+        assert _cached_rows(tmp_path, *paths) == []
+        (package / "runtime.py").write_text("import triton\n\n\ndef init(alloc):\n    pass\n")
+        assert _cached_rows(tmp_path, *paths) == [7]
+    (package / "setup_alloc.py").write_text(SETUP)  # a new module
+    assert _cached_rows(tmp_path, "pkg/kernels.py") == []
+    (package / "setup_alloc.py").unlink()  # and the module gone again
+    assert _cached_rows(tmp_path, "pkg/kernels.py") == [7]

@@ -7,7 +7,9 @@ the digest of its content; a stat signature (mtime, ctime, size, inode) spares r
 change, except for a file modified within RACY_NS of being read (a same-size edit in that window might keep
 its mtime): such a file is hashed again. A file whose rules looked up kernels of other linted modules (launch
 targets) records, per target, the module that defined it and that module's content digest; the entry is reused
-only while each target still resolves to the same module with the same content.
+only while each target still resolves to the same module with the same content. A file whose rules read a
+fact of the whole project (TL105: does some module set an allocator) records the fact's value, and the entry
+is reused only while the project still gives that value.
 
 Findings and summaries are stored as separate pickles inside the entry and decoded only when needed, so
 a run that changes nothing reads the cache file in a few milliseconds. Writes go to a temporary file
@@ -33,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from tritonlint import __version__
 from tritonlint.analysis.project import defining_module
+from tritonlint.analysis.project_facts import fact_value
 
 if TYPE_CHECKING:
     from tritonlint.config import Settings
@@ -89,7 +92,7 @@ class Entry:
     signature: Signature
     checked_ns: int  # wall clock when the signature was taken, just before the content was read
     skipped: str | None
-    deps: dict[str, tuple[str | None, str | None]]  # launch target -> (defining module, its digest)
+    deps: dict[str, tuple[str | None, str | None]]  # launch target -> (defining module, its digest); fact -> (None, value)
     diagnostics_blob: bytes  # pickled list[Diagnostic], b"" for none
     summaries_blob: bytes  # pickled {qualname: JitFunction}, b"" for none
 
@@ -341,6 +344,7 @@ class Session:
         self.signatures: list[Signature | None] = [_stat(path) for path, _, _ in files]
         self.digests: dict[int, str | None] = {}
         self.by_module: dict[str, list[int]] = {}
+        self.facts: dict[str, str | None] = {}
         for index, (_, _, module) in enumerate(files):
             self.by_module.setdefault(module, []).append(index)
 
@@ -368,6 +372,12 @@ class Session:
             return self.digest_of(indices[0])
         return digest("\0".join(str(self.digest_of(i)) for i in indices).encode())  # same-named modules
 
+    def fact(self, key: str) -> str | None:
+        """The value of a project fact in this run (None for a launch target), computed once."""
+        if key not in self.facts:
+            self.facts[key] = fact_value(key, tuple(path for path, _, _ in self.files))
+        return self.facts[key]
+
     def serve(self, index: int, reusable: Callable[[list[Diagnostic]], bool]) -> tuple[Entry, list[Diagnostic]] | None:
         """A file's entry and findings, when its content, name, settings and launch targets are as cached."""
         path, display, module = self.files[index]
@@ -378,6 +388,11 @@ class Session:
         if self.digest_of(index) != entry.digest:
             return None
         for target, (was_module, was_digest) in entry.deps.items():
+            value = self.fact(target)
+            if value is not None:
+                if value != was_digest:
+                    return None
+                continue
             now_module = defining_module(target, self.linted)
             if now_module != was_module or self.module_digest(now_module) != was_digest:
                 return None
@@ -396,8 +411,12 @@ class Session:
                consulted: frozenset[str]) -> None:
         """Store a fresh result (the digests of every fresh file must be known first, for dependencies)."""
         path, display, module = self.files[index]
-        deps = {}
+        deps: dict[str, tuple[str | None, str | None]] = {}
         for target in sorted(consulted):
+            value = self.fact(target)
+            if value is not None:
+                deps[target] = (None, value)
+                continue
             owner = defining_module(target, self.linted)
             deps[target] = (owner, self.module_digest(owner))
         self.cache.put(path, Entry.make(display, module, file_digest, file_signature, checked_ns, skipped, deps,

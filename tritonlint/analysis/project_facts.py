@@ -1,6 +1,9 @@
 """Facts about the whole project a file belongs to, beyond the linted files: for now whether some module
 calls `triton.set_allocator(...)` (TL105). A cheap text scan finds the candidate files; only those are
-parsed. A run's project is the files it linted or read as context."""
+parsed. A run's project is the files it linted or read as context.
+
+A rule that reads a fact adds its key to `Project.consulted`; the cache keeps the fact's value with the
+file's findings and serves them only while the project still gives that value (`fact_value`)."""
 
 from __future__ import annotations
 
@@ -12,6 +15,9 @@ from tritonlint.analysis.kernel import last_name
 from tritonlint.discovery import DEFAULT_EXCLUDE, discover, project_root
 
 ALLOCATOR_WORD = "set_allocator"
+# The keys of project facts among a file's cache dependencies: no module name holds '@' (nor a dot, so
+# that no module is taken for their owner).
+SETS_ALLOCATOR = "@sets-allocator"
 
 
 def calls_set_allocator(text: str) -> bool:
@@ -45,3 +51,11 @@ def files_around(path: str) -> tuple[str, ...]:
     project root, other people's code and build folders aside."""
     root = project_root([Path(path)], None)
     return tuple(str(p) for p in discover([root], root, list(DEFAULT_EXCLUDE)).files)
+
+
+def fact_value(key: str, files: tuple[str, ...]) -> str | None:
+    """The value of the project fact `key` over the project's files, as the cache compares it; None when
+    `key` is no project fact (a launch target)."""
+    if key == SETS_ALLOCATOR:
+        return str(project_sets_allocator(files))
+    return None

@@ -13,6 +13,7 @@ import ast
 import os
 
 from tritonlint.analysis.project_facts import (
+    SETS_ALLOCATOR,
     calls_set_allocator,
     files_around,
     project_sets_allocator,
@@ -35,6 +36,7 @@ def _sets_allocator(ctx: MatchContext) -> bool:
     (when text is linted alone, the project around the file on disk, if there is one)."""
     if calls_set_allocator(ctx.file.text):
         return True
+    ctx.project.consulted.add(SETS_ALLOCATOR)  # a cached result holds only while the project's answer does
     files = ctx.project.files
     if not files and os.path.isfile(ctx.file.path):
         around = ("project-files", os.path.abspath(ctx.file.path))
