@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import posixpath
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
@@ -59,6 +60,23 @@ class Project:
             return None
         self.consulted.add(f"{module}.{name}")
         return _module_model(path, module)
+
+
+def jit_function_in(model_of: Callable[[str, str], ModuleModel | None] | None, qualname: str,
+                    hops: int = 2) -> tuple[ModuleModel, JitFunction] | None:
+    """The jit function that a dotted name of another module of the project names, with its syntax tree and
+    the model of the module that defines it (`model_of` is `Project.module_model`, which records the
+    dependency), following re-exports (`from .helpers import f` in a package's __init__) `hops` deep; None
+    when the name leads out of the project or to no jit function."""
+    module, _, name = qualname.rpartition(".")
+    other = model_of(module, name) if model_of is not None and module else None
+    if other is None:
+        return None
+    found = other.local_function(name)
+    if found is not None and found.node is not None:
+        return other, found
+    target = other.imports.get(name)
+    return jit_function_in(model_of, target, hops - 1) if hops > 0 and target and target != qualname else None
 
 
 def source_root(path: str, module: str) -> str:

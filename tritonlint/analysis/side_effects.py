@@ -1,6 +1,7 @@
 """What a kernel does to the memory behind its pointer arguments: the non-idempotent atomics it applies and
 the in-place updates it makes (a store whose value depends on a load through the same argument), followed
-through simple local aliases (flow.py) and through this module's jit helpers.
+through simple local aliases (flow.py) and through jit helpers, this module's and those imported from the
+project's other modules.
 
 TL101 asks this of autotuned kernels: Triton's autotuner runs the kernel many times per config on the
 caller's own buffers while it benchmarks, so such effects pile up unless the argument is listed in
@@ -17,6 +18,7 @@ from tritonlint.analysis.consteval import Binding
 from tritonlint.analysis.flow import Definition, FunctionFlow, flow_of
 from tritonlint.analysis.kernel import scenarios
 from tritonlint.analysis.model import JitFunction, ModuleModel
+from tritonlint.analysis.project import jit_function_in
 from tritonlint.analysis.scope import LocalScope
 from tritonlint.analysis.triton_names import (
     IDEMPOTENT_ATOMICS,
@@ -227,12 +229,23 @@ class KernelEffects:
 
     # ---- the scan ----------------------------------------------------------------------------------------
     def _helper(self, call: ast.Call) -> HelperCall | None:
-        if self.depth <= 0 or not isinstance(call.func, ast.Name):
+        """The jit helper a call runs: of this module, or imported from another module of the project (whose
+        summary is computed on that module's model, its own imports not followed further)."""
+        if self.depth <= 0:
             return None
-        helper = self.model.local_function(call.func.id)
-        if helper is None or helper.node is None or helper.node is self.function:
+        if isinstance(call.func, ast.Name):
+            helper = self.model.local_function(call.func.id)
+            if helper is not None and helper.node is not None:
+                return HelperCall(helper.node, effects_of(self.model, helper.node, self.depth - 1)) \
+                    if helper.node is not self.function else None
+        name = self.model.qualify(call.func)
+        if name is None or name.startswith(f"{self.model.module}.") or name.startswith(("triton.", "torch.")):
             return None
-        return HelperCall(helper.node, effects_of(self.model, helper.node, self.depth - 1))
+        found = jit_function_in(self.model.imported, name)
+        if found is None:
+            return None
+        model, function = found
+        return HelperCall(function.node, effects_of(model, function.node, self.depth - 1))  # type: ignore[arg-type]
 
     def _scan(self) -> None:
         summary = self.summary
@@ -282,7 +295,7 @@ class KernelEffects:
                             for own in mine:
                                 if effect.kind == "in-place" and self.first_write.get(own, position) < position:
                                     continue  # the kernel wrote there before: the helper reads this run's data
-                                summary.effects.append(Effect(own, effect.kind, effect.op, node, node.func.id))  # type: ignore[attr-defined]
+                                summary.effects.append(Effect(own, effect.kind, effect.op, node, ast.unparse(node.func)))
                     if param in helper.summary.resets:
                         summary.resets |= mine
         # A lock or counter the kernel writes 0 into again (`tl.atomic_xchg(lock, 0)`, the last program

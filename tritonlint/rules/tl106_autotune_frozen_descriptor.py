@@ -16,6 +16,7 @@ from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.host import HostScope
 from tritonlint.analysis.model import JitFunction, ModuleModel, TuneConfig
 from tritonlint.analysis.names import is_block_name
+from tritonlint.analysis.project import jit_function_in
 from tritonlint.analysis.triton_names import DESCRIPTOR_METHODS, HOST_DESCRIPTOR, TL
 from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
 from tritonlint.walk import walk
@@ -108,12 +109,16 @@ def autotune_frozen_descriptor(ctx: MatchContext) -> Verdict | None:
         return None
     bound += [(p.name, a.node) for p, a in zip(kernel.params, positional)]
     bound += [(a.name, a.node) for a in launch.args if a.name and a.name != "**"]
+    # A kernel of another module comes as a summary: read its body in the module that defines it.
+    defined = (ctx.model, kernel) if kernel.node is not None else jit_function_in(ctx.project.module_model, kernel.qualname)
+    if defined is None:
+        return None
     found = []
     for param, expr in bound:
         descriptor = _host_descriptor(ctx.model, host, expr)
         if descriptor is None:
             continue
-        accesses = descriptor_blocks(ctx.model, kernel, param, tuned)
+        accesses = descriptor_blocks(*defined, param, tuned)
         if accesses:
             found.append((param, descriptor, max(accesses, key=lambda a: sum(bool(n) for n in a))))
     if not found:

@@ -1,0 +1,154 @@
+"""TL101 and TL106 across the modules of a project: an autotuned kernel whose atomics or in-place stores
+happen in a jit helper of another module, and a host TensorDescriptor built in another module than the
+autotuned kernel it is passed to. What cannot be resolved stays silent."""
+from __future__ import annotations
+
+import json
+
+from tests.helpers import run_cli
+
+AUTOTUNE = '''@triton.autotune(configs=[triton.Config({"BLOCK": 256}), triton.Config({"BLOCK": 512})], key=["n"])
+@triton.jit
+'''
+HELPERS = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def accumulate(out_ptr, offs, value, mask):
+    tl.atomic_add(out_ptr + offs, value, mask=mask)
+
+
+@triton.jit
+def scale_in_place(x_ptr, offs, s, mask):
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(x_ptr + offs, x * s, mask=mask)
+
+
+@triton.jit
+def store_only(y_ptr, offs, value, mask):
+    tl.store(y_ptr + offs, value, mask=mask)
+
+
+def not_a_kernel(x_ptr, offs, s, mask):
+    return x_ptr
+'''
+
+
+def _kernel(imports: str, call: str, name: str = "kernel") -> str:
+    return (f"import triton\nimport triton.language as tl\n{imports}\n\n\n{AUTOTUNE}"
+            f"def {name}(x_ptr, out_ptr, n, s, BLOCK: tl.constexpr):\n"
+            "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+            "    mask = offs < n\n"
+            "    x = tl.load(x_ptr + offs, mask=mask)\n"
+            f"    {call}\n")
+
+
+def _project(tmp_path, files: dict[str, str]):
+    (tmp_path / "tritonlint.toml").write_text('target = "sm_90"\n')
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    for folder in {p.parent for p in tmp_path.rglob("*.py")}:
+        if folder != tmp_path and not (folder / "__init__.py").exists():
+            (folder / "__init__.py").write_text("")
+
+
+def _findings(tmp_path, code: str, *paths: str, cache: bool = False):
+    result = run_cli(*(paths or (".",)), "--select", code, "--output-format", "json",
+                     *(() if cache else ("--no-cache",)), cwd=tmp_path)
+    assert result.returncode in (0, 1), result.stderr
+    return [(f["filename"], f["location"]["row"], f["message"]) for f in json.loads(result.stdout)]
+
+
+def test_tl101_follows_a_helper_imported_from_another_module(tmp_path):
+    _project(tmp_path, {
+        "pkg/helpers.py": HELPERS,
+        "pkg/split_k.py": _kernel("from pkg.helpers import accumulate", "accumulate(out_ptr, offs, x, mask)"),
+        "pkg/scale.py": _kernel("from .helpers import scale_in_place", "scale_in_place(x_ptr, offs, s, mask)"),
+        "pkg/dotted.py": _kernel("from pkg import helpers", "helpers.scale_in_place(out_ptr, offs, s, mask)"),
+        "pkg/module_alias.py": _kernel("import pkg.helpers as h", "h.accumulate(out_ptr, offs, x, mask)"),
+    })
+    found = {(file, row): message for file, row, message in _findings(tmp_path, "TL101")}
+    assert set(found) == {("pkg/split_k.py", 6), ("pkg/scale.py", 6), ("pkg/dotted.py", 6),
+                          ("pkg/module_alias.py", 6)}
+    assert "atomically adds into `out_ptr`" in found["pkg/split_k.py", 6] and "in `accumulate`" in found["pkg/split_k.py", 6]
+    assert "updates `x_ptr` in place" in found["pkg/scale.py", 6] and "restore_value" in found["pkg/scale.py", 6]
+    assert "updates `out_ptr` in place" in found["pkg/dotted.py", 6]
+    # the kernel's file alone: the helper's module is read as context
+    assert [(f, r) for f, r, _ in _findings(tmp_path, "TL101", "pkg/scale.py")] == [("pkg/scale.py", 6)]
+
+
+def test_tl101_stays_silent_where_the_helper_does_not_resolve(tmp_path):
+    _project(tmp_path, {
+        "pkg/helpers.py": HELPERS,
+        # listed already; a store-only helper; a plain function; a module outside the project; a missing name
+        "pkg/listed.py": _kernel("from pkg.helpers import accumulate", "accumulate(out_ptr, offs, x, mask)").replace(
+            'key=["n"])', 'key=["n"], reset_to_zero=["out_ptr"])'),
+        "pkg/store_only.py": _kernel("from pkg.helpers import store_only", "store_only(out_ptr, offs, x, mask)"),
+        "pkg/plain.py": _kernel("from pkg.helpers import not_a_kernel", "not_a_kernel(x_ptr, offs, s, mask)"),
+        "pkg/outside.py": _kernel("from somewhere_else import accumulate", "accumulate(out_ptr, offs, x, mask)"),
+        "pkg/missing.py": _kernel("from pkg.helpers import nothing_here", "nothing_here(out_ptr, offs, x, mask)"),
+    })
+    assert _findings(tmp_path, "TL101") == []
+
+
+def test_tl101_cache_follows_the_helpers_module(tmp_path):
+    _project(tmp_path, {
+        "pkg/helpers.py": HELPERS.replace("tl.atomic_add(out_ptr + offs, value, mask=mask)",
+                                          "tl.store(out_ptr + offs, value, mask=mask)"),
+        "pkg/split_k.py": _kernel("from pkg.helpers import accumulate", "accumulate(out_ptr, offs, x, mask)"),
+    })
+    assert _findings(tmp_path, "TL101", cache=True) == []
+    (tmp_path / "pkg/helpers.py").write_text(HELPERS)
+    assert [(f, r) for f, r, _ in _findings(tmp_path, "TL101", cache=True)] == [("pkg/split_k.py", 6)]
+
+
+DESCRIPTOR_KERNEL = '''import triton
+import triton.language as tl
+
+
+@triton.autotune(
+    configs=[triton.Config({"BLOCK_M": 64, "BLOCK_N": 64}), triton.Config({"BLOCK_M": 128, "BLOCK_N": 128})],
+    key=["M", "N"],
+)
+@triton.jit
+def copy_kernel(a_desc, c_desc, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    off_m = tl.program_id(0) * BLOCK_M
+    off_n = tl.program_id(1) * BLOCK_N
+    c_desc.store([off_m, off_n], a_desc.load([off_m, off_n]))
+'''
+DESCRIPTOR_HOST = '''import torch
+import triton
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+{imports}
+
+
+def copy(a):
+    M, N = a.shape
+    c = torch.empty_like(a)
+    a_desc = TensorDescriptor.from_tensor(a, [64, 64])
+    c_desc = TensorDescriptor(c, c.shape, c.stride(), [64, 64])
+    grid = lambda META: (triton.cdiv(M, META["BLOCK_M"]), triton.cdiv(N, META["BLOCK_N"]))
+    {launch}[grid](a_desc, c_desc, M, N)
+    return c
+'''
+
+
+def test_tl106_follows_the_launch_into_the_kernels_module(tmp_path):
+    _project(tmp_path, {
+        "pkg/kernels.py": DESCRIPTOR_KERNEL,
+        "pkg/ops.py": DESCRIPTOR_HOST.format(imports="from pkg.kernels import copy_kernel", launch="copy_kernel"),
+        "pkg/ops_module.py": DESCRIPTOR_HOST.format(imports="from pkg import kernels", launch="kernels.copy_kernel"),
+        "pkg/hooked.py": DESCRIPTOR_KERNEL.replace('{"BLOCK_M": 64, "BLOCK_N": 64})',
+                                                   '{"BLOCK_M": 64, "BLOCK_N": 64}, pre_hook=set_blocks)'),
+        "pkg/ops_hooked.py": DESCRIPTOR_HOST.format(imports="from pkg.hooked import copy_kernel", launch="copy_kernel"),
+        "pkg/ops_unknown.py": DESCRIPTOR_HOST.format(imports="from elsewhere import copy_kernel", launch="copy_kernel"),
+    })
+    found = _findings(tmp_path, "TL106")
+    assert [(f, r) for f, r, _ in found] == [("pkg/ops.py", 14), ("pkg/ops_module.py", 14)]
+    assert "BLOCK_M (64/128)" in found[0][2] and "`a_desc` [64, 64]" in found[0][2]
+    # the launching file alone: the kernel's module is read as context
+    assert [(f, r) for f, r, _ in _findings(tmp_path, "TL106", "pkg/ops.py")] == [("pkg/ops.py", 14)]
