@@ -43,14 +43,39 @@ def _literal_int(node: ast.expr) -> int | None:
     return None
 
 
+FEW_VALUES = 64  # an upper bound this small leaves few distinct values (few compilations)
+
+
+def _asserted_bounds(test: ast.expr) -> set[str]:
+    """Names that an assert's test bounds from above by a literal of at most FEW_VALUES: `m <= 8`,
+    `2 <= m <= 8`, `m < 16`, also within `and`."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return set().union(*(_asserted_bounds(v) for v in test.values))
+    if not isinstance(test, ast.Compare):
+        return set()
+    found = set()
+    operands = [test.left, *test.comparators]
+    for op, left, right in zip(test.ops, operands, operands[1:]):
+        pairs = [(left, right)] if isinstance(op, (ast.Lt, ast.LtE)) else \
+            [(right, left)] if isinstance(op, (ast.Gt, ast.GtE)) else []
+        for small, large in pairs:
+            bound = _literal_int(large)
+            if isinstance(small, ast.Name) and bound is not None and bound <= FEW_VALUES:
+                found.add(small.id)
+    return found
+
+
 class Provenance:
     """Host origins of the expressions of one host scope (a function, or the module)."""
 
     def __init__(self, host: HostScope) -> None:
         self.host = host
         self.unpacked: dict[str, tuple[ast.expr, int]] = {}  # M, K = x.shape -> M: (x, 0)
+        self.asserted: set[str] = set()  # names an assert bounds by a small literal (`assert 2 <= m <= 8`)
         root = host.node or host.model.tree
         for node in walk(root):
+            if isinstance(node, ast.Assert):
+                self.asserted |= _asserted_bounds(node.test)
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple):
                 source = self._shape_source(node.value)
                 if source is not None:
@@ -126,6 +151,8 @@ class Provenance:
         return value.value if value is not None and isinstance(value.value, int) else None
 
     def _name(self, name: str, depth: int) -> Origin:
+        if name in self.asserted:
+            return Origin("bounded", name, names=(name,))
         if name in self.unpacked:
             tensor, index = self.unpacked[name]
             return replace(self._shape(tensor, index, f"{ast.unparse(tensor)}.shape[{index}]"), names=(name,))
@@ -184,6 +211,17 @@ _SMALL_WORDS = re.compile(r"per_|_per|draft|spec|page|req|seqs\b|num_seq|n_seq|p
 # Tensors that hold offsets, indices or lengths (one entry per sequence, group or request), not data.
 _METADATA = re.compile(r"offset|indic|index|idx|len|cu_seq|ptr|table|ids?$|mask|scale|loc|pos_ids|starts?$|ends?$",
                        re.IGNORECASE)
+
+
+# Sizes of pools allocated once, when the model or the server starts: adapter slots, state slots, layers,
+# pages and lines of a cache.
+_POOL_WORDS = re.compile(r"slots?($|_)|layers?($|_)|adapters?|lora|cache_?(lines?|pages?|blocks?|slots?|entries)|"
+                         r"pool", re.IGNORECASE)
+
+
+def pool_size(name: str) -> bool:
+    """A name that says it counts the entries of a pool allocated at start-up (slots, layers, cache pages)."""
+    return bool(_POOL_WORDS.search(name))
 
 
 def model_dimension(name: str) -> bool:
@@ -261,6 +299,8 @@ def varies_with_input(origin: Origin) -> str | None:
         return f"{origin.describe()}" if origin.names and count_like(origin.names[0]) else None
     if origin.kind == "cdiv" and (origin.divisor or 0) >= COARSE_BUCKET:
         return None  # a coarse bucket, such as fla's cdiv(T, 2048 * 32): few distinct values
+    if origin.kind == "cdiv" and len(origin.parts) == 2 and varies_with_input(origin.parts[1]):
+        return None  # a size over a count of the same input (`packed_k.shape[0] // rows`): a size per item
     if origin.kind in ("cdiv", "product"):
         return next((why for part in origin.parts[:1 if origin.kind == "cdiv" else None]
                      if (why := varies_with_input(part))), None)

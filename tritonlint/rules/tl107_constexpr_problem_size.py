@@ -12,6 +12,7 @@ from tritonlint.analysis.model import JitFunction, ModuleModel
 from tritonlint.analysis.provenance import (
     Provenance,
     model_dimension,
+    pool_size,
     varies_with_input,
 )
 from tritonlint.analysis.triton_names import TL
@@ -55,22 +56,41 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
     heuristics = set(kernel.heuristics)
     host = HostScope.of(ctx.model, launch.scope)
     provenance = Provenance.of(host)
-    for param, expr in bind_launch(ctx.model, launch, kernel).values.items():
+    values = bind_launch(ctx.model, launch, kernel).values
+    needed = tiles | tuned | set(heuristics)
+    # Host values the kernel needs at compile time anyway: one compilation per value of these already.
+    compiled = {ast.unparse(expr) for param, expr in values.items() if param in needed}
+    params = {p.name for p in kernel.params}
+    for param, expr in values.items():
         spec = kernel.param(param)
-        if spec is None or not spec.is_constexpr or param in tiles or param in tuned or param in heuristics \
-                or model_dimension(param):
+        if spec is None or not spec.is_constexpr or param in needed or model_dimension(param) or pool_size(param):
             continue
-        why = varies_with_input(provenance.origin(expr))
+        if param in ("N", "K") and {"M", "N", "K"} <= params:
+            continue  # a GEMM's N and K are the weight's dimensions, fixed per model; M counts the tokens
+        if _derived_from(expr, compiled):
+            continue  # MAX_LEN=max(start_len, end_len) beside START_LEN=start_len, END_LEN=end_len
+        origin = provenance.origin(expr)
+        if any(pool_size(name) for name in origin.all_names()):
+            continue
+        why = varies_with_input(origin)
         if why is None:
             continue
         problem = (f"constexpr `{param}` is fed `{ctx.file.text_of(expr)}` ({why}), so Triton compiles it once per "
-                   f"distinct value ({evidence.measured_phrase('TL107')})")
+                   f"distinct value ({evidence.measured_phrase('TL107', 'same')})")
         return Verdict(vars={"kernel": launch.callee_text, "problem": problem},
                        span=ctx.file.span_of(expr),
                        notes=[f"Triton compiles `{launch.callee_text}` once per distinct value of a constexpr: drop "
                               f"`tl.constexpr` from `{param}` (a runtime integer; Triton still specializes on "
                               "divisibility by 16 and on 1), or bucket it with triton.next_power_of_2."])
     return None
+
+
+def _derived_from(expr: ast.expr, compiled: set[str]) -> bool:
+    """Whether an argument is computed only from values that other constexprs of the launch must take at
+    compile time (tile sizes): it adds no compilation of its own."""
+    called = {id(n.func) for n in walk(expr) if isinstance(n, ast.Call)}
+    names = {n.id for n in walk(expr) if isinstance(n, ast.Name) and id(n) not in called}
+    return bool(names) and names <= compiled
 
 
 def _do_not_specialize(ctx: MatchContext) -> Verdict | None:
