@@ -15,6 +15,7 @@ from tritonlint.analysis.kernel import last_name
 from tritonlint.discovery import DEFAULT_EXCLUDE, discover, project_root
 
 ALLOCATOR_WORD = "set_allocator"
+ALLOCATOR_BYTES = ALLOCATOR_WORD.encode()
 # The keys of project facts among a file's cache dependencies: no module name holds '@' (nor a dot, so
 # that no module is taken for their owner).
 SETS_ALLOCATOR = "@sets-allocator"
@@ -38,10 +39,11 @@ def project_sets_allocator(files: Iterable[str | Path]) -> bool:
         if path.suffix != ".py":
             continue
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            data = path.read_bytes()
         except OSError:
             continue
-        if calls_set_allocator(text):
+        # Most files never mention the word: skip decoding them (a cached run checks the whole project).
+        if ALLOCATOR_BYTES in data and calls_set_allocator(data.decode("utf-8", errors="replace")):
             return True
     return False
 
