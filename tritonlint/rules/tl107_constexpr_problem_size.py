@@ -10,7 +10,9 @@ from tritonlint.analysis.host import HostScope
 from tritonlint.analysis.launches import bind_launch
 from tritonlint.analysis.model import JitFunction, ModuleModel
 from tritonlint.analysis.provenance import (
+    Origin,
     Provenance,
+    count_like,
     model_dimension,
     pool_size,
     varies_with_input,
@@ -60,18 +62,21 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
     needed = tiles | tuned | set(heuristics)
     # Host values the kernel needs at compile time anyway: one compilation per value of these already.
     compiled = {ast.unparse(expr) for param, expr in values.items() if param in needed}
-    params = {p.name for p in kernel.params}
+    # Tensors whose varying sizes the launch passes as runtime integers: the author's own choice of what varies.
+    runtime = set().union(*(_tensors(origin) for param, expr in values.items()
+                            if (spec := kernel.param(param)) is not None and not spec.is_constexpr
+                            and varies_with_input(origin := provenance.origin(expr))))
     for param, expr in values.items():
         spec = kernel.param(param)
         if spec is None or not spec.is_constexpr or param in needed or model_dimension(param) or pool_size(param):
             continue
-        if param in ("N", "K") and {"M", "N", "K"} <= params:
-            continue  # a GEMM's N and K are the weight's dimensions, fixed per model; M counts the tokens
         if _derived_from(expr, compiled):
             continue  # MAX_LEN=max(start_len, end_len) beside START_LEN=start_len, END_LEN=end_len
         origin = provenance.origin(expr)
         if any(pool_size(name) for name in origin.all_names()):
             continue
+        if runtime and _leading_dimension_only(origin) and origin.tensor not in runtime:
+            continue  # GEMM(a, b, M, N: constexpr) with M from a: b's leading dimension is a weight's (N)
         why = varies_with_input(origin)
         if why is None:
             continue
@@ -83,6 +88,17 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
                               f"`tl.constexpr` from `{param}` (a runtime integer; Triton still specializes on "
                               "divisibility by 16 and on 1), or bucket it with triton.next_power_of_2."])
     return None
+
+
+def _tensors(origin: Origin) -> set[str]:
+    """The tensors whose shape, numel or len a value comes from."""
+    return ({origin.tensor} if origin.tensor else set()).union(*(_tensors(part) for part in origin.parts))
+
+
+def _leading_dimension_only(origin: Origin) -> bool:
+    """A value known to vary only because it is some tensor's `shape[0]` (no name, no flattening says so)."""
+    return origin.kind == "shape" and origin.index == 0 and not origin.rows \
+        and not (origin.names and count_like(origin.names[0]))
 
 
 def _derived_from(expr: ast.expr, compiled: set[str]) -> bool:
