@@ -204,7 +204,9 @@ _MODEL_WORDS = re.compile(r"head|dim|hidden|feat|channel|expert|vocab|embed|bloc
 # Flags and modes that mention a count word (`check_all_masked_rows`, `RETURN_TOKEN_ACCURACY`).
 _FLAG = re.compile(r"^(is|has|check|return|use|enable|with|do|need|should|allow)_", re.IGNORECASE)
 # Tables indexed by position (rotary cos/sin caches): as long as the longest sequence the model takes.
-_TABLES = re.compile(r"cos|sin|freq|rope|cache|table|weight|^w_|_w$|^w\d?$|pool|req_to|lora", re.IGNORECASE)
+# Also tables of per-group sizes (`m_sizes` of a grouped GEMM: one entry per expert).
+_TABLES = re.compile(r"cos|sin|freq|rope|cache|table|weight|^w_|_w$|^w\d?$|pool|req_to|lora|(^|_)sizes$",
+                     re.IGNORECASE)
 # Counts of items rather than of data: per-request, draft and page counts, requests and sequences.
 _SMALL_WORDS = re.compile(r"per_|_per|draft|spec|page|req|seqs\b|num_seq|n_seq|program|partial|layer|slot",
                           re.IGNORECASE)
@@ -213,14 +215,15 @@ _METADATA = re.compile(r"offset|indic|index|idx|len|cu_seq|ptr|table|ids?$|mask|
                        re.IGNORECASE)
 
 
-# Sizes of pools allocated once, when the model or the server starts: adapter slots, state slots, layers,
-# pages and lines of a cache.
+# Sizes fixed when the model or the server starts: pools (adapter slots, state slots, layers, pages and lines
+# of a cache) and the degrees of parallelism (EP, TP, ...).
 _POOL_WORDS = re.compile(r"slots?($|_)|layers?($|_)|adapters?|lora|cache_?(lines?|pages?|blocks?|slots?|entries)|"
-                         r"pool", re.IGNORECASE)
+                         r"pool|^[tepdc]p($|_)", re.IGNORECASE)
 
 
 def pool_size(name: str) -> bool:
-    """A name that says it counts the entries of a pool allocated at start-up (slots, layers, cache pages)."""
+    """A name that says it counts the entries of a pool allocated at start-up (slots, layers, cache pages) or
+    the ranks of a parallel group (EP, TP)."""
     return bool(_POOL_WORDS.search(name))
 
 
