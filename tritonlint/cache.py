@@ -372,10 +372,11 @@ class Session:
             return self.digest_of(indices[0])
         return digest("\0".join(str(self.digest_of(i)) for i in indices).encode())  # same-named modules
 
-    def fact(self, key: str) -> str | None:
-        """The value of a project fact in this run (None for a launch target), computed once."""
+    def fact(self, key: str, last: str | None = None) -> str | None:
+        """The value of a project fact in this run (None for a launch target), computed once; `last` is the
+        value an entry recorded, a hint for finding it."""
         if key not in self.facts:
-            self.facts[key] = fact_value(key, tuple(path for path, _, _ in self.files))
+            self.facts[key] = fact_value(key, tuple(path for path, _, _ in self.files), last)
         return self.facts[key]
 
     def serve(self, index: int, reusable: Callable[[list[Diagnostic]], bool]) -> tuple[Entry, list[Diagnostic]] | None:
@@ -388,7 +389,7 @@ class Session:
         if self.digest_of(index) != entry.digest:
             return None
         for target, (was_module, was_digest) in entry.deps.items():
-            value = self.fact(target)
+            value = self.fact(target, was_digest)
             if value is not None:
                 if value != was_digest:
                     return None

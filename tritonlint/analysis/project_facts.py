@@ -35,17 +35,24 @@ def calls_set_allocator(text: str) -> bool:
 
 def project_sets_allocator(files: Iterable[str | Path]) -> bool:
     """Whether one of the project's Python files calls set_allocator."""
-    for path in map(Path, files):
+    return allocator_file(tuple(map(str, files))) is not None
+
+
+def allocator_file(files: tuple[str, ...], first: str | None = None) -> str | None:
+    """The first of the project's Python files that calls set_allocator, `first` tried before the others
+    (the file that answered last time: a cached run then reads one file, not the project)."""
+    for name in ([first, *files] if first and first in files else files):
+        path = Path(name)
         if path.suffix != ".py":
             continue
         try:
             data = path.read_bytes()
         except OSError:
             continue
-        # Most files never mention the word: skip decoding them (a cached run checks the whole project).
+        # Most files never mention the word: skip decoding them.
         if ALLOCATOR_BYTES in data and calls_set_allocator(data.decode("utf-8", errors="replace")):
-            return True
-    return False
+            return name
+    return None
 
 
 def files_around(path: str) -> tuple[str, ...]:
@@ -55,9 +62,10 @@ def files_around(path: str) -> tuple[str, ...]:
     return tuple(str(p) for p in discover([root], root, list(DEFAULT_EXCLUDE)).files)
 
 
-def fact_value(key: str, files: tuple[str, ...]) -> str | None:
-    """The value of the project fact `key` over the project's files, as the cache compares it; None when
-    `key` is no project fact (a launch target)."""
+def fact_value(key: str, files: tuple[str, ...], last: str | None = None) -> str | None:
+    """The value of the project fact `key` over the project's files, as the cache compares it (`last`: the
+    value recorded before, which may make it cheaper to find); None when `key` is no project fact (a
+    launch target). For SETS_ALLOCATOR: the file that calls set_allocator, "" for none."""
     if key == SETS_ALLOCATOR:
-        return str(project_sets_allocator(files))
+        return allocator_file(files, last) or ""
     return None
