@@ -13,7 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tritonlint.analysis.launch_index import ModuleLinks, build_index, launch_dependency, recorded_launchers
+from tritonlint.analysis.launch_index import (
+    ModuleLinks,
+    build_index,
+    launch_dependency,
+    read_links,
+    recorded_launchers,
+)
 from tritonlint.analysis.model import JitFunction, module_name
 from tritonlint.analysis.project import Project, defining_module, source_root
 from tritonlint.builtin import BUILTIN_RULES
@@ -207,7 +213,8 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs:
         results[index], facts[index] = fresh, fact
 
     links = _links(work, results, served, repeated_names)  # type: ignore[arg-type]
-    launchers = build_index(links, linted)
+    launchers = build_index(links, linted, lambda module: read_links(sources[module], module, linted)
+                            if module in sources else None)
 
     def launching(index: int) -> frozenset[str]:
         """The other modules that launch an autotuned kernel of this file."""

@@ -13,11 +13,12 @@ compares with the one recorded.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tritonlint.analysis.launches import launch_candidates
 from tritonlint.analysis.model import ModuleModel
-from tritonlint.analysis.project import defining_module
+from tritonlint.analysis.project import defining_module, module_model
 
 LAUNCHES = "@launches"
 _MAX_HOPS = 8  # re-exports followed from one name before giving up (a cycle of imports ends there too)
@@ -46,14 +47,18 @@ def module_links(model: ModuleModel, project_modules: frozenset[str]) -> ModuleL
     return ModuleLinks(tuple(sorted(launched)), imports, autotuned)
 
 
-def resolve(target: str, links: dict[str, ModuleLinks], project_modules: frozenset[str]) -> str:
+def resolve(target: str, links: dict[str, ModuleLinks], project_modules: frozenset[str],
+            read: Callable[[str], ModuleLinks | None] = lambda module: None) -> str:
     """The definition a qualified name reaches through the project's re-exports: `pkg.kernel` is
-    `pkg.ops.kernel` when pkg/__init__.py imports `kernel` from `pkg.ops`."""
+    `pkg.ops.kernel` when pkg/__init__.py imports `kernel` from `pkg.ops`. `read(module)` gives the links of a
+    module the run did not model (a package's __init__.py that never mentions triton)."""
     for _ in range(_MAX_HOPS):
         module = defining_module(target, project_modules)
-        found = links.get(module) if module is not None else None
-        if found is None:
+        if module is None:
             return target
+        if module not in links:
+            links[module] = read(module) or ModuleLinks()
+        found = links[module]
         head, _, rest = target[len(module) + 1:].partition(".")  # type: ignore[arg-type]
         bound = dict(found.imports).get(head)
         if bound is None or bound == target:
@@ -62,16 +67,23 @@ def resolve(target: str, links: dict[str, ModuleLinks], project_modules: frozens
     return target
 
 
-def build_index(links: dict[str, ModuleLinks], project_modules: frozenset[str]) -> dict[str, dict[str, frozenset[str]]]:
+def build_index(links: dict[str, ModuleLinks], project_modules: frozenset[str],
+                read: Callable[[str], ModuleLinks | None] = lambda module: None) -> dict[str, dict[str, frozenset[str]]]:
     """Autotuned kernel -> launching module -> the names that module's launches give the kernel by."""
     autotuned = {name for found in links.values() for name in found.autotuned}
     index: dict[str, dict[str, set[str]]] = {}
-    for module, found in links.items():
+    for module, found in list(links.items()):
         for target in found.launched:
-            kernel = resolve(target, links, project_modules)
+            kernel = target if target in autotuned else resolve(target, links, project_modules, read)
             if kernel in autotuned and not kernel.startswith(module + "."):
                 index.setdefault(kernel, {}).setdefault(module, set()).add(target)
     return {kernel: {m: frozenset(names) for m, names in by.items()} for kernel, by in index.items()}
+
+
+def read_links(path: str, module: str, project_modules: frozenset[str]) -> ModuleLinks | None:
+    """The links of a module file the run did not model, for following its re-exports."""
+    model = module_model(path, module)
+    return module_links(model, project_modules) if model is not None else None
 
 
 def launch_dependency(module: str) -> str:

@@ -98,6 +98,11 @@ def defining_module(qualname: str, linted_modules: frozenset[str]) -> str | None
     return None
 
 
+def module_model(path: str, module: str) -> ModuleModel | None:
+    """A module of the project read from its file (see _module_model), None when it cannot be read."""
+    return _module_model(path, module)
+
+
 @lru_cache(maxsize=256)
 def _module_model(path: str, module: str) -> ModuleModel | None:
     """A module read for what other modules import from it: parsed once per process, its own imports not
