@@ -42,6 +42,8 @@ CONSTEXPR = "triton.language.constexpr"
 PROGRAM_ID = "triton.language.program_id"
 # Calls that return the kernel they are given, launchable the same way (`wrap_triton(kernel)[grid](...)`).
 KERNEL_WRAPPERS = frozenset({"torch.library.wrap_triton", "torch.library.capture_triton",
+                             "torch._library.capture_triton", "torch._library.wrap_triton",
+                             "torch._library.triton.capture_triton", "torch._library.triton.wrap_triton",
                              "torch._higher_order_ops.triton_kernel_wrap.capture_triton"})
 _MAX_EXPANDED_CONFIGS = 1024
 # Text a launch `kernel[grid](...)` cannot do without: the subscript's `]`, then the call's `(`, with only

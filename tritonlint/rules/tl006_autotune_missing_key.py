@@ -959,14 +959,17 @@ class LaunchValues:
 
     def bucketed_in(self, name: str, key: list[str]) -> str | None:
         """A bucket in the key that every launch here computes from this argument's value, such as
-        `bucket_M = get_bucket_m(B * S)` for S (a key named like a bucket, not a block size derived from it)."""
+        `bucket_M = get_bucket_m(B * S)` for S (a key named like a bucket, not a block size derived from it),
+        or a key entry computed from this argument alone (`out_x = dim0 + pad` for in_dim0=dim0: a padded size)."""
         buckets = [k for k in key if BUCKET_WORDS & set(name_words(k))]
         found = None
         for scope, passed in self.sites:
             leaf = self._leaf(scope, passed[name]) if name in passed else None
             if leaf is None:
                 return None
-            found = next((k for k in buckets if k in passed and leaf in self.sources(scope, passed[k])), None)
+            found = next((k for k in buckets if k in passed and leaf in self.sources(scope, passed[k])), None) or next(
+                (k for k in key if k in passed and k != name and self.sources(scope, passed[k]) == {leaf}
+                 and self._leaf(scope, passed[k]) is None), None)
             if found is None:
                 return None
         return found
@@ -1134,6 +1137,7 @@ class Omissions:
         self.last_line = call.end_lineno or call.lineno
         self._follows: dict[str, bool | None] = {}
         self.configs_docstring = _factory_docstring(ctx.model, call)
+        self.pinned = pinned_constexprs(ctx.model, kernel)
 
     def covered(self, param: Param) -> Exemption | None:
         """The first exemption that lets the key leave `param` out, if any."""
@@ -1203,13 +1207,30 @@ EXEMPTIONS: tuple[Exemption, ...] = (
     Exemption("none-test", "a code-path flag that guards the only uses of a tensor argument, when no launch is "
               "visible or every launch passes it together with a value that is None on some path (`bias is not "
               "None`): Triton's key sees whether a tensor argument is None", lambda o, p: o.none_tested(p)),
-    Exemption("bucketed", "an argument a bucketed key entry covers (CACHE_KEY_SEQLEN_Q for seqlen_q, or a key "
-              "entry every launch computes from it, such as `bucket_M = get_bucket_m(B * S)`)", lambda o, p:
+    Exemption("bucketed", "an argument a bucketed key entry covers (CACHE_KEY_SEQLEN_Q for seqlen_q, a key entry "
+              "every launch computes from it, such as `bucket_M = get_bucket_m(B * S)`, or one computed from it "
+              "alone, such as a padded size `out_x = dim0 + pad`)", lambda o, p:
               bool(bucketed_by(p.name, o.key) or o.launches.bucketed_in(p.name, o.key))),
+    Exemption("pinned", "a constexpr the kernel pins to one value (`tl.static_assert(n == 4)`): it compiles "
+              "for no other", lambda o, p: p.name in o.pinned),
     Exemption("explained", "an argument a note about the key explains: a comment on the autotune call's lines, "
               "the comment block right above them, or the docstring of the function that builds the configs", lambda o, p: bool(explaining_comment(o.ctx.file.text, o.first_line, o.last_line, p.name,
                                                        o.configs_docstring))),
 )
+
+
+def pinned_constexprs(model: ModuleModel, kernel: JitFunction) -> set[str]:
+    """Constexpr parameters a `tl.static_assert(NAME == constant)` in the kernel body pins to one value."""
+    pinned = set()
+    for node in walk(kernel.node) if kernel.node is not None else ():
+        if isinstance(node, ast.Call) and node.args and model.qualify(node.func) == f"{TL}.static_assert":
+            test = node.args[0]
+            if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+                sides = [test.left, test.comparators[0]]
+                names = [side.id for side in sides if isinstance(side, ast.Name)]
+                if len(names) == 1 and any(isinstance(side, ast.Constant) for side in sides):
+                    pinned.add(names[0])
+    return pinned & set(kernel.constexprs)
 
 
 def _factory_docstring(model: ModuleModel, call: ast.Call) -> str | None:
