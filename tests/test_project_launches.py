@@ -189,3 +189,69 @@ def test_a_kernel_picked_from_a_local_dict_is_judged_from_that_launch(rules):
     assert lint_code(code, rules, select=["TL006"]).diagnostics == []  # K=64 at the one launch
     (finding,) = lint_code(code.replace("(x, out, n, 64)", "(x, out, n, x.shape[1])"), rules, select=["TL006"]).diagnostics
     assert finding.severity == "warning"
+
+
+OTHER_FORMS = KERNEL + textwrap.dedent("""
+    import functools
+    from functools import partial
+
+    def by_run(x, out, n):
+        rowsum_kernel.run(x, out, n, 64, grid=(1,), warmup=False)
+
+    def by_partial(x, out, n):
+        launch = functools.partial(rowsum_kernel[(1,)], x, out)
+        launch(n, K=64)
+
+    def by_partial_of_run(x, out, n):
+        launch = partial(rowsum_kernel.run, grid=(1,), warmup=False)
+        launch(x, out, n, K=64)
+""")
+
+
+def test_run_and_partial_launches_bind_the_kernel_parameters(rules):
+    model = _model(OTHER_FORMS, "a")
+    (kernel,) = [f for f in model.functions if f.name == "rowsum_kernel"]
+    from tritonlint.analysis.launches import bind_launch
+
+    bound = [bind_launch(model, launch, kernel).values for launch in model.launches]
+    assert [{name: ast.unparse(value) for name, value in values.items()} for values in bound] == [
+        {"x_ptr": "x", "out_ptr": "out", "n": "n", "K": "64"}] * 3
+    assert all(launch.target == "a.rowsum_kernel" for launch in model.launches)
+    # K is 64 at every launch: nothing varies that the key leaves out
+    assert lint_code(OTHER_FORMS, rules, select=["TL006"]).diagnostics == []
+    (finding,) = lint_code(OTHER_FORMS.replace("K=64)", "K=x.shape[1])"), rules, select=["TL006"]).diagnostics
+    assert finding.severity == "warning" and "leaves out K" in finding.message
+
+
+def test_a_partial_rebound_or_a_run_without_a_grid_is_no_launch():
+    model = _model(KERNEL + textwrap.dedent("""
+        import functools
+
+        def rebound(x, out, n, other):
+            launch = functools.partial(rowsum_kernel[(1,)], x)
+            launch = other
+            launch(out, n, 64)
+
+        def not_a_launch(job):
+            job.run(3)
+    """), "a")
+    assert model.launches == []
+
+
+WRAPPED_BY_A_HELPER = KERNEL + textwrap.dedent("""
+    def launch(kernel, grid, *args, **kwargs):
+        kernel[grid](*args, **kwargs)
+
+    def rowsum(x, out, n):
+        launch(rowsum_kernel, (1,), x, out, n, K=64)
+""")
+
+
+def test_a_wrapper_that_receives_the_kernel_launches_it_with_its_spreads(rules):
+    model = _model(WRAPPED_BY_A_HELPER, "a")
+    wrapped = [launch for launch in model.launches if launch.target == "a.rowsum_kernel"]
+    assert [[a.text for a in launch.args] for launch in wrapped] == [["x", "out", "n", "64"]]
+    assert lint_code(WRAPPED_BY_A_HELPER, rules, select=["TL006"]).diagnostics == []
+    (finding,) = lint_code(WRAPPED_BY_A_HELPER.replace("K=64)", "K=x.shape[1])"), rules,
+                           select=["TL006"]).diagnostics
+    assert finding.severity == "warning"

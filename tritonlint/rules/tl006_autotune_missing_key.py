@@ -793,8 +793,11 @@ class LaunchValues:
         params = {p.name for p in kernel.params}
         if not any(model.may_hand_over(name.rpartition(".")[2]) for name in names):
             return
+        launched = {id(launch.node) for launch in model.launches}  # a wrapper the model reads is a launch already
         for name in sorted(names):
             for scope, call in model.calls_by_first_argument.get(name, ()):
+                if id(call) in launched:
+                    continue
                 passed = {kw.arg: kw.value for kw in call.keywords if kw.arg in params}
                 if not passed:
                     continue  # the kernel handed over without its arguments (a registry, a decorator)
