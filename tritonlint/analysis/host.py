@@ -72,7 +72,7 @@ class HostScope:
         found = model.memo.get(key)
         if found is None:
             proxy = model if isinstance(model, weakref.ProxyType) else weakref.proxy(model)  # a scope's own model
-            found = model.memo[key] = cls(proxy, scope)
+            found = model.memo[key] = cls(proxy, scope)  # type: ignore[arg-type]
         return found
 
     def _bind(self, target: ast.expr, value: ast.expr | None) -> None:

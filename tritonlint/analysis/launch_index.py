@@ -59,7 +59,7 @@ def resolve(target: str, links: dict[str, ModuleLinks], project_modules: frozens
         if module not in links:
             links[module] = read(module) or ModuleLinks()
         found = links[module]
-        head, _, rest = target[len(module) + 1:].partition(".")  # type: ignore[arg-type]
+        head, _, rest = target[len(module) + 1:].partition(".")
         bound = dict(found.imports).get(head)
         if bound is None or bound == target:
             return target

@@ -500,7 +500,7 @@ class ModuleModel:
             elif isinstance(node.func, ast.Attribute) and node.func.attr == "run":
                 grid = next((kw.value for kw in node.keywords if kw.arg == "grid"), None)
                 callee = self._launched(node.func.value) if grid is not None else None
-                if callee is not None:
+                if callee is not None and grid is not None:
                     self._add_launch(callee, grid, node, node.args, _run_keywords(node.keywords), scope)
             elif node.args and isinstance(scope, _DEFINITIONS) and self.qualify(node.func) == PARTIAL:
                 self._add_partial_launches(node, scope)
@@ -511,31 +511,39 @@ class ModuleModel:
         """A module-level wrapper that gets the kernel as an argument and launches it with exactly its own
         spreads, `def launch(kernel, grid, *args, **kwargs): kernel[grid](*args, **kwargs)`: each call
         `launch(my_kernel, g, x, BLOCK=64)` in this module is a launch of my_kernel with `x, BLOCK=64`."""
-        wrappers: dict[str, tuple[int, int, bool]] = {}  # name -> kernel's position, positional count, **kwargs
+        # name -> the kernel's position, the grid (a position or the wrapper's own expression), positional
+        # parameters before *args, whether **kwargs is passed on
+        wrappers: dict[str, tuple[int, int | ast.expr, int, bool]] = {}
         for launch in self.launches:
             function, callee = launch.scope, launch.node.func
             if not (isinstance(function, _DEFINITIONS) and function in self.tree.body and isinstance(callee, ast.Subscript)
                     and isinstance(callee.value, ast.Name) and function.args.vararg is not None):
                 continue
+            kernel_name = callee.value.id
             positional = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
             spread = [a.node.value.id for a in launch.args if a.name is None and isinstance(a.node, ast.Starred)
                       and isinstance(a.node.value, ast.Name)]
             keywords = [a.node.id for a in launch.args if a.name == "**" and isinstance(a.node, ast.Name)]
             kwarg = function.args.kwarg.arg if function.args.kwarg is not None else None
-            if callee.value.id in positional and len(launch.args) == len(spread) + len(keywords) \
+            grid_name = launch.grid.id if isinstance(launch.grid, ast.Name) else None
+            grid: int | ast.expr = positional.index(grid_name) if grid_name in positional else launch.grid
+            if kernel_name in positional and len(launch.args) == len(spread) + len(keywords) \
                     and spread == [function.args.vararg.arg] and keywords in ([], [kwarg]):
-                wrappers[function.name] = (positional.index(callee.value.id), len(positional), bool(keywords))
+                wrappers[function.name] = (positional.index(kernel_name), grid, len(positional), bool(keywords))
         if not wrappers:
             return
         for scope, call in calls_with_scope(self.tree):
-            found = wrappers.get(call.func.id) if isinstance(call.func, ast.Name) else None
-            if found is None or self.qualify(call.func) != f"{self.module}.{call.func.id}":
+            name = call.func.id if isinstance(call.func, ast.Name) else None
+            found = wrappers.get(name) if name is not None else None
+            if found is None or self.qualify(call.func) != f"{self.module}.{name}":
                 continue
-            index, count, passes_keywords = found
-            callee = call.args[index] if len(call.args) > index else None
-            if isinstance(callee, (ast.Name, ast.Attribute)) and not any(isinstance(a, ast.Starred) for a in call.args[:count]):
-                grid = call.args[1] if len(call.args) > 1 else callee  # the grid's expression is not the kernel's
-                self._add_launch(callee, grid, call, call.args[count:], call.keywords if passes_keywords else [], scope)
+            index, grid, count, passes_keywords = found
+            if len(call.args) < count or any(isinstance(a, ast.Starred) for a in call.args[:count]):
+                continue  # a parameter passed by keyword, or a spread: which argument is which is not known
+            callee = call.args[index]
+            if isinstance(callee, (ast.Name, ast.Attribute)):
+                self._add_launch(callee, call.args[grid] if isinstance(grid, int) else grid, call, call.args[count:],
+                                 call.keywords if passes_keywords else [], scope)
 
     def _add_launch(self, callee: ast.Name | ast.Attribute, grid: ast.expr, node: ast.Call, positional: list[ast.expr],
                     keywords: list[ast.keyword], scope: ast.AST | None) -> None:
@@ -552,8 +560,10 @@ class ModuleModel:
         if isinstance(inner, ast.Subscript):
             callee, grid = self._launched(inner.value), inner.slice
         elif isinstance(inner, ast.Attribute) and inner.attr == "run":
-            grid = next((kw.value for kw in pre_keywords if kw.arg == "grid"), None)  # type: ignore[assignment]
-            callee, pre_keywords = self._launched(inner.value) if grid is not None else None, _run_keywords(pre_keywords)
+            run_grid = next((kw.value for kw in pre_keywords if kw.arg == "grid"), None)
+            if run_grid is None:
+                return
+            callee, grid, pre_keywords = self._launched(inner.value), run_grid, _run_keywords(pre_keywords)
         else:
             return
         bindings = [n for n in walk(scope) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr))]
