@@ -46,6 +46,7 @@ from tritonlint.context import (
 )
 from tritonlint.walk import children, parents, walk
 
+DOT = f"{TL}.dot"
 LOOP_CALLS = frozenset({"range", f"{TL}.range", f"{TL}.static_range"})
 CDIV = frozenset({"triton.cdiv", f"{TL}.cdiv"})
 PROGRAM_INDEX = frozenset({f"{TL}.program_id", f"{TL}.num_programs"})
@@ -382,7 +383,7 @@ class KernelUses:
                         or isinstance(sub.func, ast.Name) and not hasattr(builtins, sub.func.id) \
                         or name is not None and not name.startswith(TL + ".")
                     if costly:
-                        found[_without_casts(sub)] += 1
+                        found[_without_casts(_without_accumulator(sub) if name == DOT else sub)] += 1
         return found
 
     def _values_only(self, call: ast.Call) -> bool:
@@ -723,6 +724,12 @@ def _never_true(test: ast.expr) -> bool:
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
         return any(_never_true(value) for value in test.values)
     return False
+
+
+def _without_accumulator(call: ast.Call) -> ast.Call:
+    """`tl.dot(a, b, acc)` as `tl.dot(a, b)`: accumulating in the dot or adding its result after
+    (`acc += tl.dot(a, b)`) is the same dot on the same tiles."""
+    return ast.Call(call.func, call.args[:2], [kw for kw in call.keywords if kw.arg != "acc"])
 
 
 def _without_casts(node: ast.AST) -> str:
