@@ -970,7 +970,8 @@ class LaunchValues:
     def bucketed_in(self, name: str, key: list[str]) -> str | None:
         """A bucket in the key that every launch here computes from this argument's value, such as
         `bucket_M = get_bucket_m(B * S)` for S (a key named like a bucket, not a block size derived from it),
-        or a key entry computed from this argument alone (`out_x = dim0 + pad` for in_dim0=dim0: a padded size)."""
+        or a key entry computed from this argument alone by arithmetic (`out_x = dim0 + pad` for in_dim0=dim0: a
+        padded size)."""
         buckets = [k for k in key if BUCKET_WORDS & set(name_words(k))]
         found = None
         for scope, passed in self.sites:
@@ -979,10 +980,27 @@ class LaunchValues:
                 return None
             found = next((k for k in buckets if k in passed and leaf in self.sources(scope, passed[k])), None) or next(
                 (k for k in key if k in passed and k != name and self.sources(scope, passed[k]) == {leaf}
-                 and self._leaf(scope, passed[k]) is None), None)
+                 and self._leaf(scope, passed[k]) is None and self._arithmetic(scope, passed[k])), None)
             if found is None:
                 return None
         return found
+
+    def _arithmetic(self, scope: HostScope, expr: ast.expr, depth: int = 4) -> bool:
+        """Plain arithmetic on names and literals, through the local assignments (`dim0 + pad_x`): a
+        rounding of a size, never a clip such as `min(triton.next_power_of_2(V), 64)`, which maps sizes
+        that need different work (two V blocks or four) to one key."""
+        if isinstance(expr, ast.Constant):
+            return True
+        if isinstance(expr, ast.Name):
+            values = scope.values_of(expr.id)
+            if values is None:
+                return True  # bound another way (a parameter, an unpacked shape): the size itself
+            return bool(depth) and all(self._arithmetic(scope, value, depth - 1) for value in values)
+        if isinstance(expr, ast.BinOp):
+            return self._arithmetic(scope, expr.left, depth) and self._arithmetic(scope, expr.right, depth)
+        if isinstance(expr, ast.UnaryOp):
+            return self._arithmetic(scope, expr.operand, depth)
+        return False
 
     def keyed_by_triton(self, name: str) -> bool:
         """Every launch here derives the argument from a tensor's dtype, or from whether a tensor argument is
@@ -1219,7 +1237,7 @@ EXEMPTIONS: tuple[Exemption, ...] = (
               "None`): Triton's key sees whether a tensor argument is None", lambda o, p: o.none_tested(p)),
     Exemption("bucketed", "an argument a bucketed key entry covers (CACHE_KEY_SEQLEN_Q for seqlen_q, a key entry "
               "every launch computes from it, such as `bucket_M = get_bucket_m(B * S)`, or one computed from it "
-              "alone, such as a padded size `out_x = dim0 + pad`)", lambda o, p:
+              "alone by arithmetic, such as a padded size `out_x = dim0 + pad`)", lambda o, p:
               bool(bucketed_by(p.name, o.key) or o.launches.bucketed_in(p.name, o.key))),
     Exemption("pinned", "a constexpr the kernel pins to one value (`tl.static_assert(n == 4)`): it compiles "
               "for no other", lambda o, p: p.name in o.pinned),
