@@ -255,3 +255,8 @@ def test_a_wrapper_that_receives_the_kernel_launches_it_with_its_spreads(rules):
     (finding,) = lint_code(WRAPPED_BY_A_HELPER.replace("K=64)", "K=x.shape[1])"), rules,
                            select=["TL006"]).diagnostics
     assert finding.severity == "warning"
+
+
+def test_a_partial_run_given_only_the_launching_module_reports_the_kernel_it_judges(tmp_path):
+    repo = _repo(tmp_path)  # pre-commit with only b.py staged: a.py's key is judged from b.py's launch
+    assert [(f["filename"], f["severity"]) for f in _tl006(repo, "b.py", cache=("--no-cache",))] == [("a.py", "warning")]
