@@ -969,7 +969,8 @@ class LaunchValues:
 
     def bucketed_in(self, name: str, key: list[str]) -> str | None:
         """A bucket in the key that every launch here computes from this argument's value, such as
-        `bucket_M = get_bucket_m(B * S)` for S (a key named like a bucket, not a block size derived from it),
+        `bucket_M = get_bucket_m(B * S)` for S (a key named like a bucket, or computed by a function named so:
+        `lq_key = bucket_seqlen(max_lq)`; not a block size derived from it),
         or a key entry computed from this argument alone by arithmetic (`out_x = dim0 + pad` for in_dim0=dim0: a
         padded size)."""
         buckets = [k for k in key if BUCKET_WORDS & set(name_words(k))]
@@ -978,12 +979,22 @@ class LaunchValues:
             leaf = self._leaf(scope, passed[name]) if name in passed else None
             if leaf is None:
                 return None
-            found = next((k for k in buckets if k in passed and leaf in self.sources(scope, passed[k])), None) or next(
+            named = buckets + [k for k in key if k in passed and k not in buckets and self._bucket_call(scope, passed[k])]
+            found = next((k for k in named if k in passed and leaf in self.sources(scope, passed[k])), None) or next(
                 (k for k in key if k in passed and k != name and self.sources(scope, passed[k]) == {leaf}
                  and self._leaf(scope, passed[k]) is None and self._arithmetic(scope, passed[k])), None)
             if found is None:
                 return None
         return found
+
+    @staticmethod
+    def _bucket_call(scope: HostScope, expr: ast.expr) -> bool:
+        """`lq_key = bucket_seqlen(max_seqlen_q)`: a value a function named as a bucket computes."""
+        if isinstance(expr, ast.Name):
+            values = scope.values_of(expr.id)
+            expr = values[0] if values is not None and len(values) == 1 else expr
+        name = last_name(expr.func) if isinstance(expr, ast.Call) else None
+        return name is not None and bool(BUCKET_WORDS & set(name_words(name)))
 
     def _arithmetic(self, scope: HostScope, expr: ast.expr, depth: int = 4) -> bool:
         """Plain arithmetic on names and literals, through the local assignments (`dim0 + pad_x`): a
@@ -1236,7 +1247,8 @@ EXEMPTIONS: tuple[Exemption, ...] = (
               "visible or every launch passes it together with a value that is None on some path (`bias is not "
               "None`): Triton's key sees whether a tensor argument is None", lambda o, p: o.none_tested(p)),
     Exemption("bucketed", "an argument a bucketed key entry covers (CACHE_KEY_SEQLEN_Q for seqlen_q, a key entry "
-              "every launch computes from it, such as `bucket_M = get_bucket_m(B * S)`, or one computed from it "
+              "every launch computes from it with a bucket, such as `bucket_M = get_bucket_m(B * S)` or `lq_key = "
+              "bucket_seqlen(max_lq)`, or one computed from it "
               "alone by arithmetic, such as a padded size `out_x = dim0 + pad`)", lambda o, p:
               bool(bucketed_by(p.name, o.key) or o.launches.bucketed_in(p.name, o.key))),
     Exemption("pinned", "a constexpr the kernel pins to one value (`tl.static_assert(n == 4)`): it compiles "
