@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from tritonlint.ruleset import Rule
 
 CACHE_DIR_NAME = ".tritonlint_cache"
-FORMAT = 2
+FORMAT = 3
 RACY_NS = 2_000_000_000
 STALE_SECONDS = 30 * 24 * 3600  # a cache file no run has used for this long is removed when a run writes
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by tritonlint.\n"
@@ -95,12 +95,14 @@ class Entry:
     deps: dict[str, tuple[str | None, str | None]]  # launch target -> (defining module, its digest); fact -> (None, value)
     diagnostics_blob: bytes  # pickled list[Diagnostic], b"" for none
     summaries_blob: bytes  # pickled {qualname: JitFunction}, b"" for none
+    links_blob: bytes = b""  # pickled ModuleLinks (analysis/launch_index.py), b"" for none
 
     @classmethod
     def make(cls, display: str, module: str, file_digest: str, file_signature: Signature, checked_ns: int,
-             skipped: str | None, deps: dict[str, tuple[str | None, str | None]], diagnostics: list[Diagnostic], summaries: dict[str, Any]) -> Entry:
+             skipped: str | None, deps: dict[str, tuple[str | None, str | None]], diagnostics: list[Diagnostic],
+             summaries: dict[str, Any], links: Any = None) -> Entry:
         return cls(display, module, file_digest, file_signature, checked_ns, skipped, deps, _dumps(diagnostics),
-                   _dumps(summaries))
+                   _dumps(summaries), _dumps(links))
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -109,6 +111,10 @@ class Entry:
     @property
     def summaries(self) -> dict[str, Any]:
         return safe_loads(self.summaries_blob) if self.summaries_blob else {}
+
+    @property
+    def links(self) -> Any:
+        return safe_loads(self.links_blob) if self.links_blob else None
 
     def unchanged(self, current: Signature) -> bool:
         """The file is as it was read, by its stat alone (never for a file modified just before reading)."""
@@ -119,6 +125,7 @@ def _well_formed(entry: Any) -> bool:
     try:
         return (isinstance(entry, Entry) and isinstance(entry.digest, str) and isinstance(entry.deps, dict)
                 and isinstance(entry.diagnostics_blob, bytes) and isinstance(entry.summaries_blob, bytes)
+                and isinstance(entry.links_blob, bytes)
                 and isinstance(entry.signature, tuple) and len(entry.signature) == 4)
     except Exception:  # noqa: BLE001 - a damaged entry (missing attributes) is no entry
         return False
@@ -409,7 +416,7 @@ class Session:
 
     def record(self, index: int, file_digest: str, file_signature: Signature, checked_ns: int,
                diagnostics: list[Diagnostic], summaries: dict[str, Any], skipped: str | None,
-               consulted: frozenset[str]) -> None:
+               consulted: frozenset[str], links: Any = None) -> None:
         """Store a fresh result (the digests of every fresh file must be known first, for dependencies)."""
         path, display, module = self.files[index]
         deps: dict[str, tuple[str | None, str | None]] = {}
@@ -421,7 +428,7 @@ class Session:
             owner = defining_module(target, self.linted)
             deps[target] = (owner, self.module_digest(owner))
         self.cache.put(path, Entry.make(display, module, file_digest, file_signature, checked_ns, skipped, deps,
-                                        diagnostics, summaries))
+                                        diagnostics, summaries, links))
 
 
 def _stat(path: str) -> Signature | None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
+from tritonlint.analysis.launch_index import ModuleLinks, module_links
 from tritonlint.analysis.model import LAUNCH_TEXT, JitFunction, ModuleModel
 from tritonlint.analysis.project import Deferred, Project
 from tritonlint.config import Settings
@@ -42,6 +43,7 @@ class FileResult:
     module: str = ""
     diagnostics: list[Diagnostic] = field(default_factory=list)
     summaries: dict[str, JitFunction] = field(default_factory=dict)
+    links: ModuleLinks | None = None  # its launches and imports, for the project's launch index
     deferred: str | None = None  # a linted module whose kernels this file's rules need
     skipped: str | None = None  # why the file could not be linted (one line)
     internal_error: str | None = None
@@ -109,7 +111,8 @@ class FileLinter:
         enter("parse")
         rules = self.engine.could_match(rules, text)
         diagnostics: list[Diagnostic] = []
-        if not rules and "jit" not in text:  # no rule can fire here, and no kernel is defined here that others launch
+        # No rule can fire here, no kernel is defined here that others launch, and no launch of one is here.
+        if not rules and "jit" not in text and not (project.linted_modules and LAUNCH_TEXT.search(text)):
             if self._syntax_failed(syntax_problem(text, display), display, result):
                 return None
         else:
@@ -122,6 +125,7 @@ class FileLinter:
             model = ModuleModel(tree, module, display, is_package=display.endswith("__init__.py"), text=text,
                                 imported=project.module_model if project.sources else None)
             result.summaries = model.summaries()
+            result.links = module_links(model, project.linted_modules) if project.linted_modules else None
             if rules:
                 diagnostics = self.engine.run(parsed, model, project, rules)
         suppressions = Suppressions.scan(text)

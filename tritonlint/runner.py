@@ -13,6 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tritonlint.analysis.launch_index import (
+    ModuleLinks,
+    build_index,
+    launch_dependency,
+    read_links,
+    recorded_launchers,
+)
 from tritonlint.analysis.model import JitFunction, module_name
 from tritonlint.analysis.project import Project, defining_module, source_root
 from tritonlint.builtin import BUILTIN_RULES
@@ -205,7 +212,21 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs:
                                                 [work[i] for i in todo], jobs, session)):
         results[index], facts[index] = fresh, fact
 
+    links = _links(work, results, served, repeated_names)  # type: ignore[arg-type]
+    launchers = build_index(links, linted, lambda module: read_links(sources[module], module, linted)
+                            if module in sources else None)
+
+    def launching(index: int) -> frozenset[str]:
+        """The other modules that launch an autotuned kernel of this file."""
+        found = links.get(work[index].module)
+        return frozenset(m for name in (found.autotuned if found else ()) for m in launchers.get(name, ()))
+
+    # Files whose rules need kernels of other modules, and files whose autotuned kernels other modules launch
+    # (judged again with those launches in view; a cached result stands while the launching modules are the
+    # ones it was judged with, their contents checked by its dependencies).
     deferred = [i for i in todo if results[i].deferred]  # type: ignore[union-attr]
+    deferred += [i for i in range(len(work)) if i not in deferred and launching(i) != (
+        recorded_launchers(served[i].deps) if i in served else frozenset())]
     if deferred:
         summaries: dict[str, JitFunction] = {}
         shared: dict[str, dict[str, dict[str, JitFunction]]] = {}
@@ -220,9 +241,12 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs:
                 shared.setdefault(job.module, {})[source_root(job.display, job.module)] = found_here
             else:
                 summaries.update(found_here)
-        second = _map(linter, Project(linted, summaries, shared, sources, files), [work[i] for i in deferred],
-                      jobs, session)
+        deferred = sorted(set(deferred))
+        displays = {job.module: job.display for job in work if job.module not in repeated_names}
+        second = _map(linter, Project(linted, summaries, shared, sources, files, launchers, displays),
+                      [work[i] for i in deferred], jobs, session)
         for index, (fresh, fact) in zip(deferred, second):
+            fact.consulted |= {launch_dependency(module) for module in launching(index)}
             results[index], facts[index] = fresh, fact
 
     if session is not None:
@@ -258,6 +282,22 @@ def _reported(work: list[Job], results: list[FileResult], facts: dict[int, Facts
     return reported
 
 
+def _links(work: list[Job], results: list[FileResult], served: dict[int, Entry],
+           repeated: set[str]) -> dict[str, ModuleLinks]:
+    """Every module's links for the launch index (modules whose dotted name several files share aside)."""
+    links = {}
+    for index, r in enumerate(results):
+        if work[index].module in repeated:
+            continue
+        try:
+            found = served[index].links if index in served else r.links
+        except Exception:  # noqa: BLE001 - a damaged entry: its file is linted again when it matters
+            continue
+        if isinstance(found, ModuleLinks):
+            links[work[index].module] = found
+    return links
+
+
 def _reusable(linter: FileLinter) -> Callable[[list[Diagnostic]], bool]:
     """In fix modes a cached result serves only files with nothing to fix (the others must be rewritten)."""
     if linter.mode is FixMode.NONE:
@@ -274,7 +314,7 @@ def _remember(session: Session, results: list[FileResult], facts: dict[int, Fact
         if fact.digest is None or fact.signature is None or r.internal_error or r.deferred or r.fixed is not None:
             continue  # crashed, unfinished, or rewritten by --fix: the file on disk is not what was linted
         session.record(index, fact.digest, fact.signature, fact.checked_ns, r.diagnostics, r.summaries, r.skipped,
-                       fact.consulted)
+                       fact.consulted, r.links)
 
 
 def _map(linter: FileLinter, project: Project, tasks: list[Job], jobs: int | None,

@@ -71,7 +71,8 @@ class HostScope:
         key = ("host-scope", id(scope))
         found = model.memo.get(key)
         if found is None:
-            found = model.memo[key] = cls(weakref.proxy(model), scope)
+            proxy = model if isinstance(model, weakref.ProxyType) else weakref.proxy(model)  # a scope's own model
+            found = model.memo[key] = cls(proxy, scope)  # type: ignore[arg-type]
         return found
 
     def _bind(self, target: ast.expr, value: ast.expr | None) -> None:

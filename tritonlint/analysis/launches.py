@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.host import HostScope
-from tritonlint.analysis.model import JitFunction, LaunchArg, LaunchSite, ModuleModel
+from tritonlint.analysis.model import KERNEL_WRAPPERS, JitFunction, LaunchArg, LaunchSite, ModuleModel
 from tritonlint.walk import walk
 
 
@@ -107,3 +107,57 @@ def _local_literal(expr: ast.expr, scope: HostScope) -> ast.expr:
     return value
 
 
+
+
+def launch_candidates(model: ModuleModel, launch: LaunchSite) -> list[str] | None:
+    """The qualified names of the kernels a launch may start: its callee, or the kernels a local name of the
+    launching function may hold (`k = A if c else B`, `k = {"a": A, "b": B}[mode]`, `k = (A, B)[i]`, an
+    if/else assigning it; the arm `Wrapper(A)` of `A if c else Wrapper(A)` starts something unknown, the
+    other arm still starts A); None when no value it may hold is known (a parameter, a call)."""
+    if launch.target is not None:
+        return [launch.target]
+    callee = launch.node.func.value if isinstance(launch.node.func, ast.Subscript) else None
+    if not isinstance(callee, ast.Name) or launch.scope is None:
+        return None
+    values = HostScope.of(model, launch.scope).values_of(callee.id)
+    if not values:
+        return None
+    found: list[str] = []
+    for value in values:
+        found += [name for name in choice_candidates(model, value, known_only=True) or () if name not in found]
+    return found or None
+
+
+def choice_candidates(model: ModuleModel, expr: ast.expr | None, depth: int = 3,
+                      known_only: bool = False) -> list[str] | None:
+    """The kernels an expression chooses from (see launch_candidates), None when not known; with
+    `known_only`, the known ones among its choices."""
+    if expr is None or not depth:
+        return None
+    if isinstance(expr, (ast.Name, ast.Attribute)):
+        name = model.qualify(expr)
+        if name is None and isinstance(expr, ast.Name) and expr.id in model.assignments:
+            return choice_candidates(model, model.assignments[expr.id], depth - 1, known_only)  # a module-level table
+        return [name] if name is not None else None
+    if isinstance(expr, ast.Call) and len(expr.args) == 1 and model.qualify(expr.func) in KERNEL_WRAPPERS:
+        return choice_candidates(model, expr.args[0], depth, known_only)
+    if isinstance(expr, ast.IfExp):
+        arms = [choice_candidates(model, expr.body, depth, known_only),
+                choice_candidates(model, expr.orelse, depth, known_only)]
+    elif isinstance(expr, ast.BoolOp):
+        arms = [choice_candidates(model, value, depth, known_only) for value in expr.values]
+    elif isinstance(expr, ast.Subscript):
+        table = expr.value
+        if isinstance(table, ast.Name) and table.id in model.assignments:
+            table = model.assignments[table.id]
+        if isinstance(table, ast.Dict):
+            arms = [choice_candidates(model, value, depth - 1, known_only) for value in table.values]
+        elif isinstance(table, (ast.Tuple, ast.List)):
+            arms = [choice_candidates(model, value, depth - 1, known_only) for value in table.elts]
+        else:
+            return None
+    else:
+        return None
+    if any(arm is None for arm in arms) and not known_only:
+        return None
+    return [name for arm in arms for name in arm or ()] or None

@@ -42,12 +42,17 @@ CONSTEXPR = "triton.language.constexpr"
 PROGRAM_ID = "triton.language.program_id"
 # Calls that return the kernel they are given, launchable the same way (`wrap_triton(kernel)[grid](...)`).
 KERNEL_WRAPPERS = frozenset({"torch.library.wrap_triton", "torch.library.capture_triton",
+                             "torch._library.capture_triton", "torch._library.wrap_triton",
+                             "torch._library.triton.capture_triton", "torch._library.triton.wrap_triton",
                              "torch._higher_order_ops.triton_kernel_wrap.capture_triton"})
 _MAX_EXPANDED_CONFIGS = 1024
 # Text a launch `kernel[grid](...)` cannot do without: the subscript's `]`, then the call's `(`, with only
 # blanks, closing parentheses (`(kernel[grid])(...)`), whole comments or line continuations between them
 # (a comment runs to its line's end, which keeps the search linear).
 LAUNCH_TEXT = re.compile(r"\](?:[\s)\\]|#[^\n]*\n)*\(")
+# Text of the other launch forms: `kernel.run(..., grid=g, warmup=False)`, `functools.partial(kernel[g], ...)`.
+OTHER_LAUNCH_TEXT = re.compile(r"\.run\s*\(|\bpartial\s*\(")
+PARTIAL = "functools.partial"
 
 
 def canonical(name: str | None) -> str | None:
@@ -484,27 +489,92 @@ class ModuleModel:
 
     # ---- launch sites --------------------------------------------------------------------------------
     def _collect_launches(self) -> None:
+        """`kernel[grid](...)`, `kernel.run(..., grid=grid, warmup=False)` (JITFunction.run takes the grid by
+        keyword), and a call of a local name bound once to `functools.partial(kernel[grid], ...)` (or to a
+        partial of `kernel.run`), whose arguments come first."""
         for scope, node in self._statements.calls:
-            if not isinstance(node.func, ast.Subscript):
-                continue
-            callee = self._launched(node.func.value)
-            if callee is None:
-                continue
-            args = [LaunchArg(None, _unparse(a), literal_value(a), node=a) for a in node.args]
-            args += [
-                LaunchArg(kw.arg or "**", _unparse(kw.value), literal_value(kw.value), node=kw.value, keyword=kw)
-                for kw in node.keywords
-            ]
-            self.launches.append(LaunchSite(
-                target=self.qualify(callee),
-                callee_text=_unparse(callee),
-                line=node.lineno,
-                args=args,
-                grid=node.func.slice,
-                node=node,
-                scope=scope,
-            ))
+            if isinstance(node.func, ast.Subscript):
+                callee = self._launched(node.func.value)
+                if callee is not None:
+                    self._add_launch(callee, node.func.slice, node, node.args, node.keywords, scope)
+            elif isinstance(node.func, ast.Attribute) and node.func.attr == "run":
+                grid = next((kw.value for kw in node.keywords if kw.arg == "grid"), None)
+                callee = self._launched(node.func.value) if grid is not None else None
+                if callee is not None and grid is not None:
+                    self._add_launch(callee, grid, node, node.args, _run_keywords(node.keywords), scope)
+            elif node.args and isinstance(scope, _DEFINITIONS) and self.qualify(node.func) == PARTIAL:
+                self._add_partial_launches(node, scope)
+        self._add_wrapper_launches()
         self.launches.sort(key=lambda launch: (launch.node.lineno, launch.node.col_offset))
+
+    def _add_wrapper_launches(self) -> None:
+        """A module-level wrapper that gets the kernel as an argument and launches it with exactly its own
+        spreads, `def launch(kernel, grid, *args, **kwargs): kernel[grid](*args, **kwargs)`: each call
+        `launch(my_kernel, g, x, BLOCK=64)` in this module is a launch of my_kernel with `x, BLOCK=64`."""
+        # name -> the kernel's position, the grid (a position or the wrapper's own expression), positional
+        # parameters before *args, whether **kwargs is passed on
+        wrappers: dict[str, tuple[int, int | ast.expr, int, bool]] = {}
+        for launch in self.launches:
+            function, callee = launch.scope, launch.node.func
+            if not (isinstance(function, _DEFINITIONS) and function in self.tree.body and isinstance(callee, ast.Subscript)
+                    and isinstance(callee.value, ast.Name) and function.args.vararg is not None):
+                continue
+            kernel_name = callee.value.id
+            positional = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
+            spread = [a.node.value.id for a in launch.args if a.name is None and isinstance(a.node, ast.Starred)
+                      and isinstance(a.node.value, ast.Name)]
+            keywords = [a.node.id for a in launch.args if a.name == "**" and isinstance(a.node, ast.Name)]
+            kwarg = function.args.kwarg.arg if function.args.kwarg is not None else None
+            grid_name = launch.grid.id if isinstance(launch.grid, ast.Name) else None
+            grid: int | ast.expr = positional.index(grid_name) if grid_name in positional else launch.grid
+            if kernel_name in positional and len(launch.args) == len(spread) + len(keywords) \
+                    and spread == [function.args.vararg.arg] and keywords in ([], [kwarg]):
+                wrappers[function.name] = (positional.index(kernel_name), grid, len(positional), bool(keywords))
+        if not wrappers:
+            return
+        for scope, call in calls_with_scope(self.tree):
+            name = call.func.id if isinstance(call.func, ast.Name) else None
+            found = wrappers.get(name) if name is not None else None
+            if found is None or self.qualify(call.func) != f"{self.module}.{name}":
+                continue
+            index, grid, count, passes_keywords = found
+            if len(call.args) < count or any(isinstance(a, ast.Starred) for a in call.args[:count]):
+                continue  # a parameter passed by keyword, or a spread: which argument is which is not known
+            callee = call.args[index]
+            if isinstance(callee, (ast.Name, ast.Attribute)):
+                self._add_launch(callee, call.args[grid] if isinstance(grid, int) else grid, call, call.args[count:],
+                                 call.keywords if passes_keywords else [], scope)
+
+    def _add_launch(self, callee: ast.Name | ast.Attribute, grid: ast.expr, node: ast.Call, positional: list[ast.expr],
+                    keywords: list[ast.keyword], scope: ast.AST | None) -> None:
+        args = [LaunchArg(None, _unparse(a), literal_value(a), node=a) for a in positional]
+        args += [LaunchArg(kw.arg or "**", _unparse(kw.value), literal_value(kw.value), node=kw.value, keyword=kw)
+                 for kw in keywords]
+        self.launches.append(LaunchSite(target=self.qualify(callee), callee_text=_unparse(callee), line=node.lineno,
+                                        args=args, grid=grid, node=node, scope=scope))
+
+    def _add_partial_launches(self, partial: ast.Call, scope: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """The calls of `launch = functools.partial(kernel[grid], x, BLOCK=64)` in the function that binds it
+        once: each is a launch with the partial's arguments before its own (its keywords win)."""
+        inner, pre, pre_keywords = partial.args[0], partial.args[1:], partial.keywords
+        if isinstance(inner, ast.Subscript):
+            callee, grid = self._launched(inner.value), inner.slice
+        elif isinstance(inner, ast.Attribute) and inner.attr == "run":
+            run_grid = next((kw.value for kw in pre_keywords if kw.arg == "grid"), None)
+            if run_grid is None:
+                return
+            callee, grid, pre_keywords = self._launched(inner.value), run_grid, _run_keywords(pre_keywords)
+        else:
+            return
+        bindings = [n for n in walk(scope) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr))]
+        name = next((b.targets[0].id for b in bindings if isinstance(b, ast.Assign) and b.value is partial
+                     and len(b.targets) == 1 and isinstance(b.targets[0], ast.Name)), None)
+        if callee is None or name is None or sum(target.id == name for b in bindings for target in walk(b)
+                                                    if isinstance(target, ast.Name) and isinstance(target.ctx, ast.Store)) != 1:
+            return
+        for call in walk(scope):
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == name:
+                self._add_launch(callee, grid, call, [*pre, *call.args], [*pre_keywords, *call.keywords], scope)
 
     def _launched(self, callee: ast.expr) -> ast.Name | ast.Attribute | None:
         """The kernel expression of `callee[grid](...)`: `kernel`, `mod.kernel`, or the kernel wrapped for
@@ -572,6 +642,11 @@ class ModuleModel:
 
     def summaries(self) -> dict[str, JitFunction]:
         return {f.qualname: f.summary() for f in self.functions if ".<locals>." not in f.qualname}
+
+
+def _run_keywords(keywords: list[ast.keyword]) -> list[ast.keyword]:
+    """The keywords of `kernel.run(...)` that reach the kernel: `grid` and `warmup` are run's own."""
+    return [kw for kw in keywords if kw.arg not in ("grid", "warmup")]
 
 
 def _unparse(node: ast.expr) -> str:
@@ -683,17 +758,19 @@ class _Statements:
 
 
 def _launch_lines(text: str) -> list[int]:
-    """Sorted 1-based lines where a `]` is followed by a call's `(`: the only lines a launch can span."""
+    """Sorted 1-based lines where a `]` is followed by a call's `(` (or `.run(`, `partial(` is called): the
+    only lines a launch can span."""
     if "\r" in text:  # ast counts a lone \r as a line break too
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     lines: list[int] = []
-    row, position = 1, 0
-    for match in LAUNCH_TEXT.finditer(text):
-        row += text.count("\n", position, match.start())
-        position = match.start()
-        if not lines or lines[-1] != row:
-            lines.append(row)
-    return lines
+    for pattern in (LAUNCH_TEXT, OTHER_LAUNCH_TEXT):
+        row, position = 1, 0
+        for match in pattern.finditer(text):
+            row += text.count("\n", position, match.start())
+            position = match.start()
+            if not lines or lines[-1] != row:
+                lines.append(row)
+    return sorted(set(lines))
 
 
 def _spans_any(node: ast.AST, lines: list[int]) -> bool:

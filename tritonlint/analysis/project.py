@@ -25,7 +25,8 @@ class Project:
 
     def __init__(self, linted_modules: frozenset[str] = frozenset(), summaries: dict[str, JitFunction] | None = None,
                  shared: dict[str, dict[str, dict[str, JitFunction]]] | None = None,
-                 sources: dict[str, str] | None = None, files: tuple[str, ...] = ()):
+                 sources: dict[str, str] | None = None, files: tuple[str, ...] = (),
+                 launchers: dict[str, dict[str, frozenset[str]]] | None = None, displays: dict[str, str] | None = None):
         self.linted_modules = linted_modules
         # Every file of the run's project (linted or read as context); empty when text is linted alone.
         self.files = files
@@ -37,6 +38,10 @@ class Project:
         self.shared = shared or {}
         self.consulted: set[str] = set()  # launch targets looked up: what a cached result depends on
         self.sources = sources or {}  # module -> its file, for every module of the run that one file holds
+        self.displays = displays or {}  # module -> its file as the run reports it
+        # Autotuned kernel -> the other modules that launch it -> the names they launch it by (analysis/
+        # launch_index.py); None in the first pass, before every module's launches are known.
+        self.launchers = launchers
 
     def kernel(self, qualname: str | None, root: str | None = None) -> JitFunction | None:
         """The kernel `qualname` names, for a file whose source root is `root` (see `source_root`)."""
@@ -60,6 +65,17 @@ class Project:
             return None
         self.consulted.add(f"{module}.{name}")
         return _module_model(path, module)
+
+    def launching_modules(self, qualname: str) -> list[tuple[ModuleModel, frozenset[str]]]:
+        """The other modules of the project that launch the autotuned kernel `qualname`, with the names their
+        launches give it (empty before the index exists, or when no other module launches it)."""
+        found = []
+        for module, names in sorted((self.launchers or {}).get(qualname, {}).items()):
+            path = self.sources.get(module)
+            model = _module_model(path, module) if path is not None else None
+            if model is not None:
+                found.append((model, names))
+        return found
 
 
 def jit_function_in(model_of: Callable[[str, str], ModuleModel | None] | None, qualname: str,
@@ -97,6 +113,11 @@ def defining_module(qualname: str, linted_modules: frozenset[str]) -> str | None
             return module
         module = module.rpartition(".")[0]
     return None
+
+
+def module_model(path: str, module: str) -> ModuleModel | None:
+    """A module of the project read from its file (see _module_model), None when it cannot be read."""
+    return _module_model(path, module)
 
 
 @lru_cache(maxsize=256)

@@ -24,7 +24,7 @@ from tritonlint.analysis.call_edits import append_to_list
 from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.host import HostScope
 from tritonlint.analysis.kernel import last_name
-from tritonlint.analysis.launches import bind_launch
+from tritonlint.analysis.launches import bind_launch, choice_candidates
 from tritonlint.analysis.model import (
     JIT,
     Autotune,
@@ -34,6 +34,7 @@ from tritonlint.analysis.model import (
     Param,
 )
 from tritonlint.analysis.names import is_block_name, name_words
+from tritonlint.analysis.project import Project
 from tritonlint.analysis.triton_names import DESCRIPTOR_METHODS, MEMORY_CALLS, TL
 from tritonlint.context import (
     MatchContext,
@@ -45,6 +46,7 @@ from tritonlint.context import (
 )
 from tritonlint.walk import children, parents, walk
 
+DOT = f"{TL}.dot"
 LOOP_CALLS = frozenset({"range", f"{TL}.range", f"{TL}.static_range"})
 CDIV = frozenset({"triton.cdiv", f"{TL}.cdiv"})
 PROGRAM_INDEX = frozenset({f"{TL}.program_id", f"{TL}.num_programs"})
@@ -381,7 +383,7 @@ class KernelUses:
                         or isinstance(sub.func, ast.Name) and not hasattr(builtins, sub.func.id) \
                         or name is not None and not name.startswith(TL + ".")
                     if costly:
-                        found[_without_casts(sub)] += 1
+                        found[_without_casts(_without_accumulator(sub) if name == DOT else sub)] += 1
         return found
 
     def _values_only(self, call: ast.Call) -> bool:
@@ -724,6 +726,12 @@ def _never_true(test: ast.expr) -> bool:
     return False
 
 
+def _without_accumulator(call: ast.Call) -> ast.Call:
+    """`tl.dot(a, b, acc)` as `tl.dot(a, b)`: accumulating in the dot or adding its result after
+    (`acc += tl.dot(a, b)`) is the same dot on the same tiles."""
+    return ast.Call(call.func, call.args[:2], [kw for kw in call.keywords if kw.arg != "acc"])
+
+
 def _without_casts(node: ast.AST) -> str:
     """The text of an expression with its casts removed: `x.to(tl.int64)` and `tl.cast(x, ...)` read as x."""
     class Strip(ast.NodeTransformer):
@@ -755,14 +763,26 @@ def _dereferenced(arguments: list[ast.expr], name: str) -> bool:
 
 
 class LaunchValues:
-    """What this module's launches of the kernel pass, reduced to the host values they derive from."""
+    """What the project's launches of the kernel pass, reduced to the host values they derive from: this
+    module's launches, and once the project's launch index exists, those of every other module."""
 
-    def __init__(self, model: ModuleModel, kernel: JitFunction) -> None:
-        self.model = model
+    def __init__(self, model: ModuleModel, kernel: JitFunction, project: Project | None = None) -> None:
         self.sites: list[tuple[HostScope, dict[str, ast.expr]]] = []
         self.open: set[int] = set()  # indices of launches with *args or **kwargs: an unnamed argument may be there
+        self.elsewhere: list[tuple[str, int]] = []  # (file, line) of the launches in other modules
+        self._lines: list[int] = []  # the line of each site
+        self._add_launches(model, kernel, {kernel.qualname}, local=True)
+        for other, names in project.launching_modules(kernel.qualname) if project is not None else ():
+            before = len(self.sites)
+            self._add_launches(other, kernel, set(names), local=False)
+            display = project.displays.get(other.module, other.path)  # type: ignore[union-attr]
+            self.elsewhere += [(display, scope_line) for scope_line in self._lines[before:]]
+
+    def _add_launches(self, model: ModuleModel, kernel: JitFunction, names: set[str], local: bool) -> None:
+        """The launches of one module that start the kernel, known in it by `names`."""
         for launch in model.launches:
-            facts = {} if model.kernel_for(launch) is kernel else _chooses(model, launch, kernel)
+            direct = model.kernel_for(launch) is kernel if local else launch.target in names
+            facts = {} if direct else _chooses(model, launch, names)
             if facts is None:
                 continue
             scope = HostScope.of(model, launch.scope)
@@ -771,21 +791,27 @@ class LaunchValues:
                 self.open.add(len(self.sites))
             passed = bound.values
             self.sites.append((scope, {name: _known(value, facts) for name, value in passed.items()}))
-        self._add_handoffs(kernel)
+            self._lines.append(launch.line)
+        self._add_handoffs(model, kernel, names)
 
-    def _add_handoffs(self, kernel: JitFunction) -> None:
+    def _add_handoffs(self, model: ModuleModel, kernel: JitFunction, names: set[str]) -> None:
         """Launches through a wrapper that gets the kernel and its arguments by keyword,
         `launch_autotuned(kernel, grid, x_ptr=x, HAS_Z=z is not None)`: what the wrapper passes on."""
         params = {p.name for p in kernel.params}
-        if not self.model.may_hand_over(kernel.qualname.rpartition(".")[2]):
+        if not any(model.may_hand_over(name.rpartition(".")[2]) for name in names):
             return
-        for scope, call in self.model.calls_by_first_argument.get(kernel.qualname, ()):
-            passed = {kw.arg: kw.value for kw in call.keywords if kw.arg in params}
-            if not passed:
-                continue  # the kernel handed over without its arguments (a registry, a decorator)
-            if any(kw.arg is None for kw in call.keywords):
-                self.open.add(len(self.sites))
-            self.sites.append((HostScope.of(self.model, scope), passed))
+        launched = {id(launch.node) for launch in model.launches}  # a wrapper the model reads is a launch already
+        for name in sorted(names):
+            for scope, call in model.calls_by_first_argument.get(name, ()):
+                if id(call) in launched:
+                    continue
+                passed = {kw.arg: kw.value for kw in call.keywords if kw.arg in params}
+                if not passed:
+                    continue  # the kernel handed over without its arguments (a registry, a decorator)
+                if any(kw.arg is None for kw in call.keywords):
+                    self.open.add(len(self.sites))
+                self.sites.append((HostScope.of(model, scope), passed))
+                self._lines.append(call.lineno)
 
     def sources(self, scope: HostScope, expr: ast.expr, depth: int = 4) -> set[str]:
         """The host values an expression is computed from (`x.shape[1]`, a function argument), through the
@@ -799,15 +825,15 @@ class LaunchValues:
                     return {expr.id}
                 return set().union(set(), *(self.sources(scope, v, depth - 1) for v in values
                                             if not any(isinstance(n, ast.Name) and n.id == expr.id for n in walk(v))))
-            if expr.id in self.model.local_names or expr.id in self.model.imports:
+            if expr.id in scope.model.local_names or expr.id in scope.model.imports:
                 return set()  # a module-level value: the same on every call of this process
             return {expr.id}
         if isinstance(expr, ast.Call):
-            if self.model.qualify(expr.func) is None and not (isinstance(expr.func, ast.Name) and hasattr(builtins, expr.func.id)):
+            if scope.model.qualify(expr.func) is None and not (isinstance(expr.func, ast.Name) and hasattr(builtins, expr.func.id)):
                 return {ast.unparse(expr)}  # a method of a host object: x.size(0)
             return set().union(set(), *(self.sources(scope, a, depth) for a in [*expr.args, *(k.value for k in expr.keywords)]))
         if isinstance(expr, (ast.Attribute, ast.Subscript)):
-            if self.model.qualify(expr) is not None:
+            if scope.model.qualify(expr) is not None:
                 return set()
             saved = self._saved_on_ctx(scope, expr) if depth else None
             if saved is not None and not any(self.sources(saved[0], v, depth - 1) for v in saved[1]):
@@ -824,7 +850,7 @@ class LaunchValues:
         if not (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and function is not None
                 and function.name == "backward" and function.args.args and expr.value.id == function.args.args[0].arg):
             return None
-        cls = next((c for c in walk(self.model.tree) if isinstance(c, ast.ClassDef)
+        cls = next((c for c in walk(scope.model.tree) if isinstance(c, ast.ClassDef)
                     and any(stmt is function for stmt in c.body)), None)
         forward = next((f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
                         and f.name == "forward" and f.args.args), None) if cls is not None else None
@@ -834,7 +860,7 @@ class LaunchValues:
         values = [node.value for node in walk(forward) if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Attribute) and t.attr == expr.attr and isinstance(t.value, ast.Name) and t.value.id == ctx
             for t in node.targets)]
-        return (HostScope.of(self.model, forward), values) if values else None
+        return (HostScope.of(scope.model, forward), values) if values else None
 
     def _flag_value(self, scope: HostScope, expr: ast.expr, depth: int = 3) -> list[ast.expr]:
         """A flag's value and, through local names, the flag-like values it is computed from (comparisons,
@@ -943,17 +969,49 @@ class LaunchValues:
 
     def bucketed_in(self, name: str, key: list[str]) -> str | None:
         """A bucket in the key that every launch here computes from this argument's value, such as
-        `bucket_M = get_bucket_m(B * S)` for S (a key named like a bucket, not a block size derived from it)."""
+        `bucket_M = get_bucket_m(B * S)` for S (a key named like a bucket, or computed by a function named so:
+        `lq_key = bucket_seqlen(max_lq)`; not a block size derived from it),
+        or a key entry computed from this argument alone by arithmetic (`out_x = dim0 + pad` for in_dim0=dim0: a
+        padded size)."""
         buckets = [k for k in key if BUCKET_WORDS & set(name_words(k))]
         found = None
         for scope, passed in self.sites:
             leaf = self._leaf(scope, passed[name]) if name in passed else None
             if leaf is None:
                 return None
-            found = next((k for k in buckets if k in passed and leaf in self.sources(scope, passed[k])), None)
+            named = buckets + [k for k in key if k in passed and k not in buckets and self._bucket_call(scope, passed[k])]
+            found = next((k for k in named if k in passed and leaf in self.sources(scope, passed[k])), None) or next(
+                (k for k in key if k in passed and k != name and self.sources(scope, passed[k]) == {leaf}
+                 and self._leaf(scope, passed[k]) is None and self._arithmetic(scope, passed[k])), None)
             if found is None:
                 return None
         return found
+
+    @staticmethod
+    def _bucket_call(scope: HostScope, expr: ast.expr) -> bool:
+        """`lq_key = bucket_seqlen(max_seqlen_q)`: a value a function named as a bucket computes."""
+        if isinstance(expr, ast.Name):
+            values = scope.values_of(expr.id)
+            expr = values[0] if values is not None and len(values) == 1 else expr
+        name = last_name(expr.func) if isinstance(expr, ast.Call) else None
+        return name is not None and bool(BUCKET_WORDS & set(name_words(name)))
+
+    def _arithmetic(self, scope: HostScope, expr: ast.expr, depth: int = 4) -> bool:
+        """Plain arithmetic on names and literals, through the local assignments (`dim0 + pad_x`): a
+        rounding of a size, never a clip such as `min(triton.next_power_of_2(V), 64)`, which maps sizes
+        that need different work (two V blocks or four) to one key."""
+        if isinstance(expr, ast.Constant):
+            return True
+        if isinstance(expr, ast.Name):
+            values = scope.values_of(expr.id)
+            if values is None:
+                return True  # bound another way (a parameter, an unpacked shape): the size itself
+            return bool(depth) and all(self._arithmetic(scope, value, depth - 1) for value in values)
+        if isinstance(expr, ast.BinOp):
+            return self._arithmetic(scope, expr.left, depth) and self._arithmetic(scope, expr.right, depth)
+        if isinstance(expr, ast.UnaryOp):
+            return self._arithmetic(scope, expr.operand, depth)
+        return False
 
     def keyed_by_triton(self, name: str) -> bool:
         """Every launch here derives the argument from a tensor's dtype, or from whether a tensor argument is
@@ -1008,22 +1066,24 @@ def _is_parameter(scope: HostScope, name: str) -> bool:
     return name in params and scope.values.get(name) == [None]
 
 
-def _chooses(model: ModuleModel, launch: LaunchSite, kernel: JitFunction) -> dict[str, bool] | None:
-    """`kernel = a if static else b; kernel[grid](...)` (or an if/else assigning it): a launch through a local
-    name that may pick this kernel. None when it cannot; else what the choice tells about the launch's own
-    names: in `a if use_label else b`, `use_label` is True wherever `a` runs (empty when nothing is known)."""
+def _chooses(model: ModuleModel, launch: LaunchSite, names: set[str]) -> dict[str, bool] | None:
+    """`kernel = a if static else b; kernel[grid](...)` (an if/else assigning it, a pick from a dict or tuple of
+    kernels): a launch through a local name that may pick the kernel known here by `names`. None when it
+    cannot; else what the choice tells about the launch's own names: in `a if use_label else b`, `use_label`
+    is True wherever `a` runs (empty when nothing is known)."""
     callee = launch.node.func.value if isinstance(launch.node.func, ast.Subscript) else None
     if not isinstance(callee, ast.Name) or launch.scope is None:
         return None
     values = HostScope.of(model, launch.scope).values_of(callee.id) or []
-    picks = [value for value in values if isinstance(value, (ast.IfExp, ast.BoolOp, ast.Name))
-             and any(isinstance(n, ast.Name) and model.qualify(n) == kernel.qualname for n in walk(value))]
+    picks = [value for value in values if not names.isdisjoint(choice_candidates(model, value) or ())
+             or isinstance(value, (ast.IfExp, ast.BoolOp, ast.Name))
+             and any(isinstance(n, ast.Name) and model.qualify(n) in names for n in walk(value))]
     if not picks:
         return None
     if len(values) != 1 or not isinstance(picks[0], ast.IfExp):
         return {}
     choice = picks[0]
-    arm = [side for side in (True, False) if model.qualify(choice.body if side else choice.orelse) == kernel.qualname]
+    arm = [side for side in (True, False) if model.qualify(choice.body if side else choice.orelse) in names]
     test, negated = choice.test, False
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         test, negated = test.operand, True
@@ -1050,7 +1110,7 @@ def _has_keyed_autotune(model: ModuleModel, target: int | None) -> bool:
 
 
 @condition("autotune-key-omissions", params={"ignore": ParamSpec("list", required=False)},
-           provides=("key", "missing", "reasons", "impact"), applies=_has_keyed_autotune)
+           provides=("key", "missing", "reasons", "impact", "seen"), applies=_has_keyed_autotune)
 def autotune_key_omissions(ctx: MatchContext, ignore: list[str] | None = None) -> Verdict | None:
     """A @triton.autotune whose literal `key` leaves out a kernel argument that sets a loop trip count, the
     tiled extent, a mask along a tuned block, or a constexpr flag that selects a code path."""
@@ -1078,6 +1138,7 @@ def autotune_key_omissions(ctx: MatchContext, ignore: list[str] | None = None) -
             "missing": ", ".join(name for name, _ in missing),
             "reasons": "; ".join(reason.describe(name) for name, reason in missing),
             "impact": evidence.measured_phrase("TL006", "slower"),
+            "seen": _elsewhere_text(omissions.launches),
         },
         span=(start, end),
         data={"missing": [name for name, _ in missing], "autotune": autotune},
@@ -1086,8 +1147,17 @@ def autotune_key_omissions(ctx: MatchContext, ignore: list[str] | None = None) -
         # were wrong, against one in eight with a launch in view (docs/precision.md), so they are info.
         severity=None if omissions.launches.sites else "info",
         notes=[] if omissions.launches.sites else [
-            "No launch of this kernel in its module: what other modules pass it was not seen, so this is info."],
+            "No launch of this kernel in the project: what its callers pass was not seen, so this is info."],
     )
+
+
+def _elsewhere_text(launches: LaunchValues) -> str:
+    """`; judged with the launch at ops.py:12` when launches in other modules were read."""
+    if not launches.elsewhere:
+        return ""
+    shown = ", ".join(f"{path}:{line}" for path, line in launches.elsewhere[:2])
+    more = f" and {len(launches.elsewhere) - 2} more" if len(launches.elsewhere) > 2 else ""
+    return f"; judged with the launch{'es' if len(launches.elsewhere) > 1 else ''} at {shown}{more}"
 
 
 class Omissions:
@@ -1101,11 +1171,12 @@ class Omissions:
         self.uses = uses
         self.skip = (set(self.key) | autotune.tuned_meta | set(kernel.heuristics) | set(ignore)
                      | not_specialized(ctx.model, kernel) | {"num_warps", "num_stages", "num_ctas"})
-        self.launches = LaunchValues(ctx.model, kernel)
+        self.launches = LaunchValues(ctx.model, kernel, ctx.project)
         self.first_line = min([call.lineno] + [d.lineno for d in kernel.node.decorator_list])  # type: ignore[union-attr]
         self.last_line = call.end_lineno or call.lineno
         self._follows: dict[str, bool | None] = {}
         self.configs_docstring = _factory_docstring(ctx.model, call)
+        self.pinned = pinned_constexprs(ctx.model, kernel)
 
     def covered(self, param: Param) -> Exemption | None:
         """The first exemption that lets the key leave `param` out, if any."""
@@ -1175,13 +1246,31 @@ EXEMPTIONS: tuple[Exemption, ...] = (
     Exemption("none-test", "a code-path flag that guards the only uses of a tensor argument, when no launch is "
               "visible or every launch passes it together with a value that is None on some path (`bias is not "
               "None`): Triton's key sees whether a tensor argument is None", lambda o, p: o.none_tested(p)),
-    Exemption("bucketed", "an argument a bucketed key entry covers (CACHE_KEY_SEQLEN_Q for seqlen_q, or a key "
-              "entry every launch computes from it, such as `bucket_M = get_bucket_m(B * S)`)", lambda o, p:
+    Exemption("bucketed", "an argument a bucketed key entry covers (CACHE_KEY_SEQLEN_Q for seqlen_q, a key entry "
+              "every launch computes from it with a bucket, such as `bucket_M = get_bucket_m(B * S)` or `lq_key = "
+              "bucket_seqlen(max_lq)`, or one computed from it "
+              "alone by arithmetic, such as a padded size `out_x = dim0 + pad`)", lambda o, p:
               bool(bucketed_by(p.name, o.key) or o.launches.bucketed_in(p.name, o.key))),
+    Exemption("pinned", "a constexpr the kernel pins to one value (`tl.static_assert(n == 4)`): it compiles "
+              "for no other", lambda o, p: p.name in o.pinned),
     Exemption("explained", "an argument a note about the key explains: a comment on the autotune call's lines, "
               "the comment block right above them, or the docstring of the function that builds the configs", lambda o, p: bool(explaining_comment(o.ctx.file.text, o.first_line, o.last_line, p.name,
                                                        o.configs_docstring))),
 )
+
+
+def pinned_constexprs(model: ModuleModel, kernel: JitFunction) -> set[str]:
+    """Constexpr parameters a `tl.static_assert(NAME == constant)` in the kernel body pins to one value."""
+    pinned = set()
+    for node in walk(kernel.node) if kernel.node is not None else ():
+        if isinstance(node, ast.Call) and node.args and model.qualify(node.func) == f"{TL}.static_assert":
+            test = node.args[0]
+            if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+                sides = [test.left, test.comparators[0]]
+                names = [side.id for side in sides if isinstance(side, ast.Name)]
+                if len(names) == 1 and any(isinstance(side, ast.Constant) for side in sides):
+                    pinned.add(names[0])
+    return pinned & set(kernel.constexprs)
 
 
 def _factory_docstring(model: ModuleModel, call: ast.Call) -> str | None:

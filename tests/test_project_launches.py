@@ -1,0 +1,262 @@
+"""TL006 with the project's launches in view: a kernel is judged from the launches of every module of the
+project (the reverse launch index), its cached result follows the launching modules, and a partial run
+(pre-commit, an editor) reads them as context. Also the binder's kernel choices."""
+from __future__ import annotations
+
+import ast
+import json
+import shutil
+import subprocess
+import textwrap
+
+import pytest
+
+from tritonlint.analysis.launch_index import build_index, module_links, resolve
+from tritonlint.analysis.launches import launch_candidates
+from tritonlint.analysis.model import ModuleModel
+
+from .helpers import lint_code, run_cli
+
+KERNEL = textwrap.dedent("""
+    import triton
+    import triton.language as tl
+
+    @triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128})], key=["n"])
+    @triton.jit
+    def rowsum_kernel(x_ptr, out_ptr, n, K, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        acc = tl.zeros((BLOCK,), dtype=tl.float32)
+        for k in range(0, K):
+            acc += tl.load(x_ptr + offs * K + k, mask=offs < n)
+        tl.store(out_ptr + offs, acc, mask=offs < n)
+""")
+LAUNCH = textwrap.dedent("""
+    import torch
+    import triton
+    from a import rowsum_kernel
+
+    def rowsum(x):
+        n, K = x.shape
+        out = torch.empty(n, device=x.device)
+        rowsum_kernel[lambda META: (triton.cdiv(n, META["BLOCK"]),)](x, out, n, K)
+        return out
+""")
+LAUNCH_LINE = 9  # the launch's line in LAUNCH
+
+
+def _repo(tmp_path, launch: str = LAUNCH):
+    (tmp_path / "a.py").write_text(KERNEL)
+    (tmp_path / "b.py").write_text(launch)
+    if shutil.which("git"):
+        subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    return tmp_path
+
+
+def _tl006(repo, *paths: str, cache: tuple[str, ...] = ()) -> list[dict]:
+    result = run_cli("check", "--select", "TL006", "--output-format", "json", "--exit-zero", *cache, *paths, cwd=repo)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("cache", [("--no-cache",), ()])
+def test_a_kernel_launched_only_in_another_module_is_judged_from_that_launch(tmp_path, cache):
+    repo = _repo(tmp_path)
+    for _ in range(2):  # the second run is served from the cache when there is one
+        (finding,) = _tl006(repo, ".", cache=cache)
+        assert finding["filename"] == "a.py" and finding["severity"] == "warning"
+        assert "leaves out K" in finding["message"] and f"judged with the launch at b.py:{LAUNCH_LINE}" in finding["message"]
+
+
+def test_without_any_launch_in_the_project_the_finding_is_info(tmp_path):
+    repo = _repo(tmp_path, launch="import torch\n")
+    (finding,) = _tl006(repo, ".", cache=("--no-cache",))
+    assert finding["severity"] == "info" and "judged with" not in finding["message"]
+
+
+def test_a_constant_passed_by_every_launch_elsewhere_is_no_omission(tmp_path):
+    repo = _repo(tmp_path, launch=LAUNCH.replace("(x, out, n, K)", "(x, out, n, 64)"))
+    assert _tl006(repo, ".", cache=("--no-cache",)) == []
+
+
+def test_changing_only_the_launching_module_updates_the_cached_kernel_result(tmp_path):
+    repo = _repo(tmp_path)
+    assert [f["severity"] for f in _tl006(repo, ".")] == ["warning"]
+    (repo / "b.py").write_text(LAUNCH.replace("(x, out, n, K)", "(x, out, n, 64)"))  # K now one constant
+    assert _tl006(repo, ".") == []
+    (repo / "b.py").write_text(LAUNCH)
+    assert [f["severity"] for f in _tl006(repo, ".")] == ["warning"]
+
+
+def test_a_module_that_starts_launching_the_kernel_invalidates_the_cached_result(tmp_path):
+    repo = _repo(tmp_path, launch=LAUNCH.replace("(x, out, n, K)", "(x, out, n, 64)"))
+    assert _tl006(repo, "a.py") == []
+    (repo / "c.py").write_text(LAUNCH)  # a second launcher, passing K as it varies
+    (finding,) = _tl006(repo, "a.py")
+    assert "b.py:9, c.py:9" in finding["message"]
+    (repo / "c.py").unlink()
+    assert _tl006(repo, "a.py") == []
+
+
+@pytest.mark.parametrize("cache", [("--no-cache",), ()])
+def test_a_partial_run_given_only_the_kernel_module_sees_the_launching_module(tmp_path, cache):
+    repo = _repo(tmp_path)
+    (finding,) = _tl006(repo, "a.py", cache=cache)
+    assert finding["severity"] == "warning" and "b.py:9" in finding["message"]
+
+
+PACKAGE_INIT = "from pkg.ops import rowsum_kernel\n"
+
+
+def test_launches_through_a_package_re_export_reach_the_kernel(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "ops.py").write_text(KERNEL)
+    (tmp_path / "pkg" / "__init__.py").write_text(PACKAGE_INIT)
+    (tmp_path / "user.py").write_text(LAUNCH.replace("from a import", "from pkg import"))
+    (finding,) = _tl006(tmp_path, ".", cache=("--no-cache",))
+    assert finding["filename"] == "pkg/ops.py" and finding["severity"] == "warning" and "user.py:9" in finding["message"]
+
+
+def _model(code: str, module: str) -> ModuleModel:
+    code = textwrap.dedent(code)
+    return ModuleModel(ast.parse(code), module, f"{module}.py", text=code)
+
+
+def test_the_index_resolves_re_exports_and_skips_the_kernels_own_module():
+    modules = frozenset({"pkg", "pkg.ops", "user"})
+    links = {name: module_links(model, modules) for name, model in (
+        ("pkg.ops", _model(KERNEL + "\ndef run(x):\n    rowsum_kernel[(1,)](x, x, 1, 1)\n", "pkg.ops")),
+        ("pkg", _model(PACKAGE_INIT, "pkg")),
+        ("user", _model(LAUNCH.replace("from a import", "from pkg import"), "user")))}
+    assert resolve("pkg.rowsum_kernel", links, modules) == "pkg.ops.rowsum_kernel"  # type: ignore[arg-type]
+    assert build_index(links, modules) == {"pkg.ops.rowsum_kernel": {"user": frozenset({"pkg.rowsum_kernel"})}}  # type: ignore[arg-type]
+
+
+CHOICES = """
+    from a import fast_kernel, slow_kernel
+    TABLE = {"fast": fast_kernel, "slow": slow_kernel}
+
+    def by_test(x, fast):
+        kernel = fast_kernel if fast else slow_kernel
+        kernel[(1,)](x)
+
+    def by_table(x, mode):
+        kernel = TABLE[mode]
+        kernel[(1,)](x)
+
+    def by_tuple(x, i):
+        kernel = (fast_kernel, slow_kernel)[i]
+        kernel[(1,)](x)
+
+    def by_parameter(x, kernel):
+        kernel[(1,)](x)
+"""
+
+
+def test_a_kernel_chosen_by_a_test_a_dict_or_a_tuple_launches_each_candidate_and_a_parameter_none():
+    model = _model(CHOICES, "user")
+    both = ["a.fast_kernel", "a.slow_kernel"]
+    assert [launch_candidates(model, launch) for launch in model.launches] == [both, both, both, None]
+
+
+CHOSEN_IN_ANOTHER_MODULE = textwrap.dedent("""
+    import triton
+    from a import rowsum_kernel, other_kernel
+
+    def rowsum(x, out, n, fast):
+        kernel = rowsum_kernel if fast else other_kernel
+        kernel[lambda META: (triton.cdiv(n, META["BLOCK"]),)](x, out, n, 64)
+""")
+
+
+def test_a_kernel_chosen_by_a_test_in_another_module_is_judged_from_that_launch(tmp_path):
+    kernel = KERNEL + "\nother_kernel = rowsum_kernel\n"
+    (tmp_path / "a.py").write_text(kernel)
+    (tmp_path / "b.py").write_text(CHOSEN_IN_ANOTHER_MODULE)
+    assert _tl006(tmp_path, ".", cache=("--no-cache",)) == []  # K is 64 at the only launch: no omission
+    (tmp_path / "b.py").write_text(CHOSEN_IN_ANOTHER_MODULE.replace("(x, out, n, 64)", "(x, out, n, x.shape[1])"))
+    (finding,) = _tl006(tmp_path, ".", cache=("--no-cache",))
+    assert finding["severity"] == "warning" and "b.py:7" in finding["message"]
+
+
+def test_a_kernel_picked_from_a_local_dict_is_judged_from_that_launch(rules):
+    code = KERNEL + textwrap.dedent("""
+        KERNELS = {"rows": rowsum_kernel}
+
+        def launch(x, out, n, mode):
+            kernel = KERNELS[mode]
+            kernel[(1,)](x, out, n, 64)
+    """)
+    assert lint_code(code, rules, select=["TL006"]).diagnostics == []  # K=64 at the one launch
+    (finding,) = lint_code(code.replace("(x, out, n, 64)", "(x, out, n, x.shape[1])"), rules, select=["TL006"]).diagnostics
+    assert finding.severity == "warning"
+
+
+OTHER_FORMS = KERNEL + textwrap.dedent("""
+    import functools
+    from functools import partial
+
+    def by_run(x, out, n):
+        rowsum_kernel.run(x, out, n, 64, grid=(1,), warmup=False)
+
+    def by_partial(x, out, n):
+        launch = functools.partial(rowsum_kernel[(1,)], x, out)
+        launch(n, K=64)
+
+    def by_partial_of_run(x, out, n):
+        launch = partial(rowsum_kernel.run, grid=(1,), warmup=False)
+        launch(x, out, n, K=64)
+""")
+
+
+def test_run_and_partial_launches_bind_the_kernel_parameters(rules):
+    model = _model(OTHER_FORMS, "a")
+    (kernel,) = [f for f in model.functions if f.name == "rowsum_kernel"]
+    from tritonlint.analysis.launches import bind_launch
+
+    bound = [bind_launch(model, launch, kernel).values for launch in model.launches]
+    assert [{name: ast.unparse(value) for name, value in values.items()} for values in bound] == [
+        {"x_ptr": "x", "out_ptr": "out", "n": "n", "K": "64"}] * 3
+    assert all(launch.target == "a.rowsum_kernel" for launch in model.launches)
+    # K is 64 at every launch: nothing varies that the key leaves out
+    assert lint_code(OTHER_FORMS, rules, select=["TL006"]).diagnostics == []
+    (finding,) = lint_code(OTHER_FORMS.replace("K=64)", "K=x.shape[1])"), rules, select=["TL006"]).diagnostics
+    assert finding.severity == "warning" and "leaves out K" in finding.message
+
+
+def test_a_partial_rebound_or_a_run_without_a_grid_is_no_launch():
+    model = _model(KERNEL + textwrap.dedent("""
+        import functools
+
+        def rebound(x, out, n, other):
+            launch = functools.partial(rowsum_kernel[(1,)], x)
+            launch = other
+            launch(out, n, 64)
+
+        def not_a_launch(job):
+            job.run(3)
+    """), "a")
+    assert model.launches == []
+
+
+WRAPPED_BY_A_HELPER = KERNEL + textwrap.dedent("""
+    def launch(kernel, grid, *args, **kwargs):
+        kernel[grid](*args, **kwargs)
+
+    def rowsum(x, out, n):
+        launch(rowsum_kernel, (1,), x, out, n, K=64)
+""")
+
+
+def test_a_wrapper_that_receives_the_kernel_launches_it_with_its_spreads(rules):
+    model = _model(WRAPPED_BY_A_HELPER, "a")
+    wrapped = [launch for launch in model.launches if launch.target == "a.rowsum_kernel"]
+    assert [[a.text for a in launch.args] for launch in wrapped] == [["x", "out", "n", "64"]]
+    assert lint_code(WRAPPED_BY_A_HELPER, rules, select=["TL006"]).diagnostics == []
+    (finding,) = lint_code(WRAPPED_BY_A_HELPER.replace("K=64)", "K=x.shape[1])"), rules,
+                           select=["TL006"]).diagnostics
+    assert finding.severity == "warning"
+
+
+def test_a_partial_run_given_only_the_launching_module_reports_the_kernel_it_judges(tmp_path):
+    repo = _repo(tmp_path)  # pre-commit with only b.py staged: a.py's key is judged from b.py's launch
+    assert [(f["filename"], f["severity"]) for f in _tl006(repo, "b.py", cache=("--no-cache",))] == [("a.py", "warning")]

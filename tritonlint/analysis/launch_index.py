@@ -1,0 +1,98 @@
+"""The project's reverse launch index: for each autotuned kernel, the other modules of the project that launch
+it, through their imports and the re-exports of package modules (`from pkg import kernel` where
+pkg/__init__.py imports it from pkg.ops).
+
+Each linted or context module contributes small plain data (`ModuleLinks`: what its launches name, what its
+imports bind, which kernels it defines under autotune), kept in the result cache beside the kernel summaries;
+the runner joins them after the first pass and re-lints only the modules whose autotuned kernels other
+modules launch. A result judged from another module's launches depends on that module: the dependency is
+recorded as the pseudo-target `<launching module>.@launches`, so an edit there invalidates the cached result,
+and a module that starts or stops launching the kernel changes the set of launching modules, which the runner
+compares with the one recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tritonlint.analysis.launches import launch_candidates
+from tritonlint.analysis.model import ModuleModel
+from tritonlint.analysis.project import defining_module, module_model
+
+LAUNCHES = "@launches"
+_MAX_HOPS = 8  # re-exports followed from one name before giving up (a cycle of imports ends there too)
+
+
+@dataclass
+class ModuleLinks:
+    """What one module says about launches across modules."""
+
+    launched: tuple[str, ...] = ()  # qualified names its launches start (each candidate of a choice)
+    imports: tuple[tuple[str, str], ...] = ()  # (local name, qualified target) of imports of project modules
+    autotuned: tuple[str, ...] = ()  # qualified names of the autotuned kernels it defines
+
+
+def module_links(model: ModuleModel, project_modules: frozenset[str]) -> ModuleLinks | None:
+    """The links of a module of the project, None when it has none."""
+    def in_project(name: str | None) -> bool:
+        return name is not None and defining_module(name, project_modules) is not None
+
+    launched = {target for launch in model.launches for target in launch_candidates(model, launch) or ()
+                if in_project(target)}
+    imports = tuple(sorted((name, target) for name, target in model.imports.items() if in_project(target)))
+    autotuned = tuple(f.qualname for f in model.functions if f.autotune is not None and ".<locals>." not in f.qualname)
+    if not (launched or imports or autotuned):
+        return None
+    return ModuleLinks(tuple(sorted(launched)), imports, autotuned)
+
+
+def resolve(target: str, links: dict[str, ModuleLinks], project_modules: frozenset[str],
+            read: Callable[[str], ModuleLinks | None] = lambda module: None) -> str:
+    """The definition a qualified name reaches through the project's re-exports: `pkg.kernel` is
+    `pkg.ops.kernel` when pkg/__init__.py imports `kernel` from `pkg.ops`. `read(module)` gives the links of a
+    module the run did not model (a package's __init__.py that never mentions triton)."""
+    for _ in range(_MAX_HOPS):
+        module = defining_module(target, project_modules)
+        if module is None:
+            return target
+        if module not in links:
+            links[module] = read(module) or ModuleLinks()
+        found = links[module]
+        head, _, rest = target[len(module) + 1:].partition(".")
+        bound = dict(found.imports).get(head)
+        if bound is None or bound == target:
+            return target
+        target = f"{bound}.{rest}" if rest else bound
+    return target
+
+
+def build_index(links: dict[str, ModuleLinks], project_modules: frozenset[str],
+                read: Callable[[str], ModuleLinks | None] = lambda module: None) -> dict[str, dict[str, frozenset[str]]]:
+    """Autotuned kernel -> launching module -> the names that module's launches give the kernel by."""
+    autotuned = {name for found in links.values() for name in found.autotuned}
+    index: dict[str, dict[str, set[str]]] = {}
+    for module, found in list(links.items()):
+        for target in found.launched:
+            kernel = target if target in autotuned else resolve(target, links, project_modules, read)
+            if kernel in autotuned and not kernel.startswith(module + "."):
+                index.setdefault(kernel, {}).setdefault(module, set()).add(target)
+    return {kernel: {m: frozenset(names) for m, names in by.items()} for kernel, by in index.items()}
+
+
+def read_links(path: str, module: str, project_modules: frozenset[str]) -> ModuleLinks | None:
+    """The links of a module file the run did not model, for following its re-exports."""
+    model = module_model(path, module)
+    return module_links(model, project_modules) if model is not None else None
+
+
+def launch_dependency(module: str) -> str:
+    """The dependency a result judged from `module`'s launches records (see the module docstring)."""
+    return f"{module}.{LAUNCHES}"
+
+
+def recorded_launchers(deps: object) -> frozenset[str]:
+    """The launching modules a cached result was judged with, from its recorded dependencies."""
+    suffix = "." + LAUNCHES
+    return frozenset(target[:-len(suffix)] for target in deps if isinstance(target, str)  # type: ignore[attr-defined]
+                     and target.endswith(suffix))
