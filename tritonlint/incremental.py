@@ -1,0 +1,346 @@
+"""Incremental re-linting for the language server: after an edit, lint only the part of the module the edit
+can affect and reuse the findings of the rest.
+
+The module is split into units (top-level statements; statements that share a line form one unit). A unit
+depends on the units that bind a name it mentions (any identifier in its text, strings and comments
+included: a config's `"BLOCK_M"`, a key, a launch) and on those that bind a name it binds too; rules
+follow a kernel to its launches and back, so the units linked that way, in either direction, form one
+component. Imports, and the statements that act at module level (calls, `if`/`try` blocks, anything that is
+not a definition or an assignment) together with the components they mention, are the core: in every
+slice. A slice is the module text with every unit outside its component and the core blanked to spaces, so
+each offset, line and column (and the line numbers messages quote) is the module's own; comments and blank
+lines stay, for the rules that read the comment above a statement. Each slice is linted alone and its
+findings are cached by its text: an edit re-lints the slices whose text changed. Suppressions and TL900 are
+applied to the merged findings, on the whole text, as a full lint does.
+
+Module-wide facts that are not names (the module calls `triton.set_allocator`, some `tl.dot` passes
+`trans_a=`, a config has a `pre_hook`) put the units that spell them in the core. A slice's cached findings
+are reused only while the kernels of other modules it looked up are still the same objects.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+from tritonlint.analysis.model import ModuleModel
+from tritonlint.diagnostics import Diagnostic
+from tritonlint.linter import FileLinter, FileResult, FixMode
+from tritonlint.source import ParsedFile, SourceText
+from tritonlint.timelimit import FileTimeout, enter, time_limit
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tritonlint.analysis.model import JitFunction
+    from tritonlint.analysis.project import Project
+    from tritonlint.ruleset import Rule
+
+# Text whose presence anywhere in the module changes what a rule finds elsewhere (TL105, TL003, TL101).
+MODULE_FACTS = re.compile(r"set_allocator|trans_a|trans_b|pre_hook")
+IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+LINE_END = re.compile(r"\r\n|\r|\n")
+NOT_NEWLINE = re.compile(r"[^\r\n]")
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign, ast.AugAssign)
+MIN_UNITS = 8  # below this a full lint costs about as much as the bookkeeping
+
+
+@dataclass
+class Unit:
+    start: int  # character offsets: whole lines
+    end: int
+    kind: str  # "import", "core" or "node"
+    binds: frozenset[str]
+    mentions: frozenset[str]
+
+
+@dataclass
+class SliceResult:
+    diagnostics: list[Diagnostic]  # every finding of the slice (ownership is decided when merging)
+    summaries: dict[str, JitFunction]
+    lookups: tuple[tuple[str, object], ...]  # kernels of other modules looked up, and what they were
+
+
+class IncrementalLinter:
+    """One buffer's linter: a FileLinter whose per-slice results survive between texts."""
+
+    def __init__(self, linter: FileLinter) -> None:
+        self.linter = linter
+        self.slices: dict[str, SliceResult] = {}
+        self.known: dict[str, Unit] = {}  # a unit's facts by its text
+        self.blanked: dict[str, str] = {}  # a unit's text with its characters turned to spaces
+        self.text: str | None = None  # the last text that parsed, and its units
+        self.units: list[Unit] = []
+        self.stats = {"linted": 0, "reused": 0}  # slices of the last text
+
+    def lint_source(self, source: SourceText, path: Path | None, display: str, module: str,
+                    project: Project) -> FileResult:
+        linter = self.linter
+        text = source.text
+        full = lambda: linter.lint_source(source, path, display, module, project)  # noqa: E731
+        if linter.mode is not FixMode.NONE or "triton" not in text:
+            return full()
+        ran = linter.settings.rules_for(linter.engine.rules, display)
+        rules = linter.engine.could_match(ran, text)
+        if not rules:
+            return full()
+        units = self._split(text, display)
+        if units is None:
+            return full()  # TL000 and the like, as a full lint reports them
+        if len(units) < MIN_UNITS:
+            return full()
+        result = FileResult(display, module)
+        try:
+            with time_limit(linter.settings.file_timeout):
+                diagnostics, result.summaries = self._lint_slices(text, display, module, project, rules, units)
+                result.diagnostics = linter.suppressed(diagnostics, text, display, ran)
+        except (Exception, FileTimeout):  # noqa: BLE001 - a timeout, a crash, a deferral: as a full lint reports it
+            return full()
+        return result
+
+    # -- the module's units and components
+
+    def _split(self, text: str, display: str) -> list[Unit] | None:
+        """The text's units, or None when it does not parse. After an edit only the units it touched are
+        parsed again: text made of whole top-level statements parses alone exactly when it parses between
+        the unchanged units around it (they start at column 0 and end where their statement does), with
+        one exception, `from __future__`, which must come first."""
+        units = None
+        if self.text is not None:
+            before, old = self.units, self.text
+            prefix = _common(old, text, lambda a, n: a[:n])
+            suffix = _common(old, text, lambda a, n: a[len(a) - n:], min(len(old), len(text)) - prefix)
+            delta = len(text) - len(old)
+            start = max([u.start for u in before if u.start <= prefix], default=0)
+            end = min([u.start for u in before if u.start >= len(old) - suffix and u.start > start],
+                      default=len(old))
+            region = text[start:end + delta]
+            if "__future__" not in region:
+                middle = self._parse(region, display, start)
+                if middle is not None:
+                    units = [u for u in before if u.end <= start] + middle + \
+                            [Unit(u.start + delta, u.end + delta, u.kind, u.binds, u.mentions)
+                             for u in before if u.start >= end]
+        if units is None:
+            units = self._parse(text, display, 0)
+        self.text, self.units = (text, units) if units is not None else (None, [])
+        return units
+
+    def _parse(self, text: str, display: str, offset: int) -> list[Unit] | None:
+        try:
+            tree = ast.parse(text, filename=display)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        starts = [0] + [m.end() for m in LINE_END.finditer(text)]
+        line_end = lambda row: starts[row] if row < len(starts) else len(text)  # noqa: E731 - end of 1-based row
+        spans: list[tuple[int, int, list[ast.stmt]]] = []
+        for statement in tree.body:
+            first = min([statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", [])])
+            last = statement.end_lineno or statement.lineno
+            if spans and first <= spans[-1][1]:  # `a = 1; b = 2`, or a statement ending where the next starts
+                spans[-1] = (spans[-1][0], max(last, spans[-1][1]), spans[-1][2] + [statement])
+            else:
+                spans.append((first, last, [statement]))
+        units = []
+        for first, last, statements in spans:
+            start, end = starts[first - 1], line_end(last)
+            segment = text[start:end]
+            known = self.known.get(segment)
+            if known is None:
+                known = self.known[segment] = _unit(statements, segment)
+            units.append(Unit(start + offset, end + offset, known.kind, known.binds, known.mentions))
+        return units
+
+    @staticmethod
+    def _components(units: list[Unit]) -> tuple[set[int], list[list[int]]]:
+        """The core (unit indexes) and the other components, each a list of unit indexes in text order."""
+        parent = list(range(len(units)))
+
+        def find(i: int) -> int:
+            while parent[i] != i:
+                parent[i] = parent[parent[i]]
+                i = parent[i]
+            return i
+
+        def union(i: int, j: int) -> None:
+            parent[find(i)] = find(j)
+
+        binders: dict[str, list[int]] = {}
+        for index, unit in enumerate(units):
+            for name in unit.binds:
+                binders.setdefault(name, []).append(index)
+        core = [i for i, unit in enumerate(units) if unit.kind != "node"]
+        for name, found in binders.items():  # two bindings of one name: either may be the one a use sees
+            for other in found[1:]:
+                union(found[0], other)
+        for index, unit in enumerate(units):
+            if unit.kind == "import":
+                continue  # an import's mentions are the names it binds or the modules it reads
+            for name in unit.mentions & binders.keys():  # a core unit pulls in what it mentions
+                for binder in binders[name]:
+                    if units[binder].kind == "node":
+                        union(index, binder)
+        for index in core[1:]:
+            union(core[0], index)
+        roots = {find(i) for i in core}
+        groups: dict[int, list[int]] = {}
+        for index in range(len(units)):
+            groups.setdefault(find(index), []).append(index)
+        core_units = {i for root in roots for i in groups[root]}
+        return core_units, [g for root, g in groups.items() if root not in roots]
+
+    # -- linting the slices
+
+    def _lint_slices(self, text: str, display: str, module: str, project: Project, rules: list[Rule],
+                     units: list[Unit]) -> tuple[list[Diagnostic], dict[str, JitFunction]]:
+        core, components = self._components(units)
+        # An edit that rebinds names merges or splits components: the cache keeps only the slices of this text.
+        slices: dict[str, SliceResult] = {}
+        diagnostics: list[Diagnostic] = []
+        shared: list[Diagnostic] = []  # findings on imports: any slice may see their use
+        summaries: dict[str, JitFunction] = {}
+        stats = {"linted": 0, "reused": 0}
+        imports = [(u.start, u.end) for u in units if u.kind == "import"]
+        elsewhere = [(units[i].start, units[i].end) for own in components for i in own]
+        for own in [sorted(core)] + components:
+            keep = core | set(own)
+            slice_text = self._blank(text, units, keep)
+            found = slices.get(slice_text) or self.slices.get(slice_text)
+            if found is None or not _still_valid(found, project):
+                found = self._lint_slice(slice_text, display, module, project, rules)
+                stats["linted"] += 1
+            else:
+                project.consulted.update(q for q, _ in found.lookups)
+                stats["reused"] += 1
+            slices[slice_text] = found
+            if own and units[own[0]].kind == "node":  # a component: what lies in its units
+                spans = [(units[i].start, units[i].end) for i in own]
+                owns = lambda offset: _inside(offset, spans)  # noqa: E731
+                names = {name for i in own for name in units[i].binds}
+                summaries.update((q, s) for q, s in found.summaries.items() if _top_name(q, module) in names)
+            else:  # the core: what lies outside every component
+                owns = lambda offset: not _inside(offset, elsewhere)  # noqa: E731
+                summaries.update(found.summaries)
+            for diagnostic in found.diagnostics:
+                if _inside(diagnostic.start, imports):
+                    if diagnostic not in shared:
+                        shared.append(diagnostic)
+                elif owns(diagnostic.start):
+                    diagnostics.append(diagnostic)
+        self.slices, self.stats = slices, stats
+        segments = {text[u.start:u.end] for u in units}  # what the next edit can reuse
+        self.known = {k: v for k, v in self.known.items() if k in segments}
+        self.blanked = {k: v for k, v in self.blanked.items() if k in segments}
+        return diagnostics + shared, summaries
+
+    def _blank(self, text: str, units: list[Unit], keep: set[int]) -> str:
+        """The text with the units not kept turned to spaces, line endings kept."""
+        parts, last = [], 0
+        for index, unit in enumerate(units):
+            if index in keep:
+                continue
+            segment = text[unit.start:unit.end]
+            blank = self.blanked.get(segment)
+            if blank is None:
+                blank = self.blanked[segment] = NOT_NEWLINE.sub(" ", segment)
+            parts += (text[last:unit.start], blank)
+            last = unit.end
+        parts.append(text[last:])
+        return "".join(parts)
+
+    def _lint_slice(self, text: str, display: str, module: str, project: Project, rules: list[Rule]) -> SliceResult:
+        enter("parse")
+        tree = ast.parse(text, filename=display)
+        parsed = ParsedFile(display, SourceText(text, "utf-8", False, "\n"), tree, module)
+        enter("model")
+        model = ModuleModel(tree, module, display, is_package=display.endswith("__init__.py"), text=text,
+                            imported=project.module_model if project.sources else None)
+        before = set(project.consulted)
+        project.consulted.clear()
+        diagnostics = self.linter.engine.run(parsed, model, project, rules)
+        lookups = tuple((q, _lookup(project, q)) for q in sorted(project.consulted))
+        project.consulted.update(before)
+        return SliceResult(diagnostics, model.summaries(), lookups)
+
+
+def _unit(statements: list[ast.stmt], segment: str) -> Unit:
+    if all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in statements):
+        kind = "import"
+    elif all(isinstance(s, DEFINITIONS) for s in statements) and not MODULE_FACTS.search(segment):
+        kind = "node"
+    else:
+        kind = "core"
+    binds: set[str] = set()
+    for statement in statements:
+        binds.update(_bound(statement))
+    return Unit(0, 0, kind, frozenset(binds), frozenset(IDENTIFIER.findall(segment)))
+
+
+def _bound(statement: ast.stmt) -> set[str]:
+    """The module-level names a top-level statement binds (function bodies bind locals, except `global`s)."""
+    names: set[str] = set()
+    stack: list[ast.AST] = [statement]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            names.update(n for g in ast.walk(node) if isinstance(g, ast.Global) for n in g.names)
+            stack.extend(node.decorator_list)
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+        if isinstance(node, ast.comprehension):
+            stack.extend([*node.ifs, node.iter])  # its target is the comprehension's own
+            stack.extend(n for n in ast.walk(node.target) if isinstance(n, ast.NamedExpr))
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return names
+
+
+def _common(a: str, b: str, part: Callable[[str, int], str], limit: int | None = None) -> int:
+    """The length of the longest common prefix (or suffix) of a and b, at most `limit`: a binary search
+    on slices, compared in C."""
+    low, high = 0, min(len(a), len(b)) if limit is None else limit
+    while low < high:
+        middle = (low + high + 1) // 2
+        if part(a, middle) == part(b, middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _inside(offset: int, spans: list[tuple[int, int]]) -> bool:
+    return any(start <= offset < end for start, end in spans)
+
+
+def _top_name(qualname: str, module: str) -> str:
+    local = qualname[len(module) + 1:] if module and qualname.startswith(module + ".") else qualname
+    return local.split(".")[0]
+
+
+def _lookup(project: Project, qualname: str) -> object:
+    consulted = set(project.consulted)
+    try:
+        return project.kernel(qualname)
+    except Exception:  # noqa: BLE001 - a lookup that fails now fails the same way on reuse
+        return None
+    finally:
+        project.consulted.clear()
+        project.consulted.update(consulted)
+
+
+def _still_valid(found: SliceResult, project: Project) -> bool:
+    return all(_lookup(project, q) is kernel for q, kernel in found.lookups)
