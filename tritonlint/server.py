@@ -35,6 +35,7 @@ from tritonlint.config import (
 )
 from tritonlint.diagnostics import Diagnostic
 from tritonlint.fixes import apply_fixes
+from tritonlint.incremental import IncrementalLinter
 from tritonlint.linter import FileLinter, FileResult, FixMode
 from tritonlint.ruleset import Rule, RuleFileError, load_rules
 from tritonlint.runner import make_linter
@@ -196,6 +197,8 @@ class Document:
     result_id: str = ""
     consulted: frozenset[str] = frozenset()
     pending: asyncio.TimerHandle | None = None
+    incremental: IncrementalLinter | None = None  # the buffer's per-slice findings, kept between edits
+    generation: int = 0  # the server's generation the incremental results were computed in
 
 
 class TritonLintServer(LanguageServer):
@@ -302,7 +305,11 @@ class TritonLintServer(LanguageServer):
         else:
             project = self._project(document, module)
             source = decode_source(document.text.encode("utf-8", "surrogatepass"))
-            result = config.linter.lint_source(source, None, display, module, project)
+            incremental = document.incremental
+            if incremental is None or incremental.linter is not config.linter or document.generation != self.generation:
+                incremental = document.incremental = IncrementalLinter(config.linter)
+                document.generation = self.generation
+            result = incremental.lint_source(source, None, display, module, project)
             if result.internal_error:
                 self.show_error(result.internal_error)
             if result.timed_out and document.result is not None:
