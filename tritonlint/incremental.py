@@ -7,22 +7,24 @@ included: a config's `"BLOCK_M"`, a key, a launch) and on those that bind a name
 follow a kernel to its launches and back, so the units linked that way, in either direction, form one
 component. Imports, and the statements that act at module level (calls, `if`/`try` blocks, anything that is
 not a definition or an assignment) together with the components they mention, are the core: in every
-slice. A slice is the module text with every unit outside its component and the core blanked to spaces, so
-each offset, line and column (and the line numbers messages quote) is the module's own; comments and blank
-lines stay, for the rules that read the comment above a statement. Each slice is linted alone and its
+slice. A slice is the module text with every unit outside its component and the core reduced to its line breaks,
+so each line and column (and the line numbers messages quote) is the module's own, and character offsets
+map back piece by piece; comments and blank lines stay, for the rules that read the comment above a
+statement. Each slice is linted alone and its
 findings are cached by its text: an edit re-lints the slices whose text changed. Suppressions and TL900 are
 applied to the merged findings, on the whole text, as a full lint does.
 
 Module-wide facts that are not names (the module calls `triton.set_allocator`, some `tl.dot` passes
-`trans_a=`, a config has a `pre_hook`) put the units that spell them in the core. A slice's cached findings
+`trans_a=`, a config has a `pre_hook`) put the units that spell them in every slice. A slice's cached findings
 are reused only while the kernels of other modules it looked up are still the same objects.
 """
 
 from __future__ import annotations
 
 import ast
+import bisect
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable
 
 from tritonlint.analysis.model import ModuleModel
@@ -54,6 +56,7 @@ class Unit:
     kind: str  # "import", "core" or "node"
     binds: frozenset[str]
     mentions: frozenset[str]
+    fact: bool = False  # spells a module-wide fact: in every slice (its findings are still its component's)
 
 
 @dataclass
@@ -79,6 +82,7 @@ class IncrementalLinter:
                     project: Project) -> FileResult:
         linter = self.linter
         text = source.text
+        self.stats = {"linted": 0, "reused": 0}
         full = lambda: linter.lint_source(source, path, display, module, project)  # noqa: E731
         if linter.mode is not FixMode.NONE or "triton" not in text:
             return full()
@@ -121,7 +125,7 @@ class IncrementalLinter:
                 middle = self._parse(region, display, start)
                 if middle is not None:
                     units = [u for u in before if u.end <= start] + middle + \
-                            [Unit(u.start + delta, u.end + delta, u.kind, u.binds, u.mentions)
+                            [Unit(u.start + delta, u.end + delta, u.kind, u.binds, u.mentions, u.fact)
                              for u in before if u.start >= end]
         if units is None:
             units = self._parse(text, display, 0)
@@ -150,7 +154,7 @@ class IncrementalLinter:
             known = self.known.get(segment)
             if known is None:
                 known = self.known[segment] = _unit(statements, segment)
-            units.append(Unit(start + offset, end + offset, known.kind, known.binds, known.mentions))
+            units.append(Unit(start + offset, end + offset, known.kind, known.binds, known.mentions, known.fact))
         return units
 
     @staticmethod
@@ -204,9 +208,10 @@ class IncrementalLinter:
         stats = {"linted": 0, "reused": 0}
         imports = [(u.start, u.end) for u in units if u.kind == "import"]
         elsewhere = [(units[i].start, units[i].end) for own in components for i in own]
+        facts = {i for i, u in enumerate(units) if u.fact}
         for own in [sorted(core)] + components:
-            keep = core | set(own)
-            slice_text = self._blank(text, units, keep)
+            keep = core | facts | set(own)
+            slice_text, offsets = self._blank(text, units, keep)
             found = slices.get(slice_text) or self.slices.get(slice_text)
             if found is None or not _still_valid(found, project):
                 found = self._lint_slice(slice_text, display, module, project, rules)
@@ -223,7 +228,8 @@ class IncrementalLinter:
             else:  # the core: what lies outside every component
                 owns = lambda offset: not _inside(offset, elsewhere)  # noqa: E731
                 summaries.update(found.summaries)
-            for diagnostic in found.diagnostics:
+            relocated = found.diagnostics if offsets.identical else map(offsets.relocate, found.diagnostics)
+            for diagnostic in relocated:
                 if _inside(diagnostic.start, imports):
                     if diagnostic not in shared:
                         shared.append(diagnostic)
@@ -235,20 +241,27 @@ class IncrementalLinter:
         self.blanked = {k: v for k, v in self.blanked.items() if k in segments}
         return diagnostics + shared, summaries
 
-    def _blank(self, text: str, units: list[Unit], keep: set[int]) -> str:
-        """The text with the units not kept turned to spaces, line endings kept."""
-        parts, last = [], 0
+    def _blank(self, text: str, units: list[Unit], keep: set[int]) -> tuple[str, Offsets]:
+        """The text with each unit not kept reduced to its line breaks (rows stay, so do the line numbers
+        messages quote; the characters of an edited unit do not), and where the slice's offsets lie in the text."""
+        parts, offsets, last, length = [], Offsets(), 0, 0
         for index, unit in enumerate(units):
             if index in keep:
                 continue
             segment = text[unit.start:unit.end]
             blank = self.blanked.get(segment)
             if blank is None:
-                blank = self.blanked[segment] = NOT_NEWLINE.sub(" ", segment)
-            parts += (text[last:unit.start], blank)
+                blank = self.blanked[segment] = "".join(LINE_END.findall(segment))
+            kept = text[last:unit.start]
+            offsets.add(length, last)
+            length += len(kept)
+            offsets.add(length, unit.start, segment)
+            parts += (kept, blank)
+            length += len(blank)
             last = unit.end
+        offsets.add(length, last)
         parts.append(text[last:])
-        return "".join(parts)
+        return "".join(parts), offsets
 
     def _lint_slice(self, text: str, display: str, module: str, project: Project, rules: list[Rule]) -> SliceResult:
         enter("parse")
@@ -268,14 +281,16 @@ class IncrementalLinter:
 def _unit(statements: list[ast.stmt], segment: str) -> Unit:
     if all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in statements):
         kind = "import"
-    elif all(isinstance(s, DEFINITIONS) for s in statements) and not MODULE_FACTS.search(segment):
+    elif all(isinstance(s, DEFINITIONS) for s in statements):
         kind = "node"
     else:
         kind = "core"
     binds: set[str] = set()
     for statement in statements:
         binds.update(_bound(statement))
-    return Unit(0, 0, kind, frozenset(binds), frozenset(IDENTIFIER.findall(segment)))
+    words = () if all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) for s in statements) \
+        else IDENTIFIER.findall(segment)  # a docstring's words name nothing
+    return Unit(0, 0, kind, frozenset(binds), frozenset(words), MODULE_FACTS.search(segment) is not None)
 
 
 def _bound(statement: ast.stmt) -> set[str]:
@@ -307,6 +322,39 @@ def _bound(statement: ast.stmt) -> set[str]:
             continue
         stack.extend(ast.iter_child_nodes(node))
     return names
+
+
+class Offsets:
+    """Where a slice's character offsets lie in the text: pieces copied as they are, and units reduced to
+    their line breaks (an offset there, which no finding should have, goes to the same row of the unit)."""
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []  # in the slice
+        self.pieces: list[tuple[int, str | None]] = []  # start in the text; the text of a reduced unit
+
+    def add(self, start: int, real: int, segment: str | None = None) -> None:
+        self.starts.append(start)
+        self.pieces.append((real, segment))
+
+    @property
+    def identical(self) -> bool:
+        return all(real == start for start, (real, _) in zip(self.starts, self.pieces))
+
+    def __call__(self, offset: int) -> int:
+        index = bisect.bisect_right(self.starts, offset) - 1
+        real, segment = self.pieces[index]
+        if segment is None:
+            return real + offset - self.starts[index]
+        rows = len(LINE_END.findall("".join(LINE_END.findall(segment))[:offset - self.starts[index]]))
+        line_starts = [0] + [m.end() for m in LINE_END.finditer(segment)]
+        return real + line_starts[min(rows, len(line_starts) - 1)]
+
+    def relocate(self, diagnostic: Diagnostic) -> Diagnostic:
+        fix = diagnostic.fix
+        if fix is not None:
+            fix = replace(fix, edits=tuple(replace(e, start=self(e.start), end=self(e.end)) for e in fix.edits))
+        return replace(diagnostic, start=self(diagnostic.start), end=self(diagnostic.end), fix=fix,
+                       related=tuple(replace(r, start=self(r.start), end=self(r.end)) for r in diagnostic.related))
 
 
 def _common(a: str, b: str, part: Callable[[str, int], str], limit: int | None = None) -> int:
