@@ -64,6 +64,8 @@ class SliceResult:
     diagnostics: list[Diagnostic]  # every finding of the slice (ownership is decided when merging)
     summaries: dict[str, JitFunction]
     lookups: tuple[tuple[str, object], ...]  # kernels of other modules looked up, and what they were
+    # For the last placement (unit offsets, own units): its own findings, those on imports, its own kernels.
+    placed: tuple[object, list[Diagnostic], list[Diagnostic], dict[str, JitFunction]] | None = None
 
 
 class IncrementalLinter:
@@ -209,9 +211,12 @@ class IncrementalLinter:
         imports = [(u.start, u.end) for u in units if u.kind == "import"]
         elsewhere = [(units[i].start, units[i].end) for own in components for i in own]
         facts = {i for i, u in enumerate(units) if u.fact}
+        pieces = self._pieces(text, units)
+        starts = tuple(u.start for u in units)
         for own in [sorted(core)] + components:
             keep = core | facts | set(own)
-            slice_text, offsets = self._blank(text, units, keep)
+            slice_text = "".join([part for i, (gap, segment, blank) in enumerate(pieces)
+                                  for part in (gap, segment if i in keep else blank)] + [text[units[-1].end:]])
             found = slices.get(slice_text) or self.slices.get(slice_text)
             if found is None or not _still_valid(found, project):
                 found = self._lint_slice(slice_text, display, module, project, rules)
@@ -220,48 +225,41 @@ class IncrementalLinter:
                 project.consulted.update(q for q, _ in found.lookups)
                 stats["reused"] += 1
             slices[slice_text] = found
-            if own and units[own[0]].kind == "node":  # a component: what lies in its units
-                spans = [(units[i].start, units[i].end) for i in own]
-                owns = lambda offset: _inside(offset, spans)  # noqa: E731
-                names = {name for i in own for name in units[i].binds}
-                summaries.update((q, s) for q, s in found.summaries.items() if _top_name(q, module) in names)
-            else:  # the core: what lies outside every component
-                owns = lambda offset: not _inside(offset, elsewhere)  # noqa: E731
-                summaries.update(found.summaries)
-            relocated = found.diagnostics if offsets.identical else map(offsets.relocate, found.diagnostics)
-            for diagnostic in relocated:
-                if _inside(diagnostic.start, imports):
-                    if diagnostic not in shared:
-                        shared.append(diagnostic)
-                elif owns(diagnostic.start):
-                    diagnostics.append(diagnostic)
+            key = (starts, tuple(own))
+            if found.placed is None or found.placed[0] != key:  # where its findings lie, and which are its own
+                offsets = _offsets(pieces, keep, units)
+                relocated = found.diagnostics if offsets.identical else list(map(offsets.relocate, found.diagnostics))
+                if own and units[own[0]].kind == "node":  # a component: what lies in its units
+                    spans = [(units[i].start, units[i].end) for i in own]
+                    owns = lambda offset: _inside(offset, spans)  # noqa: E731
+                    names = {name for i in own for name in units[i].binds}
+                    owned = {q: s for q, s in found.summaries.items() if _top_name(q, module) in names}
+                else:  # the core: what lies outside every component
+                    owns = lambda offset: not _inside(offset, elsewhere)  # noqa: E731
+                    owned = found.summaries
+                found.placed = (key, [d for d in relocated if not _inside(d.start, imports) and owns(d.start)],
+                                [d for d in relocated if _inside(d.start, imports)], owned)
+            diagnostics += found.placed[1]
+            shared += [d for d in found.placed[2] if d not in shared]
+            summaries.update(found.placed[3])
         self.slices, self.stats = slices, stats
         segments = {text[u.start:u.end] for u in units}  # what the next edit can reuse
         self.known = {k: v for k, v in self.known.items() if k in segments}
         self.blanked = {k: v for k, v in self.blanked.items() if k in segments}
         return diagnostics + shared, summaries
 
-    def _blank(self, text: str, units: list[Unit], keep: set[int]) -> tuple[str, Offsets]:
-        """The text with each unit not kept reduced to its line breaks (rows stay, so do the line numbers
-        messages quote; the characters of an edited unit do not), and where the slice's offsets lie in the text."""
-        parts, offsets, last, length = [], Offsets(), 0, 0
-        for index, unit in enumerate(units):
-            if index in keep:
-                continue
+    def _pieces(self, text: str, units: list[Unit]) -> list[tuple[str, str, str]]:
+        """Each unit with the text before it: the gap (kept in every slice), the unit, and the unit reduced to
+        its line breaks (rows stay, so do the line numbers messages quote; an edited unit's characters do not)."""
+        pieces, last = [], 0
+        for unit in units:
             segment = text[unit.start:unit.end]
             blank = self.blanked.get(segment)
             if blank is None:
                 blank = self.blanked[segment] = "".join(LINE_END.findall(segment))
-            kept = text[last:unit.start]
-            offsets.add(length, last)
-            length += len(kept)
-            offsets.add(length, unit.start, segment)
-            parts += (kept, blank)
-            length += len(blank)
+            pieces.append((text[last:unit.start], segment, blank))
             last = unit.end
-        offsets.add(length, last)
-        parts.append(text[last:])
-        return "".join(parts), offsets
+        return pieces
 
     def _lint_slice(self, text: str, display: str, module: str, project: Project, rules: list[Rule]) -> SliceResult:
         enter("parse")
@@ -355,6 +353,21 @@ class Offsets:
             fix = replace(fix, edits=tuple(replace(e, start=self(e.start), end=self(e.end)) for e in fix.edits))
         return replace(diagnostic, start=self(diagnostic.start), end=self(diagnostic.end), fix=fix,
                        related=tuple(replace(r, start=self(r.start), end=self(r.end)) for r in diagnostic.related))
+
+
+def _offsets(pieces: list[tuple[str, str, str]], keep: set[int], units: list[Unit]) -> Offsets:
+    """Where the offsets of a slice lie in the text."""
+    offsets, length, last = Offsets(), 0, 0
+    for index, (gap, segment, blank) in enumerate(pieces):
+        if index in keep:
+            continue
+        offsets.add(length, last)
+        length += units[index].start - last
+        offsets.add(length, units[index].start, segment)
+        length += len(blank)
+        last = units[index].end
+    offsets.add(length, last)
+    return offsets
 
 
 def _common(a: str, b: str, part: Callable[[str, int], str], limit: int | None = None) -> int:
