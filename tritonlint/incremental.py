@@ -85,7 +85,10 @@ class IncrementalLinter:
         linter = self.linter
         text = source.text
         self.stats = {"linted": 0, "reused": 0}
-        full = lambda: linter.lint_source(source, path, display, module, project)  # noqa: E731
+
+        def full() -> FileResult:
+            return linter.lint_source(source, path, display, module, project)
+
         if linter.mode is not FixMode.NONE or "triton" not in text:
             return full()
         ran = linter.settings.rules_for(linter.engine.rules, display)
@@ -140,7 +143,10 @@ class IncrementalLinter:
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         starts = [0] + [m.end() for m in LINE_END.finditer(text)]
-        line_end = lambda row: starts[row] if row < len(starts) else len(text)  # noqa: E731 - end of 1-based row
+
+        def line_end(row: int) -> int:  # the end of a 1-based row, its line break included
+            return starts[row] if row < len(starts) else len(text)
+
         spans: list[tuple[int, int, list[ast.stmt]]] = []
         for statement in tree.body:
             first = min([statement.lineno] + [d.lineno for d in getattr(statement, "decorator_list", [])])
@@ -211,6 +217,7 @@ class IncrementalLinter:
         imports = [(u.start, u.end) for u in units if u.kind == "import"]
         elsewhere = [(units[i].start, units[i].end) for own in components for i in own]
         facts = {i for i, u in enumerate(units) if u.fact}
+        bound = {name for own in components for i in own for name in units[i].binds}  # by the components
         pieces = self._pieces(text, units)
         starts = tuple(u.start for u in units)
         for own in [sorted(core)] + components:
@@ -231,12 +238,12 @@ class IncrementalLinter:
                 relocated = found.diagnostics if offsets.identical else list(map(offsets.relocate, found.diagnostics))
                 if own and units[own[0]].kind == "node":  # a component: what lies in its units
                     spans = [(units[i].start, units[i].end) for i in own]
-                    owns = lambda offset: _inside(offset, spans)  # noqa: E731
+                    owns: Callable[[int], bool] = lambda offset: _inside(offset, spans)  # noqa: E731
                     names = {name for i in own for name in units[i].binds}
                     owned = {q: s for q, s in found.summaries.items() if _top_name(q, module) in names}
                 else:  # the core: what lies outside every component
                     owns = lambda offset: not _inside(offset, elsewhere)  # noqa: E731
-                    owned = found.summaries
+                    owned = {q: s for q, s in found.summaries.items() if _top_name(q, module) not in bound}
                 found.placed = (key, [d for d in relocated if not _inside(d.start, imports) and owns(d.start)],
                                 [d for d in relocated if _inside(d.start, imports)], owned)
             diagnostics += found.placed[1]
