@@ -2,9 +2,14 @@
 
 Spawns `tritonlint server`, speaks JSON-RPC over its standard input/output, opens the file, then for each
 edit sends `textDocument/didChange` and a `textDocument/diagnostic` request (pull diagnostics skip the
-debounce, which is there for typing) and times the round trip until the findings come back.
+debounce, which is there for typing) and times the round trip until the findings come back, and the
+server's CPU time (user + system, from /proc) over all the edits.
 
-    python bench/lsp_latency.py [--edits 40] [--output bench/results/lsp_latency.json]
+The default edit changes one line in place (`2048 //` <-> `4096 //` in a kernel's loop bound);
+`--edit newline` inserts, then deletes, an empty line in the first kernel's body, which moves every line
+below it.
+
+    python bench/lsp_latency.py [--edits 40] [--edit line|newline] [--output bench/results/lsp_latency.json]
 """
 
 from __future__ import annotations
@@ -112,7 +117,16 @@ def server_command() -> list[str]:
     return [script, "server"] if script else [sys.executable, "-m", "tritonlint", "server"]
 
 
-def measure(edits: int) -> dict[str, Any]:
+def _cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a process so far (Linux), None where /proc is not there."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measure(edits: int, kind: str = "line") -> dict[str, Any]:
     text = kernel_file()
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
@@ -130,9 +144,16 @@ def measure(edits: int) -> dict[str, Any]:
         lines = text.split("\n")
         target = next(i for i, line in enumerate(lines) if "tl.static_range" in line)
         times, counts = [], []
+        cpu_before = _cpu_seconds(connection.process.pid)
         for edit in range(edits):
-            lines[target] = lines[target].replace("2048 //" if edit % 2 == 0 else "4096 //",
-                                                  "4096 //" if edit % 2 == 0 else "2048 //")
+            if kind == "newline":
+                if edit % 2 == 0:
+                    lines.insert(target, "")
+                else:
+                    del lines[target]
+            else:
+                lines[target] = lines[target].replace("2048 //" if edit % 2 == 0 else "4096 //",
+                                                      "4096 //" if edit % 2 == 0 else "2048 //")
             changed = "\n".join(lines)
             start = time.perf_counter()
             connection.send("textDocument/didChange", {"textDocument": {"uri": uri, "version": edit + 2},
@@ -140,6 +161,7 @@ def measure(edits: int) -> dict[str, Any]:
             report = connection.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})
             times.append((time.perf_counter() - start) * 1000)
             counts.append(len(report["items"]))
+        cpu_after = _cpu_seconds(connection.process.pid)
         connection.request("shutdown", None)
         connection.send("exit", None)
         connection.process.wait(timeout=30)
@@ -151,11 +173,14 @@ def measure(edits: int) -> dict[str, Any]:
         "file_lines": text.count("\n"),
         "findings": counts[-1],
         "first_lint_findings": len(first["items"]),
+        "edit": kind,
         "edits": edits,
         "median_ms": round(statistics.median(times), 2),
         "p90_ms": round(ordered[int(0.9 * (len(ordered) - 1))], 2),
         "min_ms": round(ordered[0], 2),
         "max_ms": round(ordered[-1], 2),
+        "server_cpu_ms_per_edit": None if cpu_before is None or cpu_after is None
+        else round((cpu_after - cpu_before) * 1000 / edits, 1),
         "load_average": list(os.getloadavg()),
         "target_ms": 50,
     }
@@ -174,9 +199,10 @@ def _cpu() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--edits", type=int, default=40)
+    parser.add_argument("--edit", choices=("line", "newline"), default="line")
     parser.add_argument("--output", type=Path)
     args = parser.parse_args()
-    result = measure(args.edits)
+    result = measure(args.edits, args.edit)
     print(json.dumps(result, indent=2))
     if args.output:
         args.output.write_text(json.dumps(result, indent=2) + "\n")

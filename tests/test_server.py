@@ -441,6 +441,67 @@ def test_neovim_shows_tl001_and_applies_the_quick_fix(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr + done.stdout
 
 
+# The README's eglot configuration, with the server command of this environment; flymake's timers and
+# eglot's change timer do not run in batch mode, so the script starts them itself.
+EMACS_SCRIPT = r"""
+(unless (require 'eglot nil t) (kill-emacs 77))
+(require 'flymake)
+(require 'seq)
+(defun fail (message &rest args)
+  (princ (concat (apply #'format message args) "\n") #'external-debugging-output)
+  (kill-emacs 1))
+(defun wait-for (done)
+  (let ((deadline (+ (float-time) 20)))
+    (while (and (not (funcall done)) (< (float-time) deadline))
+      (accept-process-output nil 0.05)
+      (when (eglot-current-server) (flymake-start)))
+    (funcall done)))
+(with-eval-after-load 'eglot
+  (add-to-list 'eglot-server-programs
+               `(python-mode . ,(json-parse-string (getenv "TRITONLINT_SERVER") :array-type 'list))))
+(find-file "k.py")
+(python-mode)
+(eglot-ensure)
+(run-hooks 'post-command-hook)  ; eglot-ensure connects after the next command
+(unless (wait-for #'eglot-current-server) (fail "eglot did not connect"))
+(unless (wait-for #'flymake-diagnostics) (fail "no diagnostics"))
+(let* ((d (car (flymake-diagnostics)))
+       (line (line-number-at-pos (flymake-diagnostic-beg d))))
+  (unless (and (string-match-p "TL001" (flymake-diagnostic-text d)) (= line %(line)d))
+    (fail "unexpected: %%S at line %%d" (flymake-diagnostic-text d) line)))
+(goto-char (point-min))
+(forward-line (1- %(line)d))
+(let* ((actions (eglot-code-actions (line-beginning-position) (line-end-position) "quickfix"))
+       (preferred (seq-find (lambda (a) (eq (plist-get a :isPreferred) t)) actions)))
+  (unless preferred (fail "no preferred quick fix in %%S" actions))
+  (condition-case nil
+      (eglot--apply-workspace-edit (plist-get preferred :edit))
+    (wrong-number-of-arguments (eglot--apply-workspace-edit (plist-get preferred :edit) 'test))))
+(let ((line (buffer-substring (line-beginning-position) (line-end-position))))
+  (unless (string-search "tl.range(64, loop_unroll_factor=1)" line) (fail "not fixed: %%s" line)))
+(eglot--signal-textDocument/didChange)
+(unless (wait-for (lambda () (null (flymake-diagnostics)))) (fail "TL001 still shown after the fix"))
+(kill-emacs 0)
+"""
+
+
+def test_emacs_eglot_shows_tl001_and_applies_the_quick_fix(tmp_path: Path) -> None:
+    emacs = shutil.which("emacs")
+    if emacs is None:
+        pytest.skip("emacs is not installed")
+    import json
+
+    (tmp_path / "tritonlint.toml").touch()
+    (tmp_path / "k.py").write_text(TL001, encoding="utf-8")
+    (tmp_path / "test.el").write_text(EMACS_SCRIPT % {"line": LOOP_LINE + 1}, encoding="utf-8")
+    done = subprocess.run([emacs, "--batch", "-l", "test.el"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "HOME": str(tmp_path),
+                                            "TRITONLINT_SERVER": json.dumps([*tritonlint_executable(), "server"])})
+    if done.returncode == 77:
+        pytest.skip("this Emacs has no eglot (Emacs 29 has it built in; Debian's elpa-eglot adds it to 28)")
+    assert done.returncode == 0, done.stderr + done.stdout
+
+
 @pytest.mark.asyncio
 async def test_a_late_lint_is_dropped_and_the_previous_diagnostics_stay(tmp_path: Path) -> None:
     capabilities = lsp.ClientCapabilities(workspace=lsp.WorkspaceClientCapabilities(

@@ -128,6 +128,10 @@ class FileLinter:
             result.links = module_links(model, project.linted_modules) if project.linted_modules else None
             if rules:
                 diagnostics = self.engine.run(parsed, model, project, rules)
+        return self.suppressed(diagnostics, text, display, ran)
+
+    def suppressed(self, diagnostics: list[Diagnostic], text: str, display: str, ran: list[Rule]) -> list[Diagnostic]:
+        """The findings the file's suppression comments keep, with TL900's unused ones, in order."""
         suppressions = Suppressions.scan(text)
         if not suppressions.directives:
             return sorted(diagnostics, key=lambda d: d.sort_key)

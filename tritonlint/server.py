@@ -35,6 +35,7 @@ from tritonlint.config import (
 )
 from tritonlint.diagnostics import Diagnostic
 from tritonlint.fixes import apply_fixes
+from tritonlint.incremental import IncrementalLinter
 from tritonlint.linter import FileLinter, FileResult, FixMode
 from tritonlint.ruleset import Rule, RuleFileError, load_rules
 from tritonlint.runner import make_linter
@@ -196,6 +197,10 @@ class Document:
     result_id: str = ""
     consulted: frozenset[str] = frozenset()
     pending: asyncio.TimerHandle | None = None
+    incremental: IncrementalLinter | None = None  # the buffer's per-slice findings, kept between edits
+    generation: int = 0  # the server's generation the incremental results were computed in
+    converted: dict[int, tuple[Diagnostic, lsp.Diagnostic]] = field(default_factory=dict)  # by id of the finding
+    converted_for: tuple[object, ...] = ()  # the position encoding and fail level they were converted with
 
 
 class TritonLintServer(LanguageServer):
@@ -302,7 +307,11 @@ class TritonLintServer(LanguageServer):
         else:
             project = self._project(document, module)
             source = decode_source(document.text.encode("utf-8", "surrogatepass"))
-            result = config.linter.lint_source(source, None, display, module, project)
+            incremental = document.incremental
+            if incremental is None or incremental.linter is not config.linter or document.generation != self.generation:
+                incremental = document.incremental = IncrementalLinter(config.linter)
+                document.generation = self.generation
+            result = incremental.lint_source(source, None, display, module, project)
             if result.internal_error:
                 self.show_error(result.internal_error)
             if result.timed_out and document.result is not None:
@@ -346,7 +355,16 @@ class TritonLintServer(LanguageServer):
     def diagnostics(self, document: Document) -> list[lsp.Diagnostic]:
         result = self.lint(document)
         positions = self.positions(document)
-        found = [self.to_lsp(d, positions, document.uri) for d in result.diagnostics]
+        # A finding the incremental linter reused is the same object at the same offsets, on unchanged lines
+        # of its own unit: its protocol form is reused with it.
+        setting = (positions.width, self.client_settings.fail_level)
+        known = document.converted if document.converted_for == setting else {}
+        converted = {}
+        for d in result.diagnostics:
+            entry = known.get(id(d))
+            converted[id(d)] = entry if entry is not None and entry[0] is d else (d, self.to_lsp(d, positions, document.uri))
+        document.converted, document.converted_for = converted, setting
+        found = [converted[id(d)][1] for d in result.diagnostics]
         if result.skipped:
             found.append(lsp.Diagnostic(lsp.Range(lsp.Position(0, 0), lsp.Position(0, 0)),
                                         f"not linted: {result.skipped}", lsp.DiagnosticSeverity.Information,
