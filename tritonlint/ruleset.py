@@ -13,12 +13,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tritonlint.context import CONDITIONS, FIXERS, ParamSpec
 from tritonlint.diagnostics import APPLICABILITIES, SEVERITIES, rule_page_url
 from tritonlint.sgutil import AstGrepError, compile_check, find_all, parse_snippet
 from tritonlint.templates import METAVAR, TEMPLATE_VAR
+
+if TYPE_CHECKING:  # the conditions and fixers (and the model under them) are imported to validate a rule file:
+    from tritonlint.context import ParamSpec  # a run whose rules come from the cache needs none of them
 
 CATEGORIES = ("correctness", "performance", "compile-time", "migration", "style")
 DOC_SECTIONS = ("what", "why", "example", "use_instead", "fix_safety", "evidence")
@@ -146,6 +148,8 @@ class _RuleBuilder:
         return RuleFileError(self.path, key, problem)
 
     def build(self) -> Rule:
+        from tritonlint.context import CONDITIONS
+
         data = self.data
         if not isinstance(data, dict):
             raise self.error("<file>", "a rule file must be a YAML mapping")
@@ -244,6 +248,8 @@ class _RuleBuilder:
         return options
 
     def conditions(self, options: dict[str, OptionSpec]) -> list[Condition]:
+        from tritonlint.context import CONDITIONS
+
         raw = self.data.get("where", [])
         if not isinstance(raw, list):
             raise self.error("where", "must be a list of condition names or {name: {arguments}}")
@@ -294,6 +300,8 @@ class _RuleBuilder:
                 raise self.error(key, f"template names {{{name}}}, which no condition provides (provided: {known})")
 
     def fix_spec(self, metavars: set[str], provided: set[str]) -> FixSpec | None:
+        from tritonlint.context import FIXERS
+
         raw = self.data.get("fix")
         if raw is None:
             return None

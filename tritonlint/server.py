@@ -20,8 +20,8 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from tritonlint import __version__, evidence
-from tritonlint.analysis.model import JitFunction, ModuleModel, module_name
-from tritonlint.analysis.project import Project
+from tritonlint.analysis.model import JitFunction, ModuleModel
+from tritonlint.analysis.project import Project, module_name
 from tritonlint.config import (
     CONFIG_FILES,
     ConfigError,
