@@ -10,6 +10,7 @@ those built into tritonlint.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,6 +88,9 @@ class Rule:
     path: str
     url: str | None = None
     metavars: frozenset[str] = field(default_factory=frozenset)
+    # The digest of the rule file's text, which with the tool's own digest determines the rule: what cache keys
+    # hash instead of the rule's repr (hundreds of kilobytes for a rule set). Empty for rules built in code.
+    fingerprint: str = ""
 
     @property
     def summary(self) -> str:
@@ -123,7 +127,9 @@ def load_rule_file(path: Path) -> Rule:
     if _value_count(data, MAX_YAML_VALUES) > MAX_YAML_VALUES:
         raise RuleFileError(path, "<yaml>", f"expands to more than {MAX_YAML_VALUES} values "
                             "(an alias that refers to itself, or aliases nested to explode)")
-    return _RuleBuilder(path, data).build()
+    rule = _RuleBuilder(path, data).build()
+    rule.fingerprint = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    return rule
 
 
 def _value_count(data: Any, limit: int) -> int:
@@ -441,8 +447,6 @@ def load_rules(extra_dirs: list[Path] = (), cache_folder: Path | None = None) ->
 
 
 def _rules_cache_path(folder: Path, files: list[Path]) -> Path | None:
-    import hashlib
-
     from tritonlint import __version__
     from tritonlint.cache import tool_digest
 
