@@ -77,7 +77,7 @@ def import_profile(python: str, project: Path, name: str, repeats: int = 5) -> d
     depth: dict[str, int] = {}
     for _ in range(repeats):
         lines = subprocess.run([python, "-X", "importtime", "-c", code], cwd=project, capture_output=True,
-                               text=True).stderr.splitlines()
+                               text=True, check=False).stderr.splitlines()
         for line in lines:
             if not line.startswith("import time:") or "self [us]" in line:
                 continue
@@ -115,7 +115,7 @@ def commit() -> str:
 
 def version(command: list[str]) -> str:
     try:
-        return subprocess.run(command, capture_output=True, text=True).stdout.strip()
+        return subprocess.run(command, capture_output=True, text=True, check=False).stdout.strip()
     except OSError:
         return "not found"
 
@@ -138,16 +138,16 @@ def markdown(report: dict[str, object]) -> str:
         BEGIN,
         "# Start-up (`bench/startup.py`)",
         "",
-        f"Measured {report['date']} on {report['machine']['cpu']} ({report['machine']['cores']} cores), "  # type: ignore[index]
-        f"Python {report['machine']['python']}; tritonlint {report['tritonlint']} (commit {report['commit']}), "  # type: ignore[index]
-        f"{report['ruff']}. Load average before/after: {load['before']} / {load['after']}. "
-        f"File: `{report['file']}` ({report['lines']} lines) alone in a scratch project with a `pyproject.toml`; "
-        f"{report['rounds']} alternating rounds, installed console scripts.",
+        (f"Measured {report['date']} on {report['machine']['cpu']} ({report['machine']['cores']} cores), "  # type: ignore[index]
+         f"Python {report['machine']['python']}; tritonlint {report['tritonlint']} (commit {report['commit']}), "  # type: ignore[index]
+         f"{report['ruff']}. Load average before/after: {load['before']} / {load['after']}. "
+         f"File: `{report['file']}` ({report['lines']} lines) alone in a scratch project with a `pyproject.toml`; "
+         f"{report['rounds']} alternating rounds, installed console scripts."),
         "",
         *rows,
         "",
-        f"`python -X importtime` of a warm run (best of 5, ms, cumulative per top-level import): {top}; "
-        f"all imports {imports['total_ms']} ms.",
+        (f"`python -X importtime` of a warm run (best of 5, ms, cumulative per top-level import): {top}; "
+         f"all imports {imports['total_ms']} ms."),
         "",
         "Wall times on a shared machine move with its load; CPU times are the steadier comparison.",
         END,
@@ -193,7 +193,7 @@ def main() -> None:
             "python": lambda: [python, "-c", "pass"],
         }
         for command in (cases["warm"](), cases["ruff"]()):  # fill both caches, and the OS's file cache
-            subprocess.run(command, cwd=project, capture_output=True)
+            subprocess.run(command, cwd=project, capture_output=True, check=False)
         load_before = [round(x, 2) for x in os.getloadavg()]
         samples: dict[str, list[tuple[float, float, int]]] = {case: [] for case in cases}
         for _ in range(args.runs):

@@ -20,8 +20,10 @@ from tritonlint.diagnostics import APPLICABILITIES, SEVERITIES, rule_page_url
 from tritonlint.sgutil import AstGrepError, compile_check, find_all, parse_snippet
 from tritonlint.templates import METAVAR, TEMPLATE_VAR
 
-if TYPE_CHECKING:  # the conditions and fixers (and the model under them) are imported to validate a rule file:
-    from tritonlint.context import ParamSpec  # a run whose rules come from the cache needs none of them
+# The conditions and fixers (and the model under them) are imported where a rule file is validated: a run whose
+# rules come from the cache needs none of them.
+if TYPE_CHECKING:
+    from tritonlint.context import ParamSpec
 
 CATEGORIES = ("correctness", "performance", "compile-time", "migration", "style")
 DOC_SECTIONS = ("what", "why", "example", "use_instead", "fix_safety", "evidence")

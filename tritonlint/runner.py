@@ -15,7 +15,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tritonlint.analysis.project import Project, defining_module, module_name, source_root
+from tritonlint.analysis.project import (
+    Project,
+    defining_module,
+    module_name,
+    source_root,
+)
 from tritonlint.builtin import BUILTIN_RULES
 from tritonlint.cache import Entry, LintCache, Session, Signature, digest, signature
 from tritonlint.config import Settings

@@ -35,7 +35,8 @@ from tritonlint.config import (
 )
 from tritonlint.diagnostics import Diagnostic
 from tritonlint.fixes import apply_fixes
-from tritonlint.linter import FileLinter, FileResult, FixMode
+from tritonlint.linter import FileLinter
+from tritonlint.results import FileResult, FixMode
 from tritonlint.ruleset import Rule, RuleFileError, load_rules
 from tritonlint.runner import make_linter
 from tritonlint.source import (
