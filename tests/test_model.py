@@ -6,7 +6,8 @@ import ast
 import textwrap
 
 from tritonlint.analysis.consteval import Binding, Evaluator
-from tritonlint.analysis.model import ModuleModel, module_name
+from tritonlint.analysis.model import ModuleModel
+from tritonlint.analysis.project import module_name
 
 
 def build(code: str, module: str = "pkg.mod") -> ModuleModel:

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from tritonlint import __version__
-from tritonlint.analysis.model import module_name
-from tritonlint.analysis.project import Project
+from tritonlint.analysis.project import Project, module_name
 from tritonlint.builtin import BUILTIN_RULES
 from tritonlint.cache import cache_folder, clean, open_cache
 from tritonlint.config import (
@@ -28,8 +27,6 @@ from tritonlint.config import (
 )
 from tritonlint.diagnostics import Diagnostic
 from tritonlint.discovery import is_excluded
-from tritonlint.explain import explain, rule_summary, rules_table
-from tritonlint.linter import FileLinter, FileResult, FixMode
 from tritonlint.reporting import (
     COLOR_CHOICES,
     FORMATS,
@@ -44,10 +41,14 @@ from tritonlint.reporting import (
     unified_diff,
     would_fix,
 )
+from tritonlint.results import FileResult, FixMode
 from tritonlint.ruleset import Rule, RuleFileError, load_rules
-from tritonlint.runner import lint_paths, make_linter
+from tritonlint.runner import LazyLinter, lint_paths, make_linter
 from tritonlint.source import SourceError, decode_source, split_lines
 from tritonlint.timelimit import MAX_SECONDS
+
+if TYPE_CHECKING:  # the linter is built where a file is linted (runner.LazyLinter): a cached run needs none
+    from tritonlint.linter import FileLinter
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -169,12 +170,11 @@ def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool, sho
         click.echo("".join(f"{path.as_posix()}\n" for path in sorted(found.files)), nl=False)
         sys.exit(EXIT_CLEAN)
     mode = FixMode.DIFF if diff else FixMode.FIX if fix else FixMode.NONE
-    linter = make_linter(rules, settings, mode, unsafe_fixes)
     stdin_texts: dict[str, list[str]] = {}
     if path_list == ["-"]:
         excluded = force_exclude and stdin_filename is not None and is_excluded(
             Path(stdin_filename), settings.root, settings.excludes)
-        results, stdin_texts = _lint_stdin(linter, stdin_filename, excluded)
+        results, stdin_texts = _lint_stdin(make_linter(rules, settings, mode, unsafe_fixes), stdin_filename, excluded)
         problems: list[tuple[str, str]] = []
     else:
         if "-" in path_list:
@@ -187,7 +187,7 @@ def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool, sho
             targets = [p for p in targets if not is_excluded(p, settings.root, settings.excludes)]
         cache = None if no_cache else open_cache(cache_folder(settings.root, settings.cache_dir, cache_dir), settings,
                                                  rules, unsafe_fixes)
-        run = lint_paths(targets, settings, linter, jobs, cache)
+        run = lint_paths(targets, settings, LazyLinter(rules, settings, mode, unsafe_fixes), jobs, cache)
         results, problems = run.files, run.problems
         if add_noqa or write_baseline:
             sys.exit(_adopt(results, add_noqa, write_baseline))
@@ -446,6 +446,8 @@ def clean_command(cache_dir: str | None, config_path: str | None) -> None:
 @click.option("--config", "config_path", type=click.Path(dir_okay=False))
 def rule_command(code: str, output_format: str, config_path: str | None) -> None:
     """Explain a rule: what it flags, why, an example, the fix and the measured evidence."""
+    from tritonlint.explain import explain, rule_summary
+
     _, rules = load_project(config_path, Path.cwd())
     found = next((r for r in [*rules, *BUILTIN_RULES] if r.id == code.upper() or r.name == code), None)
     if found is None:
@@ -463,6 +465,8 @@ def rule_command(code: str, output_format: str, config_path: str | None) -> None
 @click.option("--config", "config_path", type=click.Path(dir_okay=False))
 def rules_command(output_format: str, config_path: str | None) -> None:
     """List every rule."""
+    from tritonlint.explain import rule_summary, rules_table
+
     _, rules = load_project(config_path, Path.cwd())
     rules = sorted([*rules, *BUILTIN_RULES], key=lambda r: r.id)
     if output_format == "json":
@@ -538,6 +542,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(EXIT_CLEAN)
     except BaseException as exc:  # noqa: BLE001 - never a traceback for the user
         if os.environ.get("TRITONLINT_DEBUG"):
+            import traceback
+
             traceback.print_exc()
         click.echo(f"error: internal error: {type(exc).__name__}: {exc} (set TRITONLINT_DEBUG=1 for details)", err=True)
         sys.exit(EXIT_ERROR)

@@ -13,11 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 from tritonlint.discovery import DEFAULT_EXCLUDE
 from tritonlint.ruleset import Rule
 from tritonlint.timelimit import DEFAULT_SECONDS, MAX_SECONDS
@@ -104,7 +99,17 @@ def find_config(start: Path) -> Path | None:
     return None
 
 
+def _toml() -> Any:
+    """The TOML parser, imported only where a configuration file is read."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    return tomllib
+
+
 def _has_tool_table(path: Path) -> bool:
+    tomllib = _toml()
     try:
         text = path.read_text(encoding="utf-8", errors="replace")  # read_config names a decoding error
     except OSError as exc:
@@ -117,6 +122,7 @@ def _has_tool_table(path: Path) -> bool:
 
 
 def read_config(path: Path) -> dict[str, Any]:
+    tomllib = _toml()
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:

@@ -5,7 +5,6 @@ Numbers in messages and docs come from this file and nowhere else.
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,8 @@ def results_path() -> Path:
 
 @lru_cache(maxsize=1)
 def load() -> dict[str, Any] | None:
+    import json  # here: the cache names this file on every run, few runs read it
+
     try:
         data = json.loads(results_path().read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -126,6 +127,8 @@ def _versions_path(rule_id: str) -> Path:
 
 @lru_cache(maxsize=4)
 def load_versions(rule_id: str) -> dict[str, Any] | None:
+    import json
+
     try:
         data = json.loads(_versions_path(rule_id).read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tritonlint.diagnostics import Diagnostic, Fix
-from tritonlint.source import SourceText
+
+if TYPE_CHECKING:
+    from tritonlint.source import SourceText
 
 
 def applicable(diagnostics: Iterable[Diagnostic], unsafe: bool) -> list[Diagnostic]:
@@ -69,6 +71,8 @@ def write_atomic(path: Path, source: SourceText, text: str) -> None:
     if info.st_nlink > 1:
         _write_in_place(target, source, data)
         return
+    import tempfile  # here: only --fix writes, and tempfile costs a lint run ~3 ms to import
+
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tritonlint", dir=target.parent)
     try:
         with os.fdopen(handle, "wb") as stream:

@@ -3,18 +3,16 @@ findings, and in fix mode apply fixes, re-parse and re-lint until nothing change
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 
-from tritonlint.analysis.launch_index import ModuleLinks, module_links
-from tritonlint.analysis.model import LAUNCH_TEXT, JitFunction, ModuleModel
+from tritonlint.analysis.launch_index import module_links
+from tritonlint.analysis.model import LAUNCH_TEXT, ModuleModel
 from tritonlint.analysis.project import Deferred, Project
 from tritonlint.config import Settings
 from tritonlint.diagnostics import Diagnostic, syntax_error
 from tritonlint.engine import Engine, RuleCrash
 from tritonlint.fixes import WriteRefused, applicable, apply_fixes, write_atomic
+from tritonlint.results import FileResult, FixMode
 from tritonlint.ruleset import Rule
 from tritonlint.source import (
     ParsedFile,
@@ -29,30 +27,6 @@ from tritonlint.suppression import UNUSED, Suppressions
 from tritonlint.timelimit import WRITE, FileTimeout, enter, message, time_limit
 
 MAX_FIX_ROUNDS = 10
-
-
-class FixMode(Enum):
-    NONE = "none"  # report only
-    FIX = "fix"  # apply and write
-    DIFF = "diff"  # apply in memory, report the difference, write nothing
-
-
-@dataclass
-class FileResult:
-    path: str
-    module: str = ""
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    summaries: dict[str, JitFunction] = field(default_factory=dict)
-    links: ModuleLinks | None = None  # its launches and imports, for the project's launch index
-    deferred: str | None = None  # a linted module whose kernels this file's rules need
-    skipped: str | None = None  # why the file could not be linted (one line)
-    internal_error: str | None = None
-    timed_out: bool = False  # the analysis ran past the time limit (internal_error says where)
-    fixes_applied: int = 0
-    fixed_codes: Counter[str] = field(default_factory=Counter)
-    refused: list[str] = field(default_factory=list)  # fixes that would have broken the file
-    original: str | None = None  # texts for --diff and stdin
-    fixed: str | None = None
 
 
 class FileLinter:

@@ -4,8 +4,6 @@ Reporters see only Diagnostics and rule metadata, never rule internals."""
 
 from __future__ import annotations
 
-import difflib
-import json
 import os
 import re
 from collections import Counter
@@ -147,6 +145,8 @@ def as_json_object(d: Diagnostic) -> dict[str, Any]:
 
 
 def json_format(diagnostics: list[Diagnostic], **_: Any) -> str:
+    import json
+
     return json.dumps([as_json_object(d) for d in diagnostics], indent=2)
 
 
@@ -277,6 +277,8 @@ def sarif(diagnostics: list[Diagnostic], rules: list[Rule], **_: Any) -> str:
             "results": [_sarif_result(d, index[d.code]) for d in diagnostics],
         }],
     }
+    import json
+
     return json.dumps(log, indent=2)
 
 
@@ -307,6 +309,8 @@ def statistics(diagnostics: list[Diagnostic], unsafe: bool = False, as_json: boo
     """A count per rule, most frequent first, in ruff's shape (`--statistics`)."""
     rows = _rule_counts(diagnostics, unsafe)
     if as_json:
+        import json
+
         return json.dumps(rows, indent=2)
     if not rows:
         return ""
@@ -367,6 +371,8 @@ def unified_diff(path: str, before: str, after: str) -> str:
     """A unified diff that `git apply` and `patch -p1` accept: lines split at "\\n" only (a form feed or
     a lone "\\r" is not a line break for them), the marker for a missing final newline, and a tab after a
     file name with a space in it, where both tools expect the name to end."""
+    import difflib  # here, as json elsewhere: the default output of a lint run needs neither
+
     out = []
     end = "\t" if re.search(r"\s", path) else ""
     for line in difflib.unified_diff(_lines(before), _lines(after), fromfile=f"a/{path}{end}", tofile=f"b/{path}{end}"):

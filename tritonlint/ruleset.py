@@ -10,15 +10,20 @@ those built into tritonlint.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tritonlint.context import CONDITIONS, FIXERS, ParamSpec
 from tritonlint.diagnostics import APPLICABILITIES, SEVERITIES, rule_page_url
 from tritonlint.sgutil import AstGrepError, compile_check, find_all, parse_snippet
 from tritonlint.templates import METAVAR, TEMPLATE_VAR
+
+# The conditions and fixers (and the model under them) are imported where a rule file is validated: a run whose
+# rules come from the cache needs none of them.
+if TYPE_CHECKING:
+    from tritonlint.context import ParamSpec
 
 CATEGORIES = ("correctness", "performance", "compile-time", "migration", "style")
 DOC_SECTIONS = ("what", "why", "example", "use_instead", "fix_safety", "evidence")
@@ -85,6 +90,9 @@ class Rule:
     path: str
     url: str | None = None
     metavars: frozenset[str] = field(default_factory=frozenset)
+    # The digest of the rule file's text, which with the tool's own digest determines the rule: what cache keys
+    # hash instead of the rule's repr (hundreds of kilobytes for a rule set). Empty for rules built in code.
+    fingerprint: str = ""
 
     @property
     def summary(self) -> str:
@@ -121,7 +129,9 @@ def load_rule_file(path: Path) -> Rule:
     if _value_count(data, MAX_YAML_VALUES) > MAX_YAML_VALUES:
         raise RuleFileError(path, "<yaml>", f"expands to more than {MAX_YAML_VALUES} values "
                             "(an alias that refers to itself, or aliases nested to explode)")
-    return _RuleBuilder(path, data).build()
+    rule = _RuleBuilder(path, data).build()
+    rule.fingerprint = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    return rule
 
 
 def _value_count(data: Any, limit: int) -> int:
@@ -146,6 +156,8 @@ class _RuleBuilder:
         return RuleFileError(self.path, key, problem)
 
     def build(self) -> Rule:
+        from tritonlint.context import CONDITIONS
+
         data = self.data
         if not isinstance(data, dict):
             raise self.error("<file>", "a rule file must be a YAML mapping")
@@ -244,6 +256,8 @@ class _RuleBuilder:
         return options
 
     def conditions(self, options: dict[str, OptionSpec]) -> list[Condition]:
+        from tritonlint.context import CONDITIONS
+
         raw = self.data.get("where", [])
         if not isinstance(raw, list):
             raise self.error("where", "must be a list of condition names or {name: {arguments}}")
@@ -294,6 +308,8 @@ class _RuleBuilder:
                 raise self.error(key, f"template names {{{name}}}, which no condition provides (provided: {known})")
 
     def fix_spec(self, metavars: set[str], provided: set[str]) -> FixSpec | None:
+        from tritonlint.context import FIXERS
+
         raw = self.data.get("fix")
         if raw is None:
             return None
@@ -433,8 +449,6 @@ def load_rules(extra_dirs: list[Path] = (), cache_folder: Path | None = None) ->
 
 
 def _rules_cache_path(folder: Path, files: list[Path]) -> Path | None:
-    import hashlib
-
     from tritonlint import __version__
     from tritonlint.cache import tool_digest
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from tritonlint.analysis.project import Project
 from tritonlint.config import Settings
-from tritonlint.linter import FileResult, FixMode
+from tritonlint.results import FileResult, FixMode
 from tritonlint.ruleset import EXPECT_MARKER, Example, Rule
 from tritonlint.runner import make_linter
 from tritonlint.source import decode_source

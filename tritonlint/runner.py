@@ -11,7 +11,9 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tritonlint.analysis.launch_index import (
     ModuleLinks,
@@ -20,19 +22,21 @@ from tritonlint.analysis.launch_index import (
     read_links,
     recorded_launchers,
 )
-from tritonlint.analysis.model import JitFunction, module_name
-from tritonlint.analysis.project import Project, defining_module, source_root
+from tritonlint.analysis.project import Project, defining_module, module_name, source_root
 from tritonlint.builtin import BUILTIN_RULES
 from tritonlint.cache import Entry, LintCache, Session, Signature, digest, signature
 from tritonlint.config import Settings
 from tritonlint.diagnostics import Diagnostic
 from tritonlint.discovery import context_files, discover, project_root
-from tritonlint.engine import Engine
 from tritonlint.fixes import applicable
-from tritonlint.linter import FileLinter, FileResult, FixMode
+from tritonlint.results import FileResult, FixMode
 from tritonlint.ruleset import Rule
 from tritonlint.source import SourceError, SourceText, decode_source, read_bytes
 from tritonlint.timelimit import enter, kill_after, message
+
+if TYPE_CHECKING:
+    from tritonlint.analysis.model import JitFunction
+    from tritonlint.linter import FileLinter
 
 PARALLEL_THRESHOLD = 24  # below this many files a process pool costs more than it saves
 
@@ -63,9 +67,25 @@ class RunResult:
 
 
 def make_linter(rules: list[Rule], settings: Settings, mode: FixMode, unsafe: bool) -> FileLinter:
+    from tritonlint.engine import Engine
+    from tritonlint.linter import FileLinter
+
     engine = Engine(settings.enabled(rules), settings.options, settings.target_sm())
     known = frozenset(code for rule in [*rules, *BUILTIN_RULES] for code in (rule.id, rule.name))
     return FileLinter(engine, settings, known, mode, unsafe)
+
+
+class LazyLinter:
+    """make_linter's arguments, for a run that may lint nothing: the linter, and with it the analysis, is
+    imported and built for the first file the cache cannot serve (the imports alone cost more than the
+    rest of a run served from the cache)."""
+
+    def __init__(self, rules: list[Rule], settings: Settings, mode: FixMode, unsafe: bool) -> None:
+        self.rules, self.settings, self.mode, self.unsafe = rules, settings, mode, unsafe
+
+    @cached_property
+    def linter(self) -> FileLinter:
+        return make_linter(self.rules, self.settings, self.mode, self.unsafe)
 
 
 # A worker's state: set in the parent before the pool forks (or by the initializer where processes spawn),
@@ -99,6 +119,8 @@ def _lint_job(job: Job) -> tuple[FileResult, Facts]:
     linter, project = _worker, _project
     assert linter is not None and project is not None
     if job.context and linter.mode is not FixMode.NONE:
+        from tritonlint.linter import FileLinter
+
         linter = FileLinter(linter.engine, linter.settings, linter.known, FixMode.NONE, linter.unsafe)
     project.consulted = set()
     facts = Facts(checked_ns=time.time_ns())
@@ -167,7 +189,7 @@ def display_path(path: Path, cwd: Path) -> str:
         return path.as_posix()
 
 
-def lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs: int | None = None,
+def lint_paths(paths: list[Path], settings: Settings, linter: FileLinter | LazyLinter, jobs: int | None = None,
                cache: LintCache | None = None) -> RunResult:
     before = _relax_gc()  # the results pile up here: a full collection every few hundred files adds up
     try:
@@ -177,7 +199,7 @@ def lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs: 
         gc.unfreeze()
 
 
-def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter, jobs: int | None,
+def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter | LazyLinter, jobs: int | None,
                 cache: LintCache | None) -> RunResult:
     found = discover(paths, settings.root, settings.excludes, settings.respect_gitignore)
     root = project_root(paths, settings.config_path)
@@ -298,7 +320,7 @@ def _links(work: list[Job], results: list[FileResult], served: dict[int, Entry],
     return links
 
 
-def _reusable(linter: FileLinter) -> Callable[[list[Diagnostic]], bool]:
+def _reusable(linter: FileLinter | LazyLinter) -> Callable[[list[Diagnostic]], bool]:
     """In fix modes a cached result serves only files with nothing to fix (the others must be rewritten)."""
     if linter.mode is FixMode.NONE:
         return lambda diagnostics: True
@@ -317,10 +339,12 @@ def _remember(session: Session, results: list[FileResult], facts: dict[int, Fact
                        fact.consulted, r.links)
 
 
-def _map(linter: FileLinter, project: Project, tasks: list[Job], jobs: int | None,
+def _map(linter: FileLinter | LazyLinter, project: Project, tasks: list[Job], jobs: int | None,
          session: Session | None) -> list[tuple[FileResult, Facts]]:
     if not tasks:
         return []
+    if isinstance(linter, LazyLinter):
+        linter = linter.linter
     hashing = session is not None
     workers = min(jobs or os.cpu_count() or 1, max(1, len(tasks) // 8))
     if workers <= 1 or len(tasks) < PARALLEL_THRESHOLD:

@@ -20,8 +20,8 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from tritonlint import __version__, evidence
-from tritonlint.analysis.model import JitFunction, ModuleModel, module_name
-from tritonlint.analysis.project import Project
+from tritonlint.analysis.model import JitFunction, ModuleModel
+from tritonlint.analysis.project import Project, module_name
 from tritonlint.config import (
     CONFIG_FILES,
     ConfigError,
@@ -36,7 +36,8 @@ from tritonlint.config import (
 from tritonlint.diagnostics import Diagnostic
 from tritonlint.fixes import apply_fixes
 from tritonlint.incremental import IncrementalLinter
-from tritonlint.linter import FileLinter, FileResult, FixMode
+from tritonlint.linter import FileLinter
+from tritonlint.results import FileResult, FixMode
 from tritonlint.ruleset import Rule, RuleFileError, load_rules
 from tritonlint.runner import make_linter
 from tritonlint.source import (

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from tritonlint.analysis.launches import launch_candidates
-from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.project import defining_module, module_model
+
+if TYPE_CHECKING:
+    from tritonlint.analysis.model import ModuleModel
 
 LAUNCHES = "@launches"
 _MAX_HOPS = 8  # re-exports followed from one name before giving up (a cycle of imports ends there too)
@@ -35,6 +37,8 @@ class ModuleLinks:
 
 def module_links(model: ModuleModel, project_modules: frozenset[str]) -> ModuleLinks | None:
     """The links of a module of the project, None when it has none."""
+    from tritonlint.analysis.launches import launch_candidates  # the binder: not needed to read cached links
+
     def in_project(name: str | None) -> bool:
         return name is not None and defining_module(name, project_modules) is not None
 

@@ -11,12 +11,10 @@ from __future__ import annotations
 import ast
 import bisect
 import dataclasses
-import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 from typing import Any
 
 from tritonlint.analysis.configs import ConfigInterpreter
@@ -62,32 +60,6 @@ def canonical(name: str | None) -> str | None:
         if name.startswith(old):
             return new + name[len(old):]
     return name
-
-
-def module_name(path: Path | str, packages: dict[str, str] | None = None) -> str:
-    """Dotted module name: the file's stem plus every enclosing folder that holds an __init__.py.
-    `packages` remembers the dotted name of each folder across the calls of one run."""
-    text = os.fspath(path)
-    if not os.path.isabs(text):
-        text = os.path.realpath(text)
-    stem = os.path.splitext(os.path.basename(text))[0]
-    package = _package_name(os.path.dirname(text), {} if packages is None else packages)
-    if stem == "__init__":
-        return package or stem
-    return f"{package}.{stem}" if package else stem
-
-
-def _package_name(folder: str, known: dict[str, str]) -> str:
-    """The dotted name of a folder as a package ("" when it holds no __init__.py)."""
-    if folder not in known:
-        parent = os.path.dirname(folder)
-        if parent == folder or not os.path.isfile(os.path.join(folder, "__init__.py")):
-            known[folder] = ""
-        else:
-            above = _package_name(parent, known)
-            name = os.path.basename(folder)
-            known[folder] = f"{above}.{name}" if above else name
-    return known[folder]
 
 
 @dataclass

@@ -1,15 +1,18 @@
-"""Which module defines a launched kernel, and the kernels of other modules a launch resolves to."""
+"""The dotted module name of a file, which module defines a launched kernel, and the kernels of other modules a
+launch resolves to."""
 
 from __future__ import annotations
 
 import ast
+import os
 import posixpath
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tritonlint.analysis.model import JitFunction, ModuleModel
-from tritonlint.source import SourceError, read_source
+if TYPE_CHECKING:  # the model is imported where a module is read: a run served from the cache needs none
+    from tritonlint.analysis.model import JitFunction, ModuleModel
 
 
 class Deferred(Exception):
@@ -95,6 +98,32 @@ def jit_function_in(model_of: Callable[[str, str], ModuleModel | None] | None, q
     return jit_function_in(model_of, target, hops - 1) if hops > 0 and target and target != qualname else None
 
 
+def module_name(path: Path | str, packages: dict[str, str] | None = None) -> str:
+    """Dotted module name: the file's stem plus every enclosing folder that holds an __init__.py.
+    `packages` remembers the dotted name of each folder across the calls of one run."""
+    text = os.fspath(path)
+    if not os.path.isabs(text):
+        text = os.path.realpath(text)
+    stem = os.path.splitext(os.path.basename(text))[0]
+    package = _package_name(os.path.dirname(text), {} if packages is None else packages)
+    if stem == "__init__":
+        return package or stem
+    return f"{package}.{stem}" if package else stem
+
+
+def _package_name(folder: str, known: dict[str, str]) -> str:
+    """The dotted name of a folder as a package ("" when it holds no __init__.py)."""
+    if folder not in known:
+        parent = os.path.dirname(folder)
+        if parent == folder or not os.path.isfile(os.path.join(folder, "__init__.py")):
+            known[folder] = ""
+        else:
+            above = _package_name(parent, known)
+            name = os.path.basename(folder)
+            known[folder] = f"{above}.{name}" if above else name
+    return known[folder]
+
+
 def source_root(path: str, module: str) -> str:
     """The folder a file's dotted module name is relative to: `b` for b/kernels.py (module `kernels`),
     `src` for src/pkg/ops/mm.py (module `pkg.ops.mm`) and for src/pkg/__init__.py (module `pkg`)."""
@@ -124,6 +153,9 @@ def module_model(path: str, module: str) -> ModuleModel | None:
 def _module_model(path: str, module: str) -> ModuleModel | None:
     """A module read for what other modules import from it: parsed once per process, its own imports not
     followed further (the reading stays bounded)."""
+    from tritonlint.analysis.model import ModuleModel
+    from tritonlint.source import SourceError, read_source
+
     try:
         text = read_source(Path(path)).text
         tree = ast.parse(text)

@@ -1,0 +1,96 @@
+"""Start-up: the rule set is compiled once into the cache (keyed by the rule files' contents) and a lint
+imports only what it needs. Runs the installed console script, with PYTHONPROFILEIMPORTTIME naming every
+module its Python imports."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from tests.helpers import run_cli
+from tests.test_bad_rules_and_config import GOOD_RULE, KERNEL
+
+CONFIG = 'extend-rules = ["acme"]\n'
+# Imported only to parse and validate rule files: a run whose rule set comes from the cache needs none.
+RULE_LOADING = ("yaml", "tritonlint.strict_yaml", "tritonlint.context")
+# Never needed to lint a file without fixes, whatever the cache holds.
+NEVER_FOR_A_LINT = ("libcst", "tritonlint.server", "pygls", "lsprotocol", "tritonlint.explain", "tritonlint.notebook",
+                    "tritonlint.adoption", "tritonlint.ruletest", "tritonlint.docs", "tempfile", "traceback")
+# What a run served from the cache does without: the analysis, the matcher, the rules' code.
+LINTING = ("tritonlint.linter", "tritonlint.engine", "tritonlint.analysis.model", "tritonlint.rules", "ast_grep_py",
+           "tritonlint.suppression", "difflib", "json")
+
+
+def _project(tmp_path, rule: str = GOOD_RULE) -> None:
+    (tmp_path / "k.py").write_text(KERNEL)
+    (tmp_path / "tritonlint.toml").write_text(CONFIG)
+    (tmp_path / "acme").mkdir(exist_ok=True)
+    (tmp_path / "acme" / "acme.yaml").write_text(rule)
+    old = time.time() - 60  # a file modified just before it is read is hashed (and its entry written) again
+    os.utime(tmp_path / "k.py", (old, old))
+
+
+def _lint(tmp_path, *args: str):
+    """The run, and the modules it imported."""
+    result = run_cli(*args, "k.py", cwd=tmp_path, env={"PYTHONPROFILEIMPORTTIME": "1"})
+    imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
+    result.stderr = "".join(line + "\n" for line in result.stderr.splitlines() if not line.startswith("import time:"))
+    return result, imported
+
+
+def _compiled(tmp_path) -> set[str]:
+    return {name for _, _, names in os.walk(tmp_path / ".tritonlint_cache") for name in names
+            if name.startswith("rules-") and name.endswith(".pickle")}
+
+
+def _loaded(imported: set[str], names: tuple[str, ...]) -> set[str]:
+    return {module for module in imported if module in names or any(module.startswith(f"{name}.") for name in names)}
+
+
+def test_the_compiled_rule_set_is_reused_until_an_extend_rules_file_changes(tmp_path):
+    _project(tmp_path)
+    first, imported = _lint(tmp_path)
+    assert first.returncode == 1 and "ACME001" in first.stdout, first.stderr
+    assert "yaml" in imported and len(_compiled(tmp_path)) == 1
+    compiled = _compiled(tmp_path)
+
+    second, imported = _lint(tmp_path)
+    assert (second.returncode, second.stdout) == (first.returncode, first.stdout), second.stderr
+    assert not _loaded(imported, RULE_LOADING), "the rule files were parsed again"
+    assert _compiled(tmp_path) == compiled
+
+    (tmp_path / "acme" / "acme.yaml").write_text(GOOD_RULE.replace("unrolls {trip} iterations", "unrolls {trip} times"))
+    third, imported = _lint(tmp_path, "--select", "ACME")
+    assert "unrolls 32 times" in third.stdout and "iterations" not in third.stdout, third.stdout + third.stderr
+    assert "yaml" in imported and len(_compiled(tmp_path)) == 2
+
+    added = GOOD_RULE.replace("ACME001", "ACME002").replace("acme-long-static-range", "acme-other-range") \
+        .replace("acme-max-trip", "acme-other-trip")
+    (tmp_path / "acme" / "other.yaml").write_text(added)
+    fourth, _ = _lint(tmp_path)
+    assert "ACME001" in fourth.stdout and "ACME002" in fourth.stdout, fourth.stdout + fourth.stderr
+
+
+def test_a_bad_rule_file_after_a_cached_run_still_names_the_file_and_key(tmp_path):
+    _project(tmp_path)
+    assert _lint(tmp_path)[0].returncode == 1
+    assert _lint(tmp_path)[0].returncode == 1  # the rule set and the results are both cached now
+    (tmp_path / "acme" / "acme.yaml").write_text(GOOD_RULE.replace("severity: warning", "severity: loud"))
+    result, _ = _lint(tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert lines[0].startswith(f"error: {tmp_path / 'acme' / 'acme.yaml'}: `severity`: "), lines[0]
+
+
+def test_a_lint_imports_only_what_it_needs(tmp_path):
+    _project(tmp_path)
+    cold, imported = _lint(tmp_path, "--no-cache")
+    assert cold.returncode == 1 and "ACME001" in cold.stdout, cold.stderr
+    assert not _loaded(imported, NEVER_FOR_A_LINT)
+    assert "tritonlint.linter" in imported  # the check itself sees the imports
+
+    _lint(tmp_path)
+    warm, imported = _lint(tmp_path)
+    assert warm.stdout == cold.stdout, warm.stderr
+    assert not _loaded(imported, NEVER_FOR_A_LINT + RULE_LOADING + LINTING)
