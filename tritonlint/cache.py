@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Any
 
 from tritonlint import __version__
 from tritonlint.analysis.project import defining_module
-from tritonlint.analysis.project_facts import fact_value
 
 if TYPE_CHECKING:
     from tritonlint.config import Settings
@@ -390,6 +389,8 @@ class Session:
         """The value of a project fact in this run (None for a launch target), computed once; `last` is the
         value an entry recorded, a hint for finding it."""
         if key not in self.facts:
+            from tritonlint.analysis.project_facts import fact_value  # the analysis, only where a fact is recorded
+
             self.facts[key] = fact_value(key, tuple(path for path, _, _ in self.files), last)
         return self.facts[key]
 
