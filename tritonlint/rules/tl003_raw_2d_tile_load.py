@@ -207,7 +207,8 @@ def raw_2d_tile_load(ctx: MatchContext) -> Verdict | None:
 def tensor_descriptor_suggestion(ctx: MatchContext, verdict: Verdict) -> RawEdits | None:
     """Shows the load through a TMA tensor descriptor: `desc = tl.make_tensor_descriptor(base, shape=...,
     strides=..., block_shape=...)` before the loop and `desc.load([off_m, off_k])` in place of the
-    tl.load, with names taken from the code and `...` where they cannot be inferred. Display only."""
+    tl.load, with names taken from the code; none, and a note saying which part is missing, where a part
+    cannot be read off the code. Display only."""
     layout: Layout | None = verdict.data.get("layout")
     if layout is None:
         return None
