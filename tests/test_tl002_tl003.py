@@ -112,7 +112,8 @@ def test_tl003_suggestion_shows_the_descriptor_form_with_the_codes_names(rules):
 def test_tl003_suggestion_folds_the_pointer_advance_into_the_offset(rules):
     a, b = _codes(lint_code(TUTORIAL, rules, select=["TL003"]), "TL003")
     assert a.fix.edits[1].content == "a_desc.load([tl.program_id(0) * BLOCK_SIZE_M, k * BLOCK_SIZE_K])"
-    assert "shape=[..., K]" in a.fix.edits[0].content  # K - k * BLOCK_SIZE_K is the bound of the whole tensor
+    # the rows wrap around `% M` (zero fill past M instead); K - k * BLOCK_SIZE_K is the bound of the whole tensor
+    assert "shape=[M, K]" in a.fix.edits[0].content
     assert b.fix.edits[1].content == "b_desc.load([k * BLOCK_SIZE_K, tl.program_id(1) * BLOCK_SIZE_N])"
 
 
@@ -140,7 +141,8 @@ def kernel(x_ptr, y_ptr, out_ptr, M, N, K, stride_x0, stride_y0,
     for k in range(0, K, BLOCK_K):
         offs_k = k + tl.arange(0, BLOCK_K)
         x = tl.load(x_ptr + offs_m[:, None] * stride_x0 + offs_k[None, :], mask=offs_k[None, :] < K, other=0.0)
-        yt = tl.load(y_ptr + offs_k[:, None] + offs_n[None, :] * stride_y0, mask=offs_k[:, None] < K, other=0.0)
+        yt = tl.load(y_ptr + offs_k[:, None] + offs_n[None, :] * stride_y0, mask=(offs_k[:, None] < K) & (offs_n[None, :] < N),
+                     other=0.0)
         acc = tl.dot(x, yt, acc)
     tl.store(out_ptr + offs_m[:, None] * N + offs_n[None, :], acc)
 """

@@ -132,6 +132,8 @@ def _suggestion(edits: tuple[Edit, ...], lines: list[str] | None) -> list[str]:
     margin = min((len(line) - len(line.lstrip()) for line in code), default=0)
     out = []
     for header, block in blocks:
+        while block and not block[-1].strip():
+            block = block[:-1]
         out.append(f"  {header}")
         out.extend(f"    {line[margin:]}".rstrip() for line in block)
     return out
