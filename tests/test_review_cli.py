@@ -193,7 +193,8 @@ def test_fix_applies_safe_fixes_and_unsafe_only_when_asked(tmp_path):
     assert "    1 × ACME001 (debug-barrier)" in unsafe.stdout
     text = (tmp_path / "acme.py").read_text()
     assert 's = "\N{GRINNING FACE}"; pass' in text and "tl.store(x_ptr,\n" in text  # display-only: never applied
-    assert "suggestion: Pass a mask\n    tl.store(x_ptr, 1.0, mask=mask)" in unsafe.stdout
+    # a suggestion shows the lines it would write, whole, with the lines they replace named
+    assert "suggestion: Pass a mask\n  lines 8-9, as it would read:\n    tl.store(x_ptr, 1.0, mask=mask)" in unsafe.stdout
 
 
 def test_show_fixes_only_in_text_formats(tmp_path):
