@@ -96,11 +96,8 @@ class Engine:
         variables = {"measured": evidence.measured_phrase(rule.id), **verdict.vars}
         start, end = verdict.span or ctx.span()
         lines = ctx.file.lines
-        found = len(verdict.notes)
         fix = self._fix(rule, ctx, verdict, variables)  # a fixer may add notes (why no fix is offered)
-        # the conditions' notes (what was found), the rule file's (why it matters, the evidence), the fixer's
-        notes = [*verdict.notes[:found], *(render(note, ctx.node, ctx.file.text, variables) for note in rule.notes
-                                           if note_applies(note, variables)), *verdict.notes[found:]]
+        notes = [render(note, ctx.node, ctx.file.text, variables) for note in rule.notes if note_applies(note, variables)]
         return Diagnostic(
             code=rule.id,
             name=rule.name,
@@ -114,7 +111,7 @@ class Engine:
             end=end,
             fix=fix,
             url=rule.url,
-            notes=notes,
+            notes=notes + verdict.notes,  # the rule file's notes, then the conditions' and the fixer's
             related=tuple(Span(s, e, lines.position(s), lines.position(e)) for s, e in verdict.related),
         )
 

@@ -1050,7 +1050,7 @@ def _has_keyed_autotune(model: ModuleModel, target: int | None) -> bool:
 
 
 @condition("autotune-key-omissions", params={"ignore": ParamSpec("list", required=False)},
-           provides=("key", "missing", "omitted", "reasons", "impact"), applies=_has_keyed_autotune)
+           provides=("key", "missing", "omitted"), applies=_has_keyed_autotune)
 def autotune_key_omissions(ctx: MatchContext, ignore: list[str] | None = None) -> Verdict | None:
     """A @triton.autotune whose literal `key` leaves out a kernel argument that sets a loop trip count, the
     tiled extent, a mask along a tuned block, or a constexpr flag that selects a code path."""
@@ -1078,8 +1078,6 @@ def autotune_key_omissions(ctx: MatchContext, ignore: list[str] | None = None) -
             "key": _key_text(ctx, autotune),
             "missing": ", ".join(names),
             "omitted": ", ".join(names) if len(names) <= 3 else f"{', '.join(names[:2])} and {len(names) - 2} more",
-            "reasons": "; ".join(reason.describe(name) for name, reason in missing),
-            "impact": evidence.measured_phrase("TL006", "slower"),
         },
         span=(start, end),
         data={"missing": [name for name, _ in missing], "autotune": autotune},
@@ -1088,7 +1086,8 @@ def autotune_key_omissions(ctx: MatchContext, ignore: list[str] | None = None) -
         # were wrong, against one in eight with a launch in view (docs/precision.md), so they are info.
         severity=None if omissions.launches.sites else "info",
         notes=[f"{reason.describe(name)}." for name, reason in missing] + ([] if omissions.launches.sites else [
-            "No launch of this kernel in its module: what other modules pass it was not seen, so this is info."]),
+            "No launch of this kernel in its module: what other modules pass it was not seen, so this is info."])
+        + [f"Evidence: {evidence.measured_phrase('TL006', 'slower')}."],
     )
 
 
