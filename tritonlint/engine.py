@@ -132,5 +132,5 @@ class Engine:
             Edit(s, e, content, lines.position(s), lines.position(e)) for s, e, content in sorted(raw_edits)
         )
         applicability = verdict.applicability or spec.applicability
-        return Fix(applicability, fit_headline(render(spec.message, ctx.node, ctx.file.text, variables)), edits)
+        return Fix(applicability, render(spec.message, ctx.node, ctx.file.text, variables), edits)
 
