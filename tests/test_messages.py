@@ -144,7 +144,7 @@ def test_real_code_shapes_get_a_headline_and_the_details_as_notes(code):
 def test_tl006_lists_each_left_out_argument_in_a_note():
     (finding,) = lint_code(FLASH_KEY, RULES, select=["TL006"]).diagnostics
     assert finding.message.startswith('autotune key `["d", "is_dropout"]` leaves out ')
-    assert " and " in finding.message and "more:" in finding.message  # six names: two, then a count
+    assert " and " in finding.message and "more:" in finding.message  # four names: those that fit, then a count
     reasons = [note for note in finding.notes if " code path " in note or " trip count " in note]
     assert len(reasons) == 4
     assert any(note.startswith("Evidence: ") for note in finding.notes)

@@ -1077,7 +1077,7 @@ def autotune_key_omissions(ctx: MatchContext, ignore: list[str] | None = None) -
         vars={
             "key": _key_text(ctx, autotune),
             "missing": ", ".join(names),
-            "omitted": ", ".join(names) if len(names) <= 3 else f"{', '.join(names[:2])} and {len(names) - 2} more",
+            "omitted": _some(names),
         },
         span=(start, end),
         data={"missing": [name for name, _ in missing], "autotune": autotune},
@@ -1089,6 +1089,16 @@ def autotune_key_omissions(ctx: MatchContext, ignore: list[str] | None = None) -
             "No launch of this kernel in its module: what other modules pass it was not seen, so this is info."])
         + [f"Evidence: {evidence.measured_phrase('TL006', 'slower')}."],
     )
+
+
+def _some(names: list[str], width: int = 40) -> str:
+    """The names that fit in `width` characters, then how many more (the notes list them all)."""
+    shown = [names[0]]
+    for name in names[1:]:
+        if len(", ".join([*shown, name])) > width:
+            return f"{', '.join(shown)} and {len(names) - len(shown)} more"
+        shown.append(name)
+    return ", ".join(shown)
 
 
 class Omissions:
