@@ -291,7 +291,7 @@ def descriptor_edits(file: ParsedFile, model: ModuleModel, call: ast.Call, loop:
     arguments = (f"{layout.base}, shape=[{outer.bound}, {inner.bound}], strides=[{outer.stride}, {inner.stride}], "
                  f"block_shape=[{outer.block}, {inner.block}]")
     known = (f"strides [{outer.stride}, {inner.stride}], block shape [{outer.block}, {inner.block}], "
-             f"offsets [{outer.offset}, {inner.offset}]")
+             f"offsets [{outer.offset}, {inner.offset}]").replace(UNKNOWN_TEXT, "?")
     make = f"{desc} = {prefix}.make_tensor_descriptor({arguments})"
     try:
         names = _names_in(ast.parse(make)) - {prefix.split(".")[0]}
