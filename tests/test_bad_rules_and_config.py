@@ -85,6 +85,8 @@ RULE_CASES: dict[str, tuple[str, str, str]] = {
                            for n in range(7)), "<yaml>", "expands to more than"),
     "duplicate_key": (GOOD_RULE + "rule: {kind: call}\n", "rule", "given twice"),
     "unknown_top_key": (GOOD_RULE + "severty: error\n", "severty", "unknown key"),
+    "notes_a_string": (GOOD_RULE + "notes: the trip count\n", "notes", "must be a list of non-empty strings"),
+    "note_unknown_variable": (GOOD_RULE + "notes: ['from {nowhere}']\n", "notes[0]", "template names {nowhere}"),
     "missing_id": (_edit("id: ACME001\n", ""), "id", "missing (required)"),
     "id_not_a_string": (_edit("id: ACME001", "id: 1001"), "id", "must be a non-empty string"),
     "bad_id": (_edit("id: ACME001", "id: acme-1"), "id", "is not valid"),

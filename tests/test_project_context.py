@@ -94,7 +94,7 @@ STARRED = textwrap.dedent("""
 
 def test_launch_arguments_after_a_spread_bind_the_right_parameters(rules):
     (finding,) = lint_code(STARRED, rules, select=["TL001"]).diagnostics
-    assert "unrolls 40 iterations" in finding.message and "N=40" in finding.message
+    assert "unrolls 40 iterations" in finding.message and "N=40" in finding.notes[0]
 
 
 def test_a_spread_of_unknown_length_binds_nothing_after_it(rules):

@@ -64,13 +64,13 @@ def test_a_kernel_launched_only_in_another_module_is_judged_from_that_launch(tmp
     for _ in range(2):  # the second run is served from the cache when there is one
         (finding,) = _tl006(repo, ".", cache=cache)
         assert finding["filename"] == "a.py" and finding["severity"] == "warning"
-        assert "leaves out K" in finding["message"] and f"judged with the launch at b.py:{LAUNCH_LINE}" in finding["message"]
+        assert "leaves out K" in finding["message"] and f"Judged with the launch at b.py:{LAUNCH_LINE}." in finding["notes"]
 
 
 def test_without_any_launch_in_the_project_the_finding_is_info(tmp_path):
     repo = _repo(tmp_path, launch="import torch\n")
     (finding,) = _tl006(repo, ".", cache=("--no-cache",))
-    assert finding["severity"] == "info" and "judged with" not in finding["message"]
+    assert finding["severity"] == "info" and not any("Judged with" in note for note in finding["notes"])
 
 
 def test_a_constant_passed_by_every_launch_elsewhere_is_no_omission(tmp_path):
@@ -92,7 +92,7 @@ def test_a_module_that_starts_launching_the_kernel_invalidates_the_cached_result
     assert _tl006(repo, "a.py") == []
     (repo / "c.py").write_text(LAUNCH)  # a second launcher, passing K as it varies
     (finding,) = _tl006(repo, "a.py")
-    assert "b.py:9, c.py:9" in finding["message"]
+    assert "b.py:9, c.py:9" in " ".join(finding["notes"])
     (repo / "c.py").unlink()
     assert _tl006(repo, "a.py") == []
 
@@ -101,7 +101,7 @@ def test_a_module_that_starts_launching_the_kernel_invalidates_the_cached_result
 def test_a_partial_run_given_only_the_kernel_module_sees_the_launching_module(tmp_path, cache):
     repo = _repo(tmp_path)
     (finding,) = _tl006(repo, "a.py", cache=cache)
-    assert finding["severity"] == "warning" and "b.py:9" in finding["message"]
+    assert finding["severity"] == "warning" and "b.py:9" in " ".join(finding["notes"])
 
 
 PACKAGE_INIT = "from pkg.ops import rowsum_kernel\n"
@@ -113,7 +113,7 @@ def test_launches_through_a_package_re_export_reach_the_kernel(tmp_path):
     (tmp_path / "pkg" / "__init__.py").write_text(PACKAGE_INIT)
     (tmp_path / "user.py").write_text(LAUNCH.replace("from a import", "from pkg import"))
     (finding,) = _tl006(tmp_path, ".", cache=("--no-cache",))
-    assert finding["filename"] == "pkg/ops.py" and finding["severity"] == "warning" and "user.py:9" in finding["message"]
+    assert finding["filename"] == "pkg/ops.py" and finding["severity"] == "warning" and "user.py:9" in " ".join(finding["notes"])
 
 
 def _model(code: str, module: str) -> ModuleModel:
@@ -175,7 +175,7 @@ def test_a_kernel_chosen_by_a_test_in_another_module_is_judged_from_that_launch(
     assert _tl006(tmp_path, ".", cache=("--no-cache",)) == []  # K is 64 at the only launch: no omission
     (tmp_path / "b.py").write_text(CHOSEN_IN_ANOTHER_MODULE.replace("(x, out, n, 64)", "(x, out, n, x.shape[1])"))
     (finding,) = _tl006(tmp_path, ".", cache=("--no-cache",))
-    assert finding["severity"] == "warning" and "b.py:7" in finding["message"]
+    assert finding["severity"] == "warning" and "b.py:7" in " ".join(finding["notes"])
 
 
 def test_a_kernel_picked_from_a_local_dict_is_judged_from_that_launch(rules):

@@ -26,9 +26,10 @@ def test_github_annotations_exact_lines(tmp_path):
     write_project(tmp_path)
     result = run_cli("--output-format", "github", cwd=tmp_path)
     assert result.returncode == 1, result.stderr
-    loop_message = ("`tl.static_range` unrolls 32 iterations (HIDDEN=2048 from module constant at line 4, BLOCK_K=64 "
-                    "from config #1); the body runs tl.dot, and a fully unrolled loop cannot be "
-                    f"software-pipelined ({evidence.measured_phrase('TL001', 'slower')})")
+    # the headline on the first line, each note on its own (%0A): GitHub shows them under it
+    loop_message = ("`tl.static_range` unrolls 32 iterations; the body runs tl.dot, and a fully unrolled loop cannot "
+                    "be software-pipelined%0ATrip count 32: HIDDEN=2048 from module constant at line 4, BLOCK_K=64 "
+                    f"from config #1.%0AEvidence: {evidence.fixture_phrase('TL001-static-range-k-loop')}.")
     assert result.stdout.splitlines() == [
         ("::notice title=tritonlint (ACME001),file=acme.py,line=7,col=14,endLine=7,endColumn=32"
          "::acme.py:7:14: ACME001 `tl.debug_barrier()` in kernel serialises the block"),
@@ -192,7 +193,8 @@ def test_fix_applies_safe_fixes_and_unsafe_only_when_asked(tmp_path):
     assert "    1 × ACME001 (debug-barrier)" in unsafe.stdout
     text = (tmp_path / "acme.py").read_text()
     assert 's = "\N{GRINNING FACE}"; pass' in text and "tl.store(x_ptr,\n" in text  # display-only: never applied
-    assert "suggestion: Pass a mask\n    tl.store(x_ptr, 1.0, mask=mask)" in unsafe.stdout
+    # a suggestion shows the lines it would write, whole, with the lines they replace named
+    assert "suggestion: Pass a mask\n  lines 8-9, as it would read:\n    tl.store(x_ptr, 1.0, mask=mask)" in unsafe.stdout
 
 
 def test_show_fixes_only_in_text_formats(tmp_path):

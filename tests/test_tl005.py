@@ -88,7 +88,7 @@ def test_shared_row_count_is_written_out_only_when_its_names_are_stable(rules):
             tl.store(K, tl.sum(tl.sum(desc_k.load([0, 0]), 0), 0))
     """)
     [finding] = _findings(code, rules).diagnostics
-    assert "through `y_dim = Z * H * N_CTX`" in finding.message
+    assert "The shape uses the query head count `H` through `y_dim = Z * H * N_CTX`." in finding.notes
     assert finding.fix is None
     assert any("changes before the descriptor" in note for note in finding.notes)
 

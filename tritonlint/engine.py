@@ -15,7 +15,7 @@ from tritonlint.diagnostics import Diagnostic, Edit, Fix, Span
 from tritonlint.prefilter import Requirement, holds, rule_requirement
 from tritonlint.sgutil import find_all
 from tritonlint.source import ParsedFile
-from tritonlint.templates import render
+from tritonlint.templates import fit_headline, note_applies, render
 from tritonlint.timelimit import enter
 
 if TYPE_CHECKING:
@@ -96,20 +96,22 @@ class Engine:
         variables = {"measured": evidence.measured_phrase(rule.id), **verdict.vars}
         start, end = verdict.span or ctx.span()
         lines = ctx.file.lines
+        fix = self._fix(rule, ctx, verdict, variables)  # a fixer may add notes (why no fix is offered)
+        notes = [render(note, ctx.node, ctx.file.text, variables) for note in rule.notes if note_applies(note, variables)]
         return Diagnostic(
             code=rule.id,
             name=rule.name,
             severity=verdict.severity or rule.severity,
             category=rule.category,
-            message=render(rule.message, ctx.node, ctx.file.text, variables),
+            message=fit_headline(render(rule.message, ctx.node, ctx.file.text, variables)),
             filename=ctx.file.path,
             location=lines.position(start),
             end_location=lines.position(end),
             start=start,
             end=end,
-            fix=self._fix(rule, ctx, verdict, variables),
+            fix=fix,
             url=rule.url,
-            notes=verdict.notes,
+            notes=notes + verdict.notes,  # the rule file's notes, then the conditions' and the fixer's
             related=tuple(Span(s, e, lines.position(s), lines.position(e)) for s, e in verdict.related),
         )
 

@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import quote
 
 from tritonlint import __version__
-from tritonlint.diagnostics import Diagnostic, Position
+from tritonlint.diagnostics import Diagnostic, Edit, Position
 from tritonlint.ruleset import Rule
 
 FORMATS = ("full", "concise", "json", "github", "sarif")
@@ -90,12 +90,51 @@ def full(diagnostics: list[Diagnostic], style: Style, sources: Callable[[str], l
         if d.fix is not None:
             label = {"safe": "help", "unsafe": "help (unsafe fix)", "display-only": "suggestion"}[d.fix.applicability]
             block.append(f"{label}: {d.fix.message}")
-            if d.fix.applicability == "display-only":
-                for edit in d.fix.edits:
-                    block.extend(f"    {line}" for line in edit.content.splitlines())
+            if d.fix.applicability == "display-only" and d.fix.edits:
+                block.extend(_suggestion(d.fix.edits, lines))
         block.extend(f"note: {note}" for note in d.notes)
         blocks.append("\n".join(block))
     return "\n\n".join(blocks)
+
+
+def _suggestion(edits: tuple[Edit, ...], lines: list[str] | None) -> list[str]:
+    """A display-only fix as the lines it would write, each whole and at its own indentation, so that a
+    block can be pasted over the line(s) it names; without the source, the edits' text as it is."""
+    if not lines or any(not 1 <= e.location.row <= e.end_location.row <= len(lines) for e in edits):
+        return [f"    {line}" for edit in edits for line in edit.content.splitlines()]
+    groups: list[list[Edit]] = []
+    for edit in sorted(edits, key=lambda e: (e.location.row, e.location.column)):
+        if groups and edit.location.row <= groups[-1][-1].end_location.row:
+            groups[-1].append(edit)
+        else:
+            groups.append([edit])
+    blocks: list[tuple[str, list[str]]] = []
+    for group in groups:
+        first, last = group[0].location.row, group[-1].end_location.row
+        text = "\n".join(lines[first - 1:last])
+        starts = [0]
+        for line in lines[first - 1:last - 1]:
+            starts.append(starts[-1] + len(line) + 1)
+        for edit in reversed(group):
+            start = starts[edit.location.row - first] + edit.location.column - 1
+            end = starts[edit.end_location.row - first] + edit.end_location.column - 1
+            text = text[:start] + edit.content + text[end:]
+        inserted = len(group) == 1 and group[0].location == group[0].end_location and group[0].location.column == 1 \
+            and group[0].content.endswith("\n")
+        if inserted:  # whole new lines before an existing one
+            blocks.append((f"insert before line {first}:", group[0].content.splitlines()))
+        else:
+            where = f"line {first}" if first == last else f"lines {first}-{last}"
+            blocks.append((f"{where}, as it would read:", text.split("\n")))
+    code = [line for _, block in blocks for line in block if line.strip()]
+    margin = min((len(line) - len(line.lstrip()) for line in code), default=0)
+    out = []
+    for header, block in blocks:
+        while block and not block[-1].strip():
+            block = block[:-1]
+        out.append(f"  {header}")
+        out.extend(f"    {line[margin:]}".rstrip() for line in block)
+    return out
 
 
 def _frame(d: Diagnostic, lines: list[str], style: Style) -> list[str]:
@@ -140,6 +179,7 @@ def as_json_object(d: Diagnostic) -> dict[str, Any]:
         "end_location": _position(d.end_location),
         "fix": fix,
         "url": d.url,
+        "notes": list(d.notes),
         **({"cell": d.cell} if d.cell is not None else {}),
     }
 
@@ -172,7 +212,8 @@ def github(diagnostics: list[Diagnostic], **_: Any) -> str:
         props.append(("endLine", str(d.end_location.row)))
         if single_line:
             props.append(("endColumn", str(d.end_location.column)))
-        text = f"{d.filename}:{d.location.row}:{d.location.column}: {d.code} {d.message}"
+        # the headline, then each note on its own line: the annotation shows them under it
+        text = "\n".join([f"{d.filename}:{d.location.row}:{d.location.column}: {d.code} {d.message}", *d.notes])
         properties = ",".join(f"{key}={_escape_property(value)}" for key, value in props)
         lines.append(f"::{_GITHUB_COMMAND[d.severity]} {properties}::{_escape_data(text)}")
     return "\n".join(lines)

@@ -1,7 +1,8 @@
 """Load and validate YAML rule files strictly.
 
 A rule file is data: id, name, severity, category, a message template, an ast-grep rule (`rule`,
-`constraints`, `utils`, `transform`), named semantic conditions (`where`) evaluated against the kernel
+`constraints`, `utils`, `transform`), note templates (`notes`: the details a finding's headline leaves out),
+named semantic conditions (`where`) evaluated against the kernel
 model, an optional fix (a template or a named fixer) with its applicability, options, the doc sections,
 and `valid`/`invalid` test examples. Anything unknown or inconsistent is a RuleFileError naming the file,
 the key and the problem. Rule files never carry code: conditions and fixers are looked up by name among
@@ -29,7 +30,7 @@ CATEGORIES = ("correctness", "performance", "compile-time", "migration", "style"
 DOC_SECTIONS = ("what", "why", "example", "use_instead", "fix_safety", "evidence")
 MATCHER_KEYS = ("rule", "constraints", "utils", "transform")
 TOP_LEVEL_KEYS = {
-    "id", "name", "severity", "category", "message", "where", "fix", "options", "doc", "tests", "url",
+    "id", "name", "severity", "category", "message", "notes", "where", "fix", "options", "doc", "tests", "url",
     *MATCHER_KEYS,
 }
 _ID = re.compile(r"^[A-Z][A-Z0-9]*[0-9]{3}$")
@@ -93,6 +94,7 @@ class Rule:
     # The digest of the rule file's text, which with the tool's own digest determines the rule: what cache keys
     # hash instead of the rule's repr (hundreds of kilobytes for a rule set). Empty for rules built in code.
     fingerprint: str = ""
+    notes: tuple[str, ...] = ()  # note templates; a note with an empty {variable} is left out
 
     @property
     def summary(self) -> str:
@@ -175,6 +177,7 @@ class _RuleBuilder:
         provided = set(BUILTIN_VARS).union(*(CONDITIONS[c.name].provides for c in where))
         message = self.string("message")
         self.check_template("message", message, metavars, provided)
+        notes = self.note_templates(metavars, provided)
         fix = self.fix_spec(metavars, provided)
         doc = self.doc()
         valid, invalid = self.tests(rule_id)
@@ -184,7 +187,7 @@ class _RuleBuilder:
         if url is None and self.path.parent.resolve() == builtin_rules_dir().resolve():
             url = rule_page_url(rule_id)  # docs/rules/ID.md, generated from this file (python -m tritonlint.docs)
         rule = Rule(rule_id, name, severity, category, message, matcher, where, fix, options, doc, valid,
-                    invalid, str(self.path), url, frozenset(metavars))
+                    invalid, str(self.path), url, frozenset(metavars), notes)
         self.check_examples_match(rule)
         return rule
 
@@ -306,6 +309,14 @@ class _RuleBuilder:
             if name not in provided:
                 known = ", ".join(sorted(provided)) or "none"
                 raise self.error(key, f"template names {{{name}}}, which no condition provides (provided: {known})")
+
+    def note_templates(self, metavars: set[str], provided: set[str]) -> tuple[str, ...]:
+        raw = self.data.get("notes", [])
+        if not isinstance(raw, list) or not all(isinstance(note, str) and note.strip() for note in raw):
+            raise self.error("notes", "must be a list of non-empty strings (note templates)")
+        for index, note in enumerate(raw):
+            self.check_template(f"notes[{index}]", note, metavars, provided)
+        return tuple(" ".join(note.split()) for note in raw)
 
     def fix_spec(self, metavars: set[str], provided: set[str]) -> FixSpec | None:
         from tritonlint.context import FIXERS

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from tritonlint.analysis.project import Project
 from tritonlint.config import Settings
+from tritonlint.fixes import apply_fixes
 from tritonlint.results import FileResult, FixMode
 from tritonlint.ruleset import EXPECT_MARKER, Example, Rule
 from tritonlint.runner import make_linter
@@ -52,6 +53,12 @@ def check_example(rule: Rule, kind: str, example: Example, rules: list[Rule]) ->
     for d in found:
         if "$" in d.message.replace("$$", "") or ("{" in d.message and "}" in d.message.split("{", 1)[1]):
             return f"the message has an unfilled placeholder: {d.message}"
+        if d.fix is not None and d.fix.applicability == "display-only" and d.fix.edits:
+            suggested = apply_fixes(example.code, [d.fix])[0]
+            try:  # a suggestion is pasted by hand: it must parse where it is shown
+                ast.parse(suggested)
+            except SyntaxError as exc:
+                return f"the suggested code does not parse: {exc.msg} at row {exc.lineno}"
     if not any(d.fix is not None and d.fix.edits and d.fix.applicability != "display-only" for d in found):
         return None if example.fixed is None else "a `fixed` text is given but no finding has a fix"
     fixed_result = lint_example(example.code, rules, rule.id, FixMode.DIFF)

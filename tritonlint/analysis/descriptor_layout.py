@@ -1,6 +1,6 @@
 """The descriptor form of a raw 2-D tile load, for TL003's suggestion: base pointer, strides, block shape,
-offsets and bounds read off the pointer arithmetic, the mask and the loop, with `...` where they cannot be
-inferred.
+offsets and bounds read off the pointer arithmetic, the mask and the loop. Where a part cannot be read off
+the code the suggestion is no code but a note that says which part, never a placeholder.
 """
 
 from __future__ import annotations
@@ -89,8 +89,9 @@ def _axis_term(term: ast.expr) -> tuple[int, ast.expr, str] | None:
     return None
 
 
-def _strip(flow: FunctionFlow, model: ModuleModel, expr: ast.expr) -> ast.expr:
-    """The offset vector under casts, hints and the `% M` wrap-around, following one local name."""
+def _strip(flow: FunctionFlow, model: ModuleModel, expr: ast.expr, axis: Axis) -> ast.expr:
+    """The offset vector under casts, hints and the `% M` wrap-around, following one local name; the
+    wrap-around's `M` bounds the axis unless a mask says otherwise (the descriptor zero-fills instead)."""
     for _ in range(6):
         if isinstance(expr, ast.Name):
             value = _single_value(flow, expr)
@@ -102,6 +103,7 @@ def _strip(flow: FunctionFlow, model: ModuleModel, expr: ast.expr) -> ast.expr:
         elif isinstance(expr, ast.Call) and model.qualify(expr.func) in PASS_THROUGH and expr.args:
             expr = expr.args[0]
         elif isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mod):
+            axis.bound = _text(expr.right)
             expr = expr.left
         else:
             return expr
@@ -110,7 +112,7 @@ def _strip(flow: FunctionFlow, model: ModuleModel, expr: ast.expr) -> ast.expr:
 
 def _block_and_offset(flow: FunctionFlow, model: ModuleModel, vector: ast.expr, axis: Axis) -> None:
     parts: list[ast.expr] = []
-    stack = [_strip(flow, model, vector)]
+    stack = [_strip(flow, model, vector, axis)]
     while stack:
         item = stack.pop()
         if isinstance(item, ast.BinOp) and isinstance(item.op, ast.Add):
@@ -230,6 +232,9 @@ def tile_layout(model: ModuleModel, call: ast.Call, flow: FunctionFlow, loop: Lo
     layout.base = " + ".join(base_terms)
     _advance([i for i in increments if indices.of(i).rank == 0], loop, layout)
     _bounds(flow, call, loop, layout)
+    for axis in (layout.rows, layout.cols):  # an unmasked axis read whole from 0: the block is its extent
+        if axis.bound == UNKNOWN_TEXT and axis.offset == "0":
+            axis.bound = axis.block
     return layout
 
 
@@ -252,9 +257,30 @@ def _descriptor_name(base: str) -> str:
     return f"{head}_desc"
 
 
+def _unknown_parts(layout: Layout, outer: Axis, inner: Axis, loop: Loop, names: set[str]) -> list[str]:
+    """What the descriptor needs that the code does not say, in words."""
+    missing = []
+    for axis, which in ((outer, "first"), (inner, "second")):
+        about = f" (`{axis.vector}`)" if axis.vector else ""
+        if axis.bound == UNKNOWN_TEXT:
+            missing.append(f"the tensor's extent along its {which} dimension, which no mask on the offsets{about} bounds")
+        if axis.block == UNKNOWN_TEXT:
+            missing.append(f"the block size along the {which} dimension (its offsets{about} are not one tl.arange)")
+        if axis.offset == UNKNOWN_TEXT:
+            missing.append(f"the tile's offset along the {which} dimension at each iteration of the loop")
+    missing.extend(layout.notes)
+    in_loop = sorted(names & {n.id for stmt in loop.body for n in walk(stmt)
+                              if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)})
+    if in_loop:
+        missing.append(f"{', '.join(f'`{name}`' for name in in_loop)}, assigned inside the loop, where the "
+                       "descriptor is made before it")
+    return missing
+
+
 def descriptor_edits(file: ParsedFile, model: ModuleModel, call: ast.Call, loop: Loop, layout: Layout) -> tuple[list[tuple[int, int, str]], list[str]]:
-    """The edits that show the descriptor form (its creation before the loop, its load in place of the
-    tl.load) and the caveats that come with it."""
+    """The edits that show the descriptor form (its creation before the loop, at the loop's indentation, and
+    its load in place of the tl.load) and the caveats that come with it; no edits, and a note naming what is
+    missing, when a part of the descriptor cannot be read off the code."""
     prefix = _tl_prefix(file, model, call)
     desc = _descriptor_name(layout.base)
     rows, cols = layout.rows, layout.cols
@@ -262,13 +288,24 @@ def descriptor_edits(file: ParsedFile, model: ModuleModel, call: ast.Call, loop:
     # is described in the tensor's own layout and transposed after the load.
     transposed = rows.stride == "1" and cols.stride != "1"
     outer, inner = (cols, rows) if transposed else (rows, cols)
-    indent = " " * loop.col_offset
-    make = (f"{indent}{desc} = {prefix}.make_tensor_descriptor({layout.base}, shape=[{outer.bound}, {inner.bound}], "
-            f"strides=[{outer.stride}, {inner.stride}], block_shape=[{outer.block}, {inner.block}])\n")
+    arguments = (f"{layout.base}, shape=[{outer.bound}, {inner.bound}], strides=[{outer.stride}, {inner.stride}], "
+                 f"block_shape=[{outer.block}, {inner.block}]")
+    known = (f"strides [{outer.stride}, {inner.stride}], block shape [{outer.block}, {inner.block}], "
+             f"offsets [{outer.offset}, {inner.offset}]").replace(UNKNOWN_TEXT, "?")
+    make = f"{desc} = {prefix}.make_tensor_descriptor({arguments})"
+    try:
+        names = _names_in(ast.parse(make)) - {prefix.split(".")[0]}
+    except SyntaxError:  # an unknown part (`...`) still parses; this is only for odd base expressions
+        names = set()
+    missing = _unknown_parts(layout, outer, inner, loop, names)
+    if missing:
+        return [], [f"no descriptor code is suggested, since the code does not give {'; '.join(missing)} "
+                    f"(what it gives for `{layout.base}`: {known})"]
+    make = " " * loop.col_offset + make + "\n"
     load = f"{desc}.load([{outer.offset}, {inner.offset}])"
     line_start = file.lines.starts[loop.lineno - 1]
     start, end = file.span_of(call)
-    notes = list(layout.notes)
+    notes = []
     if inner.stride != "1":
         notes.append(f"TMA needs the last dimension contiguous: this assumes `{inner.stride}` is 1 "
                      "(otherwise describe the transposed view and tl.trans the loaded tile)")

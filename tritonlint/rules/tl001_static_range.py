@@ -79,7 +79,8 @@ def trip_count(ctx: MatchContext, loop: ast.For) -> tuple[Value, str] | None:
     return best
 
 
-@condition("static-range-trip-count", params={"above": ParamSpec("int")}, provides=("trip", "trip_source", "impact"))
+@condition("static-range-trip-count", params={"above": ParamSpec("int")},
+           provides=("trip", "trip_source", "impact", "evidence"))
 def static_range_trip_count(ctx: MatchContext, above: int) -> Verdict | None:
     """The `for` loop over tl.static_range has a statically known trip count greater than `above`.
     Severity stays as the rule says when the body runs tl.dot; it drops to info when the body only moves
@@ -94,17 +95,15 @@ def static_range_trip_count(ctx: MatchContext, above: int) -> Verdict | None:
     header = (ctx.file.span_of(loop)[0], ctx.file.span_of(loop.iter)[1])  # `for ... in tl.static_range(...)`
     variables = {"trip": str(value.value), "trip_source": source}
     if runs_dot(ctx.model, loop.body):
-        impact = ("the body runs tl.dot, and a fully unrolled loop cannot be software-pipelined "
-                  f"({evidence.fixture_phrase(K_LOOP)})")
-        return Verdict(vars={**variables, "impact": impact}, span=header)
+        impact = "the body runs tl.dot, and a fully unrolled loop cannot be software-pipelined"
+        return Verdict(vars={**variables, "impact": impact, "evidence": evidence.fixture_phrase(K_LOOP)}, span=header)
     if touches_memory(ctx.model, loop.body):
-        impact = ("the body moves memory but runs no tl.dot: unrolling costs compile time, not run time "
-                  f"({evidence.fixture_phrase(LOADS_ONLY)})")
+        impact, fixture = "the body moves memory but runs no tl.dot: the cost is compile time, not run time", LOADS_ONLY
     else:
-        impact = ("the body is register-only, so the cost is compile time rather than run time "
-                  f"({evidence.fixture_phrase(REGISTER_ONLY)})")
+        impact, fixture = "the body is register-only: the cost is compile time, not run time", REGISTER_ONLY
     # Without a tl.dot the unrolled loop runs as fast or faster: trading that for compile time is the user's call.
-    return Verdict(vars={**variables, "impact": impact}, severity="info", span=header, applicability="unsafe")
+    return Verdict(vars={**variables, "impact": impact, "evidence": evidence.fixture_phrase(fixture)}, severity="info",
+                   span=header, applicability="unsafe")
 
 
 def constant_use(model: ModuleModel, loop: ast.For) -> str | None:

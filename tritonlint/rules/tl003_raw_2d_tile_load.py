@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 
-from tritonlint.analysis.descriptor_layout import Layout, descriptor_edits, tile_layout
+from tritonlint.analysis.descriptor_layout import UNKNOWN_TEXT, Layout, descriptor_edits, tile_layout
 from tritonlint.analysis.flow import (
     FunctionFlow,
     Loop,
@@ -198,16 +198,21 @@ def raw_2d_tile_load(ctx: MatchContext) -> Verdict | None:
             or has_descriptor_path(ctx.model, flow, call) or launched_as_fallback(ctx.model, function):
         return None
     layout = tile_layout(ctx.model, call, flow, loop, indices)
-    tile = f"`{layout.base}` [{layout.rows.block}, {layout.cols.block}]" if layout else "a 2-D tile"
+    tile = f"`{layout.base}` [{_shown(layout.rows.block)}, {_shown(layout.cols.block)}]" if layout else "a 2-D tile"
     return Verdict(vars={"tile": tile, "loop": describe_loop(loop), "target": f"sm_{ctx.target}"},
                    data={"layout": layout, "call": call, "loop": loop})
+
+
+def _shown(block: str) -> str:
+    return "?" if block == UNKNOWN_TEXT else block  # `...` would read as text cut short
 
 
 @fixer("tensor-descriptor-suggestion")
 def tensor_descriptor_suggestion(ctx: MatchContext, verdict: Verdict) -> RawEdits | None:
     """Shows the load through a TMA tensor descriptor: `desc = tl.make_tensor_descriptor(base, shape=...,
     strides=..., block_shape=...)` before the loop and `desc.load([off_m, off_k])` in place of the
-    tl.load, with names taken from the code and `...` where they cannot be inferred. Display only."""
+    tl.load, with names taken from the code; none, and a note saying which part is missing, where a part
+    cannot be read off the code. Display only."""
     layout: Layout | None = verdict.data.get("layout")
     if layout is None:
         return None

@@ -66,6 +66,7 @@ class FrozenGrid:
     meta: str  # the tuned meta-parameter it stands for
     host: str  # how the message shows the host value
     editable: bool  # inside the grid expression the fix rewrites
+    source: str = ""  # where the host value comes from, for the note
 
 
 @dataclass
@@ -79,7 +80,7 @@ class GridInfo:
 
 @dataclass
 class LaunchProblems:
-    conflicts: list[tuple[LaunchArg, str]]  # (argument, why it collides)
+    conflicts: list[tuple[LaunchArg, tuple[str, str]]]  # (argument, (what it passes, what then fails))
     frozen: list[FrozenGrid]
 
 
@@ -93,7 +94,7 @@ def _tuned(autotune: Autotune) -> set[str]:
 
 
 # ---- (a) conflicting meta-parameters -------------------------------------------------------------------
-def conflicts(model: ModuleModel, kernel: JitFunction, launch: LaunchSite) -> list[tuple[LaunchArg, str]]:
+def conflicts(model: ModuleModel, kernel: JitFunction, launch: LaunchSite) -> list[tuple[LaunchArg, tuple[str, str]]]:
     autotune = kernel.autotune
     assert autotune is not None
     tuned = _tuned(autotune) if autotune.configs is not None else set()
@@ -102,17 +103,16 @@ def conflicts(model: ModuleModel, kernel: JitFunction, launch: LaunchSite) -> li
     for param in kernel.params:
         if param.name in tuned and param.name in bound.positional:
             arg, text = bound.sources[param.name], ast.unparse(bound.values[param.name])
-            found.append((arg, (f"passes {param.name} positionally (`{text}`), which "
-                                f"{config_refs(autotune, param.name, 'set')} too: the argument binder fails with "
-                                f"TypeError (multiple values for '{param.name}')")))
+            found.append((arg, (f"passes {param.name} positionally (`{text}`), which {config_refs(autotune, param.name, 'set')} too",
+                                f"the argument binder fails with TypeError (multiple values for '{param.name}')")))
     for arg in launch.args:
         if arg.name in tuned:
             how = ("Triton raises ValueError(\"Conflicting meta-parameters: {0}\") at the first call, while it benchmarks "
                    "the configs" if len(autotune.configs or ()) > 1 else
                    "the call fails with TypeError (multiple values for keyword argument '{0}')").format(arg.name)
-            found.append((arg, f"passes `{arg.name}={arg.text}`, which {config_refs(autotune, arg.name, 'set')} too: {how}"))
+            found.append((arg, (f"passes `{arg.name}={arg.text}`, which {config_refs(autotune, arg.name, 'set')} too", how)))
         elif arg.name in CONFIG_LAUNCH_OPTIONS:
-            found.append((arg, (f"passes `{arg.name}={arg.text}`, which the autotuner also passes from every config: "
+            found.append((arg, (f"passes `{arg.name}={arg.text}`, which the autotuner also passes from every config",
                                 f"the call fails with TypeError (multiple values for keyword argument '{arg.name}')")))
     return found
 
@@ -277,10 +277,8 @@ def frozen_grid(ctx: MatchContext, kernel: JitFunction, launch: LaunchSite, host
             config_values = {c.meta.get(meta) for c in autotune.configs if meta in c.meta}
             if len(config_values) == 1 and (host_value is None or host_value.value in config_values):
                 continue  # the configs agree with each other and (as far as can be seen) with the host value
-            host_text = f"`{text}`"
-            if host_value is not None and not isinstance(divisor, ast.Constant):
-                host_text += f" ({host_value.describe()})"
-            found.append(FrozenGrid(divisor, meta, host_text, editable and info.editable is not None))
+            source = host_value.describe() if host_value is not None and not isinstance(divisor, ast.Constant) else ""
+            found.append(FrozenGrid(divisor, meta, f"`{text}`", editable and info.editable is not None, source))
     return found
 
 
@@ -379,26 +377,31 @@ def autotune_launch_problems(ctx: MatchContext) -> Verdict | None:
     host = HostScope.of(ctx.model, launch.scope)
     problems = LaunchProblems(conflicts(ctx.model, kernel, launch), frozen_grid(ctx, kernel, launch, host))
     fixed = None if problems.conflicts or problems.frozen else fixed_blocks(ctx.model, kernel, launch, host)
-    parts = [why for _, why in problems.conflicts]
+    parts = [why for _, why in problems.conflicts]  # (the headline's clause, the note that explains it)
     for item in problems.frozen:
-        parts.append(f"computes the grid from the host block size {item.host} where {config_refs(kernel.autotune, item.meta, 'tune')} "
-                     f"{item.meta}: the program count follows the host value whatever config wins, so programs "
-                     f"miss part of the problem or run empty; compute the grid from META[\"{item.meta}\"]")
+        source = f" ({item.source})" if item.source else ""
+        parts.append((f"sizes the grid with host block {item.host} where {config_refs(kernel.autotune, item.meta, 'tune')} "
+                      f"{item.meta}",
+                      f"the grid uses {item.host}{source}, so the program count follows the host value whatever config "
+                      f"wins: programs miss part of the problem or run empty; compute the grid from META[\"{item.meta}\"]"))
     severity = None
     if fixed:
         names = "/".join(name for name, _, _ in fixed)
         shown = ", ".join(text for _, _, text in fixed)
-        parts.append(f"passes every block size as a fixed host constant ({shown}) while the configs tune only "
-                     f"num_warps/num_stages, so the tile shape is never tuned ({evidence.measured_phrase('TL004', 'slower')}); "
-                     f"move {names} into the configs with several values and compute the grid from META")
+        parts.append((f"fixes every block size on the host ({shown}); the configs tune only warps/stages",
+                      f"the tile shape is never tuned ({evidence.measured_phrase('TL004', 'slower')}); move {names} into "
+                      "the configs with several values and compute the grid from META"))
         severity = "warning"
     if not parts:
         return None
     defined = ""
     if kernel.path != ctx.file.path:
-        defined = f" (defined at {kernel.path}:{kernel.line})"
+        defined = f"`{launch.callee_text}` is defined at {kernel.path}:{kernel.line}."
+    more = f" (+{len(parts) - 1} more in the notes)" if len(parts) > 1 else ""
     return Verdict(
-        vars={"kernel": launch.callee_text, "defined": defined, "problem": "; it also ".join(parts)},
+        vars={"kernel": launch.callee_text, "defined": defined, "problem": parts[0][0] + more},
+        notes=[f"It {clause}: {detail}." if index else f"{detail[0].upper()}{detail[1:]}."
+               for index, (clause, detail) in enumerate(parts)],
         severity=severity,
         span=ctx.file.span_of(launch.node),  # the whole launch: the fix edits its grid and arguments
         data={"launch": launch, "problems": problems, "host": host},

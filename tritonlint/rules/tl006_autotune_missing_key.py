@@ -1110,7 +1110,7 @@ def _has_keyed_autotune(model: ModuleModel, target: int | None) -> bool:
 
 
 @condition("autotune-key-omissions", params={"ignore": ParamSpec("list", required=False)},
-           provides=("key", "missing", "reasons", "impact", "seen"), applies=_has_keyed_autotune)
+           provides=("key", "missing", "omitted"), applies=_has_keyed_autotune)
 def autotune_key_omissions(ctx: MatchContext, ignore: list[str] | None = None) -> Verdict | None:
     """A @triton.autotune whose literal `key` leaves out a kernel argument that sets a loop trip count, the
     tiled extent, a mask along a tuned block, or a constexpr flag that selects a code path."""
@@ -1132,13 +1132,12 @@ def autotune_key_omissions(ctx: MatchContext, ignore: list[str] | None = None) -
     if not missing:
         return None
     start, end = ctx.file.span_of(call)  # the whole decorator call: the fix edits its key list
+    names = [name for name, _ in missing]
     return Verdict(
         vars={
             "key": _key_text(ctx, autotune),
-            "missing": ", ".join(name for name, _ in missing),
-            "reasons": "; ".join(reason.describe(name) for name, reason in missing),
-            "impact": evidence.measured_phrase("TL006", "slower"),
-            "seen": _elsewhere_text(omissions.launches),
+            "missing": ", ".join(names),
+            "omitted": _some(names),
         },
         span=(start, end),
         data={"missing": [name for name, _ in missing], "autotune": autotune},
@@ -1146,18 +1145,30 @@ def autotune_key_omissions(ctx: MatchContext, ignore: list[str] | None = None) -
         # constant, a size the caller buckets into the key): on unfamiliar code about half of such findings
         # were wrong, against one in eight with a launch in view (docs/precision.md), so they are info.
         severity=None if omissions.launches.sites else "info",
-        notes=[] if omissions.launches.sites else [
-            "No launch of this kernel in the project: what its callers pass was not seen, so this is info."],
+        notes=[f"{reason.describe(name)}." for name, reason in missing] + _elsewhere_notes(omissions.launches)
+        + ([] if omissions.launches.sites else [
+            "No launch of this kernel in the project: what its callers pass was not seen, so this is info."])
+        + [f"Evidence: {evidence.measured_phrase('TL006', 'slower')}."],
     )
 
 
-def _elsewhere_text(launches: LaunchValues) -> str:
-    """`; judged with the launch at ops.py:12` when launches in other modules were read."""
+def _elsewhere_notes(launches: LaunchValues) -> list[str]:
+    """`Judged with the launch at ops.py:12.` when launches in other modules were read."""
     if not launches.elsewhere:
-        return ""
+        return []
     shown = ", ".join(f"{path}:{line}" for path, line in launches.elsewhere[:2])
     more = f" and {len(launches.elsewhere) - 2} more" if len(launches.elsewhere) > 2 else ""
-    return f"; judged with the launch{'es' if len(launches.elsewhere) > 1 else ''} at {shown}{more}"
+    return [f"Judged with the launch{'es' if len(launches.elsewhere) > 1 else ''} at {shown}{more}."]
+
+
+def _some(names: list[str], width: int = 40) -> str:
+    """The names that fit in `width` characters, then how many more (the notes list them all)."""
+    shown = [names[0]]
+    for name in names[1:]:
+        if len(", ".join([*shown, name])) > width:
+            return f"{', '.join(shown)} and {len(names) - len(shown)} more"
+        shown.append(name)
+    return ", ".join(shown)
 
 
 class Omissions:

@@ -144,6 +144,7 @@ def autotune_side_effects(ctx: MatchContext) -> Verdict | None:
     described = [_describe(e) for e in effects if e.kind == "in-place" or e.param not in in_place]
     count = f"{len(autotune.configs)} configs" if autotune.configs is not None else "configs that cannot be counted"
     notes = [
+        f"`{kernel.name}` {'; '.join(described)}; the autotuner benchmarks {count}.",
         "While it benchmarks (the first call of each key), the autotuner runs every config many times on the "
         "caller's own buffers and then runs the winner, so the result holds the sum of all those runs "
         f"({evidence.measured_phrase('TL101', 'fails')}).",

@@ -143,12 +143,23 @@ def _values(configs: list[TuneConfig], name: str) -> list[object]:
 
 @fixer("autotune-descriptor-pre-hook")
 def autotune_descriptor_pre_hook(ctx: MatchContext, verdict: Verdict) -> RawEdits | None:
-    """The config pre_hook that sets each descriptor's block_shape from the config (shown, never applied)."""
+    """The config pre_hook that sets each descriptor's block_shape from the config (shown, never applied),
+    as whole lines before the kernel's decorators, where the configs can name it; a dimension no config
+    tunes keeps the descriptor's own value."""
     found = verdict.data["found"]
     kernel: JitFunction = verdict.data["kernel"]
-    lines = [f"def _{kernel.name.strip('_')}_block_shapes(nargs):  # triton.Config({{...}}, pre_hook=this)"]
+    if kernel.node is None:
+        return None
+    name = f"_{kernel.name.strip('_')}_block_shapes"
+    indent = " " * kernel.node.col_offset
+    lines = [f"{indent}def {name}(nargs):  # pass pre_hook={name} to every triton.Config"]
     for param, _, dims in found:
-        shape = ", ".join(f'nargs["{n}"]' if n else "..." for n in dims)
-        lines.append(f'    nargs["{param}"].block_shape = [{shape}]')
-    start = ctx.span()[0]
-    return [(start, start, "\n".join(lines) + "\n")]
+        shape = ", ".join(f'nargs["{n}"]' if n else f'nargs["{param}"].block_shape[{i}]' for i, n in enumerate(dims))
+        lines.append(f'{indent}    nargs["{param}"].block_shape = [{shape}]')
+        kept = [str(i) for i, n in enumerate(dims) if not n]
+        if kept:
+            verdict.notes.append(f"`{param}` keeps its host block size in dimension {', '.join(kept)}: no config "
+                                 "block was found for it there.")
+    first = min([d.lineno for d in kernel.node.decorator_list] + [kernel.node.lineno])
+    start = ctx.file.lines.starts[first - 1]
+    return [(start, start, "\n".join(lines) + "\n\n\n")]

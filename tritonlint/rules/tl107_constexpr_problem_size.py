@@ -46,6 +46,10 @@ def tile_uses(function: JitFunction, model: ModuleModel) -> set[str]:
     return used
 
 
+# The fixture each kind of finding is measured by.
+ROW_COUNT, DO_NOT_SPECIALIZE = "TL107-row-count-constexpr", "TL107-do-not-specialize-constexpr"
+
+
 def _launch_problem(ctx: MatchContext) -> Verdict | None:
     launch = ctx.launch
     if launch is None:
@@ -80,11 +84,13 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
         why = varies_with_input(origin)
         if why is None:
             continue
-        problem = (f"constexpr `{param}` is fed `{ctx.file.text_of(expr)}` ({why}), so Triton compiles it once per "
-                   f"distinct value ({evidence.measured_phrase('TL107', 'same')})")
+        problem = (f"constexpr `{param}` is fed `{ctx.file.text_of(expr)}`, which varies with the input: "
+                   "one compilation per distinct value")
         return Verdict(vars={"kernel": launch.callee_text, "problem": problem},
                        span=ctx.file.span_of(expr),
-                       notes=[f"Triton compiles `{launch.callee_text}` once per distinct value of a constexpr: drop "
+                       notes=[f"Where the value comes from: {why}.",
+                              f"Evidence: {evidence.fixture_phrase(ROW_COUNT)}.",
+                              f"Triton compiles `{launch.callee_text}` once per distinct value of a constexpr: drop "
                               f"`tl.constexpr` from `{param}` (a runtime integer; Triton still specializes on "
                               "divisibility by 16 and on 1), or bucket it with triton.next_power_of_2."])
     return None
@@ -127,7 +133,8 @@ def _do_not_specialize(ctx: MatchContext) -> Verdict | None:
                        "Triton raises CompilationError")
             return Verdict(vars={"kernel": function.name, "problem": problem},
                            severity="error", span=ctx.file.span_of(element),
-                           notes=[f"Either drop `tl.constexpr` from `{name!s}` (then do_not_specialize applies) or "
+                           notes=[f"Evidence: {evidence.fixture_phrase(DO_NOT_SPECIALIZE)}.",
+                                  f"Either drop `tl.constexpr` from `{name!s}` (then do_not_specialize applies) or "
                                   "drop it from do_not_specialize."])
     return None
 

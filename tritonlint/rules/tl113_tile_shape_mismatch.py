@@ -168,8 +168,8 @@ def _dot(node: ast.Call, maps: list[ShapeMap], k_applies: bool) -> Verdict | Non
     if k_applies and small and (sixteen or len(small) == k_known == len(maps)):
         a, b, k = small[0]
         known = [(node_, t) for node_, t in ((a_node, a), (b_node, b)) if t.shape is not None]
-        problem = (f"tl.dot inner dimension K={k} is below {MIN_K} ({', '.join(_named(n, t) for n, t in known)}); "
-                   f"K >= {MIN_K} is required for the tensor-core path")
+        problem = (f"tl.dot inner dimension K={k} is below the tensor-core path's minimum {MIN_K} "
+                   f"({', '.join(_named(n, t) for n, t in known)})")
         return _verdict("k", problem, _scenario_note(len(small), len(maps), *(t for _, t in known)))
     return None
 
