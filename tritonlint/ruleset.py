@@ -187,7 +187,7 @@ class _RuleBuilder:
         if url is None and self.path.parent.resolve() == builtin_rules_dir().resolve():
             url = rule_page_url(rule_id)  # docs/rules/ID.md, generated from this file (python -m tritonlint.docs)
         rule = Rule(rule_id, name, severity, category, message, matcher, where, fix, options, doc, valid,
-                    invalid, str(self.path), url, frozenset(metavars), notes)
+                    invalid, str(self.path), url, frozenset(metavars), notes=notes)
         self.check_examples_match(rule)
         return rule
 
