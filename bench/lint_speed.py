@@ -259,7 +259,8 @@ def project_index(tools: Tools, corpus: Path) -> dict[str, object]:
     stages: dict[str, float] = {}
     for line in run.stdout.splitlines():
         seconds, _, name = line.strip().partition(" s  ")
-        stages[name] = float(seconds)
+        if name and seconds.replace(".", "", 1).isdigit():
+            stages[name] = float(seconds)
     index = {name.removeprefix("project index: "): value for name, value in stages.items()
              if name.startswith("project index: ")}
     return {"parts_cpu_s": index, "run_total_cpu_s": stages.get("total")}
