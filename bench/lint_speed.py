@@ -250,6 +250,22 @@ def measure(tools: Tools, corpus: Path, names: list[str], runs: dict[str, int]) 
                    "peak_mb": max(m for _, _, m in values)} for name, values in samples.items()}
 
 
+def project_index(tools: Tools, corpus: Path) -> dict[str, object]:
+    """The project index's CPU seconds, from one `-j 1` run of bench/lint_stages.py (its "project index:"
+    lines: the kernel summaries of every module, the modules read for their imported names, the second
+    pass), next to that run's total."""
+    run = subprocess.run([tools.python, str(REPO / "bench" / "lint_stages.py"), "."], cwd=corpus, env=tools.env,
+                         capture_output=True, text=True, check=True)
+    stages: dict[str, float] = {}
+    for line in run.stdout.splitlines():
+        seconds, _, name = line.strip().partition(" s  ")
+        if name and seconds.replace(".", "", 1).isdigit():
+            stages[name] = float(seconds)
+    index = {name.removeprefix("project index: "): value for name, value in stages.items()
+             if name.startswith("project index: ")}
+    return {"parts_cpu_s": index, "run_total_cpu_s": stages.get("total")}
+
+
 def machine() -> dict[str, object]:
     info: dict[str, object] = {"cores": os.cpu_count(), "platform": platform.platform()}
     try:
@@ -297,6 +313,11 @@ def markdown(report: dict) -> str:
         lines.append(f"| {name} | {row['median_s']:.3f} s | {row['median_s'] / ruff:.2f}x | "
                      f"{row['median_cpu_s']:.2f} s | {row['median_cpu_s'] / ruff_cpu:.2f}x | {len(row['runs_s'])} | "
                      f"{row['peak_mb']} MB |")
+    index = report.get("project_index")
+    if index:
+        parts = "; ".join(f"{name} {seconds:.2f} s" for name, seconds in index["parts_cpu_s"].items())
+        lines += ["", f"Project index, CPU of one `-j 1` run of bench/lint_stages.py (total {index['run_total_cpu_s']:.2f} s): "
+                      f"{parts}."]
     ratios = report["ratios"]
     lines += ["", "Ratios: " + ", ".join(f"{k} = {v}" for k, v in ratios.items()), "",
               "Scaling (cold, medians; nested random subsets):", "",
@@ -321,13 +342,13 @@ def markdown(report: dict) -> str:
     fit = report["scaling"]["fit_tritonlint_cpu_per_source_file"]
     peak = max(main["tritonlint-cold"]["peak_mb"], main["tritonlint-warm"]["peak_mb"])
     for goal, value, met in (
-            ("cold <= 1.0x ruff ALL (wall)", f"{report['ratios']['cold / ruff ALL (wall)']}x",
-             report["ratios"]["cold / ruff ALL (wall)"] <= 1.0),
+            ("cold <= 1.2x ruff ALL (wall)", f"{report['ratios']['cold / ruff ALL (wall)']}x",
+             report["ratios"]["cold / ruff ALL (wall)"] <= 1.2),
             ("warm re-run <= 0.3 s", f"{main['tritonlint-warm']['median_s']} s", main["tritonlint-warm"]["median_s"] <= 0.3),
             (">= 20x faster than semgrep", f"{semgrep}x" if semgrep else "not run", bool(semgrep and semgrep >= 20)),
             ("time linear in the number of files (CPU over non-init files)", f"R^2 = {fit['r_squared']}",
              fit["r_squared"] >= 0.99),
-            ("peak memory < 500 MB", f"{peak} MB", peak < 500)):
+            ("peak memory <= 300 MB (process tree)", f"{peak} MB", peak <= 300)):
         lines.append(f"- {goal}: {value}, {'met' if met else 'NOT met'}")
     lines += ["", "The semgrep rules (bench/semgrep-rules) are pattern approximations of the founding rules: no "
               "constant folding, autotune configs or cross-module resolution. Wall times on this shared machine "
@@ -373,6 +394,8 @@ def main() -> None:
     if args.semgrep:
         runs["semgrep"] = args.semgrep_runs
     main_rows = measure(tools, corpus, names, runs)
+    index = project_index(tools, corpus)
+    print(f"project index (CPU s of a -j 1 run of {index['run_total_cpu_s']} s): {index['parts_cpu_s']}", flush=True)
 
     rows = []
     for scale, part in subsets(files).items():
@@ -412,6 +435,7 @@ def main() -> None:
         "commands": {name: " ".join(tools.command(name)).replace(str(REPO), "REPO").replace(str(scratch), "SCRATCH")
                      for name in names},
         "main": main_rows,
+        "project_index": index,
         "ratios": ratios,
         "scaling": {"rows": rows,
                     "fit_tritonlint": linear_fit([(r["files"], r["tritonlint-cold"]) for r in rows]),

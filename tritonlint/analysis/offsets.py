@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from tritonlint.analysis.flow import Definition, FunctionFlow
 from tritonlint.analysis.model import JitFunction, ModuleModel
 from tritonlint.analysis.triton_names import TL
+from tritonlint.walk import walk
 
 PROGRAM_ID = f"{TL}.program_id"
 LOAD = f"{TL}.load"
@@ -182,7 +183,7 @@ class OffsetWidths:
         self._bound_names = self._bounded_names()
         seen: set[int] = set()
         for expr in self._address_expressions():
-            for node in ast.walk(expr):
+            for node in walk(expr):
                 if not isinstance(node, ast.BinOp) or not isinstance(node.op, ast.Mult) or id(node) in seen:
                     continue
                 seen.add(id(node))
@@ -194,12 +195,12 @@ class OffsetWidths:
                     result.products.setdefault(source, []).append(product)
         # A product inside another flagged product is one computation: keep the outermost.
         for source, products in result.products.items():
-            inner = {id(n) for p in products for n in ast.walk(p.node) if n is not p.node}
+            inner = {id(n) for p in products for n in walk(p.node) if n is not p.node}
             result.products[source] = [p for p in products if id(p.node) not in inner]
         return result
 
     def _product(self, node: ast.BinOp) -> Product | None:
-        if any(isinstance(n, ast.Name) and n.id in self._bound_names for n in ast.walk(node)):
+        if any(isinstance(n, ast.Name) and n.id in self._bound_names for n in walk(node)):
             return None  # the kernel states a bound on a value of the product
         for derived, other in ((node.left, node.right), (node.right, node.left)):
             sources = self.sources(derived)
@@ -215,7 +216,7 @@ class OffsetWidths:
         through local names) what they are computed from."""
         found: list[ast.expr] = []
         pending: list[ast.expr] = []
-        for node in ast.walk(self.flow.function):
+        for node in walk(self.flow.function):
             if isinstance(node, ast.Call) and self.model.qualify(node.func) in ADDRESS_CALLS:
                 pointer = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "pointer"), None)
                 if pointer is not None:
@@ -224,7 +225,7 @@ class OffsetWidths:
         while pending:
             expr = pending.pop()
             found.append(expr)
-            for name in (n for n in ast.walk(expr) if isinstance(n, ast.Name)):
+            for name in (n for n in walk(expr) if isinstance(n, ast.Name)):
                 for definition in self.flow.reaching(name):
                     if id(definition) in visited or definition.value is None:
                         continue
@@ -236,7 +237,7 @@ class OffsetWidths:
         """Names that a `tl.assume` / `tl.static_assert` bounds from above (`x < C`, `C > x`, chains of
         `and`): the kernel states what it expects. `tl.assume(x >= 0)` bounds nothing that matters here."""
         names: set[str] = set()
-        for call in ast.walk(self.flow.function):
+        for call in walk(self.flow.function):
             if isinstance(call, ast.Call) and self.model.qualify(call.func) in BOUNDS and call.args:
                 tests = call.args[0].values if isinstance(call.args[0], ast.BoolOp) else [call.args[0]]
                 for test in tests:
@@ -245,5 +246,5 @@ class OffsetWidths:
                     small = test.left if isinstance(test.ops[0], (ast.Lt, ast.LtE)) else \
                         test.comparators[0] if isinstance(test.ops[0], (ast.Gt, ast.GtE)) else None
                     if small is not None:
-                        names |= {n.id for n in ast.walk(small) if isinstance(n, ast.Name)}
+                        names |= {n.id for n in walk(small) if isinstance(n, ast.Name)}
         return names

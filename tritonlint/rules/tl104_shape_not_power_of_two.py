@@ -4,6 +4,7 @@ powers of two (a compile error)."""
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from tritonlint.analysis.consteval import Value
@@ -20,6 +21,9 @@ from tritonlint.context import MatchContext, Verdict, condition
 from tritonlint.prefilter import Token, disjoin
 
 WORDS = ("arange", "zeros", "full", "reshape", "view", "TensorDescriptor", "make_tensor_descriptor")
+SIZING = frozenset({ARANGE, *TILE_SHAPE_CALLS, *SHAPE_ARGUMENT_CALLS, *KERNEL_DESCRIPTORS, HOST_DESCRIPTOR,
+                    f"{HOST_DESCRIPTOR}.from_tensor"})  # the qualified callees `sizes` knows
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\Z")
 
 
 def _argument(call: ast.Call, index: int, keyword: str) -> ast.expr | None:
@@ -65,6 +69,17 @@ def sizes(ctx: MatchContext, call: ast.Call) -> tuple[str, list[ast.expr]] | Non
     return None
 
 
+def _sizes_nothing(ctx: MatchContext) -> bool:
+    """Whether the callee's text already shows that `sizes` finds nothing in the call: the rule matches every
+    call, and mapping each to the ast costs most of its time. A plain dotted callee qualifies as its ast does."""
+    callee = ctx.metavar("CALL")
+    text = callee.text() if callee is not None else ""
+    if not _DOTTED.match(text):
+        return False
+    name = ctx.model.qualify_dotted(text)
+    return name not in SIZING and not (name is None and "." in text and text.rpartition(".")[2] in SHAPE_METHODS)
+
+
 def _host_values(ctx: MatchContext, exprs: list[ast.expr]) -> Iterator[list[Value]]:
     """On the host, only literals and module constants: the values of locals are not followed."""
     values = [ctx.model.evaluator().evaluate(e) for e in exprs]
@@ -83,6 +98,8 @@ def shape_not_power_of_two(ctx: MatchContext) -> Verdict | None:
     """An in-kernel tl.arange whose range, a tl.zeros / tl.full / tl.reshape shape element, or a descriptor
     block_shape element (tl.make_tensor_descriptor, host TensorDescriptor) is statically known, positive and
     not a power of two in some scenario (constexpr defaults no call overrides, configs, literal launches)."""
+    if _sizes_nothing(ctx):
+        return None
     call = ctx.ast_node(types=(ast.Call,))
     if not isinstance(call, ast.Call):
         return None
