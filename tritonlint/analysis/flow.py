@@ -30,6 +30,14 @@ class Definition:
     value: ast.expr | None = None  # the assigned expression (for augassign: the right-hand side)
 
 
+def in_source_order(definitions: frozenset[Definition]) -> list[Definition]:
+    """Definitions in the order they appear in the source: a set of them iterates by object address, which
+    differs between runs, and an analysis that memoises around a loop must visit them in one order to give
+    the same answer every run."""
+    return sorted(definitions, key=lambda d: (getattr(d.stmt, "lineno", 0), getattr(d.stmt, "col_offset", 0),
+                                              d.name, d.kind))
+
+
 class FunctionFlow:
     def __init__(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self.function = function

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from tritonlint.analysis.flow import Definition, FunctionFlow
+from tritonlint.analysis.flow import Definition, FunctionFlow, in_source_order
 from tritonlint.analysis.model import JitFunction, ModuleModel
 from tritonlint.analysis.triton_names import TL
 from tritonlint.walk import walk
@@ -85,7 +85,7 @@ class OffsetWidths:
             return self.wide(expr.value, depth + 1)
         if isinstance(expr, ast.Name):
             definitions = self.flow.reaching(expr)
-            return bool(definitions) and all(self._wide_definition(d, depth) for d in definitions)
+            return bool(definitions) and all(self._wide_definition(d, depth) for d in in_source_order(definitions))
         return False
 
     def _wide_definition(self, definition: Definition, depth: int) -> bool:
@@ -101,7 +101,7 @@ class OffsetWidths:
         elif definition.kind == "augassign":
             before = self.flow.defined_before(definition.stmt, definition.name)  # type: ignore[arg-type]
             result = self.wide(definition.value, depth + 1) or \
-                (bool(before) and all(self._wide_definition(d, depth + 1) for d in before))
+                (bool(before) and all(self._wide_definition(d, depth + 1) for d in in_source_order(before)))
         else:
             result = False
         self._wide[key] = result
@@ -133,7 +133,7 @@ class OffsetWidths:
         if isinstance(expr, ast.Subscript):
             return self.sources(expr.value, depth + 1)
         if isinstance(expr, ast.Name):
-            return frozenset().union(*(self._definition_sources(d, depth) for d in self.flow.reaching(expr)))
+            return frozenset().union(*(self._definition_sources(d, depth) for d in in_source_order(self.flow.reaching(expr))))
         return frozenset()
 
     def _definition_sources(self, definition: Definition, depth: int) -> frozenset[int]:
@@ -146,7 +146,7 @@ class OffsetWidths:
         elif definition.kind == "augassign":
             before = self.flow.defined_before(definition.stmt, definition.name)  # type: ignore[arg-type]
             result = self.sources(definition.value, depth + 1).union(
-                *(self._definition_sources(d, depth + 1) for d in before))
+                *(self._definition_sources(d, depth + 1) for d in in_source_order(before)))
         elif definition.kind == "loop" and isinstance(definition.stmt, ast.For) and isinstance(definition.stmt.iter, ast.Call):
             result = frozenset().union(*(self.sources(a, depth + 1) for a in definition.stmt.iter.args[:1]))
         else:
@@ -226,7 +226,7 @@ class OffsetWidths:
             expr = pending.pop()
             found.append(expr)
             for name in (n for n in walk(expr) if isinstance(n, ast.Name)):
-                for definition in self.flow.reaching(name):
+                for definition in in_source_order(self.flow.reaching(name)):
                     if id(definition) in visited or definition.value is None:
                         continue
                     visited.add(id(definition))
