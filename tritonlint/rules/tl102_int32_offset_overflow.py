@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 
 from tritonlint.analysis.flow import flow_of
+from tritonlint.analysis.offset_launches import LARGE, SMALL, launch_extent
 from tritonlint.analysis.offsets import LOAD, PROGRAM_ID, OffsetWidths, Overflows
 from tritonlint.analysis.triton_names import TL
 from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
@@ -36,6 +37,9 @@ def int32_offset_product(ctx: MatchContext) -> Verdict | None:
     if not products:
         return None
     products = sorted(products, key=lambda p: (p.node.lineno, p.node.col_offset))
+    extent = launch_extent(ctx.model, function, call, products)
+    if extent.kind == SMALL:
+        return None  # every launch keeps the products small: no grid axis for the id, a tiny multiplier
     multipliers = list(dict.fromkeys(p.multiplier for p in products))
     lines = list(dict.fromkeys(p.node.lineno for p in products))
     text = ast.unparse(call)
@@ -48,7 +52,12 @@ def int32_offset_product(ctx: MatchContext) -> Verdict | None:
         # of 32,768 or more (a batch stride), where axis 0 and loaded indices need no such luck.
         notes.append("Grid axes 1 and 2 have at most 65,535 programs, so this product wraps only where the "
                      "multiplier is 32,768 or more (an outer stride such as a batch stride).")
-    return Verdict(vars={"source": source,
+    if extent.kind == LARGE:
+        notes.insert(0, f"The launch shows the overflow can happen: {extent.why}.")
+    else:
+        notes.append("Info: no launch in this module shows how many programs run or what the multipliers are.")
+    return Verdict(severity="warning" if extent.kind == LARGE else "info",
+                   vars={"source": source,
                          "kind": "program id" if ctx.model.qualify(call.func) == PROGRAM_ID else "loaded index",
                          "multipliers": ", ".join(f"`{m}`" for m in multipliers[:4]) + (" ..." if len(multipliers) > 4 else ""),
                          "lines": ", ".join(map(str, lines[:6])) + (" ..." if len(lines) > 6 else "")},
