@@ -123,6 +123,8 @@ def guarded(ctx: MatchContext) -> str | None:
             handlers = [c.text() for c in ancestor.children() if c.kind() == "except_clause"]
             if inside and any(_CAUGHT.match(h) for h in handlers):
                 return "a `try` that catches the failure"
+        elif kind == "except_clause" and _CAUGHT.match(ancestor.text().partition(":")[0] + ":"):
+            return "an `except` handler: the fallback where the newer API failed"
     return None
 
 
