@@ -53,11 +53,8 @@ def int32_offset_product(ctx: MatchContext) -> Verdict | None:
         notes.append("Grid axes 1 and 2 have at most 65,535 programs, so this product wraps only where the "
                      "multiplier is 32,768 or more (an outer stride such as a batch stride).")
     if extent.kind == LARGE:
-        notes.insert(0, f"The launch shows the overflow can happen: {extent.why}.")
-    else:
-        notes.append("Info: no launch in this module shows how many programs run or what the multipliers are.")
-    return Verdict(severity="warning" if extent.kind == LARGE else "info",
-                   vars={"source": source,
+        notes.insert(0, f"The launch shows the index can reach the rows of a large tensor: {extent.why}.")
+    return Verdict(vars={"source": source,
                          "kind": "program id" if ctx.model.qualify(call.func) == PROGRAM_ID else "loaded index",
                          "multipliers": ", ".join(f"`{m}`" for m in multipliers[:4]) + (" ..." if len(multipliers) > 4 else ""),
                          "lines": ", ".join(map(str, lines[:6])) + (" ..." if len(lines) > 6 else "")},
