@@ -55,6 +55,19 @@ def test_requirements_file(rules, tmp_path):
     assert _findings(rules, NEW_APIS, tmp_path / "k.py") == [(4, "error"), (8, "error")]
 
 
+def test_distribution_metadata(rules, tmp_path):
+    # an unpacked wheel: the package folder beside its dist-info, whose METADATA pins triton
+    info = tmp_path / "pkg-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pkg\nRequires-Dist: torch\nRequires-Dist: triton==3.3.1\n")
+    (tmp_path / "pkg" / "ops").mkdir(parents=True)
+    # 3.3 lacks make_tensor_descriptor (3.4); block pointers work there
+    assert _findings(rules, NEW_APIS, tmp_path / "pkg" / "ops" / "k.py") == [(8, "error")]
+    # another distribution's metadata in the same folder does not speak for this package
+    (tmp_path / "other").mkdir()
+    assert _findings(rules, NEW_APIS, tmp_path / "other" / "k.py") == [(9, "error")]
+
+
 def test_bad_target_triton(tmp_path):
     (tmp_path / "tritonlint.toml").write_text('target-triton = "latest"\n')
     (tmp_path / "k.py").write_text("x = 1\n")
