@@ -39,8 +39,7 @@ _LOAD_OPTIONS = {"boundary_check"}
 @dataclass
 class Rewrite:
     edits: list[tuple[ast.AST, str]]  # node -> its replacement text
-    after: tuple[ast.stmt, str]  # the statement after which a line is added (same indentation), and the line
-    name: str
+    after: tuple[ast.Assign, str]  # the statement after which a line is added (same indentation), and the line
 
 
 def _arguments(call: ast.Call) -> dict[str, ast.expr] | None:
@@ -129,7 +128,7 @@ def descriptor_rewrite(model: ModuleModel, function: ast.FunctionDef, make: ast.
                          (("shape", shape), ("strides", strides), ("block_shape", block)))
     edits.append((make, f"{language}.make_tensor_descriptor({text_of(args['base'])}, {keywords})"))
     start = f"{lhs} = {', '.join(text_of(o) for o in offsets)}"
-    return Rewrite(edits, (assign, start), name)
+    return Rewrite(edits, (assign, start))
 
 
 def _access(model: ModuleModel, call: ast.Call, name: str, names: list[str], text_of: Callable[[ast.AST], str]) -> str | None:

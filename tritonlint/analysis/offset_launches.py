@@ -32,7 +32,6 @@ TINY_LITERAL = 16
 class Extent:
     kind: str  # large | small | unknown
     why: str = ""  # large: the launch and the count; small: what bounds it
-    launch: LaunchSite | None = None
 
 
 def kernel_launches(model: ModuleModel, function: JitFunction) -> list[LaunchSite]:
@@ -104,7 +103,7 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
                 continue
             why = large_count(Provenance.of(host).origin(axes[axis]))
             if why is not None:
-                return Extent(LARGE, f"the launch at line {launch.line} starts one program per {why}", launch)
+                return Extent(LARGE, f"the launch at line {launch.line} starts one program per {why}")
         # Every product must be small at this launch, through its multiplier.
         for product in products:
             value = bound.values.get(product.multiplier) if product.multiplier in params else None

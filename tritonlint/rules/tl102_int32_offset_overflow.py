@@ -26,7 +26,8 @@ def _overflows(ctx: MatchContext) -> Overflows:
 def int32_offset_product(ctx: MatchContext) -> Verdict | None:
     """The match is a `tl.program_id(...)` call or a `tl.load` whose value, with no int64 promotion on the
     way, is multiplied by a runtime (non-constexpr) integer argument in a pointer offset: the product is
-    computed in int32. The products are the related locations."""
+    computed in int32. The products are the related locations. Silent when every launch of the kernel in
+    its module keeps the products small; noted when a launch shows the id ranging over a large count."""
     call = ctx.ast_node(types=(ast.Call,))
     function = ctx.function
     if not isinstance(call, ast.Call) or function is None or function.node is None \

@@ -57,7 +57,8 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     """The match is a masked tl.load whose fill (`other`, or undefined lanes when it is missing) reaches a
     reduction along the masked axis as something other than that reduction's neutral element, while one
     fill (0, -inf or +inf) would be right at every reduction the lanes reach. Warning when `other` is
-    missing, error for a wrong constant; the fix is safe when the masked-off lanes reach nothing else."""
+    missing or the constant is wrong only for some data (0 before a max), error when it is wrong whatever
+    the data; the fix is safe when the masked-off lanes reach nothing else."""
     call = ctx.ast_node(types=(ast.Call,))
     function = ctx.function
     if not isinstance(call, ast.Call) or function is None or function.node is None \
