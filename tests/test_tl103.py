@@ -1,6 +1,8 @@
 """TL103's target version: target-triton, the project's triton requirement, the newest version."""
 from __future__ import annotations
 
+import ast
+
 import pytest
 
 from tests.helpers import lint_code, run_cli
@@ -53,6 +55,19 @@ def test_requirements_file(rules, tmp_path):
     assert _findings(rules, NEW_APIS, tmp_path / "k.py") == [(4, "error"), (8, "error")]
 
 
+def test_distribution_metadata(rules, tmp_path):
+    # an unpacked wheel: the package folder beside its dist-info, whose METADATA pins triton
+    info = tmp_path / "pkg-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pkg\nRequires-Dist: torch\nRequires-Dist: triton==3.3.1\n")
+    (tmp_path / "pkg" / "ops").mkdir(parents=True)
+    # 3.3 lacks make_tensor_descriptor (3.4); block pointers work there
+    assert _findings(rules, NEW_APIS, tmp_path / "pkg" / "ops" / "k.py") == [(8, "error")]
+    # another distribution's metadata in the same folder does not speak for this package
+    (tmp_path / "other").mkdir()
+    assert _findings(rules, NEW_APIS, tmp_path / "other" / "k.py") == [(9, "error")]
+
+
 def test_bad_target_triton(tmp_path):
     (tmp_path / "tritonlint.toml").write_text('target-triton = "latest"\n')
     (tmp_path / "k.py").write_text("x = 1\n")
@@ -71,3 +86,68 @@ def test_rule_pattern_covers_the_table(rules):
     for api in table().entries:
         if not api.startswith("triton.language.math.") and "(" not in api:
             assert pattern.search("x." + api.rpartition(".")[2]), api
+
+
+BLOCK_POINTER_LOOP = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy(x_ptr, y_ptr, M, N, stride_m, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    pid = tl.program_id(0)
+    src = tl.make_block_ptr(x_ptr, (M, N), (stride_m, 1), (pid * BLOCK_M, 0), (BLOCK_M, BLOCK_N), (1, 0))
+    dst = tl.make_block_ptr(base=y_ptr, shape=(M, N), strides=(stride_m, 1), offsets=(pid * BLOCK_M, 0),
+                            block_shape=(BLOCK_M, BLOCK_N), order=(1, 0))
+    for k in range(0, N, BLOCK_N):
+        tile = tl.load(src, boundary_check=(0, 1))
+        tl.store(dst, tile * 2, boundary_check=(0, 1))
+        src = tl.advance(src, (0, BLOCK_N))
+        dst = tl.advance(dst, [BLOCK_M, BLOCK_N])
+'''
+
+REWRITTEN = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy(x_ptr, y_ptr, M, N, stride_m, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    pid = tl.program_id(0)
+    src = tl.make_tensor_descriptor(x_ptr, shape=[M, N], strides=[stride_m, 1], block_shape=[BLOCK_M, BLOCK_N])
+    src_off0, src_off1 = pid * BLOCK_M, 0
+    dst = tl.make_tensor_descriptor(y_ptr, shape=[M, N], strides=[stride_m, 1], block_shape=[BLOCK_M, BLOCK_N])
+    dst_off0, dst_off1 = pid * BLOCK_M, 0
+    for k in range(0, N, BLOCK_N):
+        tile = src.load([src_off0, src_off1])
+        dst.store([dst_off0, dst_off1], tile * 2)
+        src_off1 += BLOCK_N
+        dst_off0, dst_off1 = dst_off0 + BLOCK_M, dst_off1 + BLOCK_N
+'''
+
+
+def _rewrite(rules, code):
+    """The text after applying every display-only fix of TL103's findings (what the suggestion shows)."""
+    result = lint_code(code, rules, select=["TL103"])
+    edits = [e for d in result.diagnostics if d.fix and d.fix.applicability == "display-only" for e in d.fix.edits]
+    for edit in sorted(edits, key=lambda e: e.start, reverse=True):
+        code = code[:edit.start] + edit.content + code[edit.end:]
+    return code, len(edits)
+
+
+def test_block_pointer_loop_rewrite_is_shown(rules):
+    # The rewrite ran right in Triton 3.6's interpreter against the block-pointer loop (37 x 72 fp32 input).
+    text, count = _rewrite(rules, BLOCK_POINTER_LOOP)
+    assert count and text == REWRITTEN
+    ast.parse(text)
+
+
+@pytest.mark.parametrize("change", [
+    ("(stride_m, 1), (pid", "(stride_m, stride_n), (pid"),  # a last stride that may not be 1
+    ("tl.load(src, boundary_check=(0, 1))", "tl.load(src, boundary_check=(0, 1), eviction_policy='evict_last')"),
+    ("src = tl.advance(src, (0, BLOCK_N))", "src = helper(src)"),  # handed to a helper
+    ("tl.load(src, boundary_check=(0, 1))", "tl.load(tl.advance(src, (0, 0)), boundary_check=(0, 1))"),
+    ("tl.load(src, boundary_check=(0, 1))", "tl.load(src, boundary_check=(0, 1), padding_option='nan')"),
+])
+def test_block_pointer_rewrite_refused(rules, change):
+    code = BLOCK_POINTER_LOOP.replace(*change).replace("stride_m, BLOCK_M", "stride_m, stride_n, BLOCK_M")
+    text, _ = _rewrite(rules, code)
+    assert "src.load" not in text and "src_off0" not in text

@@ -1,6 +1,7 @@
 """Which Triton versions the linted code runs under, and what each Triton API does in them: the data table
 rules/data/triton-api-versions.yaml, and the project's own `triton` requirement (pyproject.toml
-dependencies, requirements*.txt, setup.cfg install_requires) read as a range of versions."""
+dependencies, requirements*.txt, setup.cfg install_requires, or the `Requires-Dist` metadata of the
+distribution an installed or unpacked package came in) read as a range of versions."""
 
 from __future__ import annotations
 
@@ -151,12 +152,38 @@ def _requirement_lines(folder: Path) -> list[tuple[str, str]]:
     return found
 
 
+def _distribution_lines(folder: Path, top: str | None) -> list[tuple[str, str]]:
+    """`Requires-Dist:` lines of the installed or unpacked distribution (`<name>-<version>.dist-info/METADATA`
+    beside its package folder) that ships the top-level package `top`, else none: a site-packages folder holds
+    many distributions, and only the file's own one speaks for it."""
+    if top is None:
+        return []
+    for info in sorted(folder.glob("*.dist-info")):
+        names = {info.name.partition("-")[0].lower().replace("-", "_")}
+        try:
+            names |= {line.strip().lower() for line in (info / "top_level.txt").read_text(encoding="utf-8").splitlines()}
+        except (OSError, UnicodeDecodeError):
+            pass
+        if top.lower() not in names:
+            continue
+        try:
+            text = (info / "METADATA").read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return []
+        name = f"{info.name}/METADATA"
+        return [(line.partition(":")[2], name) for line in text.splitlines() if line.startswith("Requires-Dist:")] \
+            or [("", name)]  # a distribution that requires nothing: still the project's root
+    return []
+
+
 @lru_cache(maxsize=256)
 def _project_target(folder: str, newest: Version) -> Target | None:
-    """The `triton` requirement of the nearest folder at or above `folder` that holds project files."""
+    """The `triton` requirement of the nearest folder at or above `folder` that holds project files, or the
+    metadata of the distribution the folder's package came in."""
     path = Path(folder)
     for candidate in [path, *path.parents]:
-        lines = _requirement_lines(candidate)
+        top = path.relative_to(candidate).parts[0] if candidate != path else None
+        lines = _requirement_lines(candidate) + _distribution_lines(candidate, top)
         for line, name in lines:
             match = _REQUIREMENT.match(line)
             if match is not None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 
 from tritonlint.analysis.flow import flow_of
+from tritonlint.analysis.offset_launches import LARGE, SMALL, launch_extent
 from tritonlint.analysis.offsets import LOAD, PROGRAM_ID, OffsetWidths, Overflows
 from tritonlint.analysis.triton_names import TL
 from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
@@ -25,7 +26,8 @@ def _overflows(ctx: MatchContext) -> Overflows:
 def int32_offset_product(ctx: MatchContext) -> Verdict | None:
     """The match is a `tl.program_id(...)` call or a `tl.load` whose value, with no int64 promotion on the
     way, is multiplied by a runtime (non-constexpr) integer argument in a pointer offset: the product is
-    computed in int32. The products are the related locations."""
+    computed in int32. The products are the related locations. Silent when every launch of the kernel in
+    its module keeps the products small; noted when a launch shows the id ranging over a large count."""
     call = ctx.ast_node(types=(ast.Call,))
     function = ctx.function
     if not isinstance(call, ast.Call) or function is None or function.node is None \
@@ -36,6 +38,9 @@ def int32_offset_product(ctx: MatchContext) -> Verdict | None:
     if not products:
         return None
     products = sorted(products, key=lambda p: (p.node.lineno, p.node.col_offset))
+    extent = launch_extent(ctx.model, function, call, products)
+    if extent.kind == SMALL:
+        return None  # every launch keeps the products small: no grid axis for the id, a tiny multiplier
     multipliers = list(dict.fromkeys(p.multiplier for p in products))
     lines = list(dict.fromkeys(p.node.lineno for p in products))
     text = ast.unparse(call)
@@ -48,6 +53,8 @@ def int32_offset_product(ctx: MatchContext) -> Verdict | None:
         # of 32,768 or more (a batch stride), where axis 0 and loaded indices need no such luck.
         notes.append("Grid axes 1 and 2 have at most 65,535 programs, so this product wraps only where the "
                      "multiplier is 32,768 or more (an outer stride such as a batch stride).")
+    if extent.kind == LARGE:
+        notes.insert(0, f"The launch shows the index can reach the rows of a large tensor: {extent.why}.")
     return Verdict(vars={"source": source,
                          "kind": "program id" if ctx.model.qualify(call.func) == PROGRAM_ID else "loaded index",
                          "multipliers": ", ".join(f"`{m}`" for m in multipliers[:4]) + (" ..." if len(multipliers) > 4 else ""),

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 
 from tritonlint import evidence
+from tritonlint.analysis.block_pointers import MAKE, Rewrite, descriptor_rewrite
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.triton_versions import (
     ApiEntry,
@@ -122,6 +123,8 @@ def guarded(ctx: MatchContext) -> str | None:
             handlers = [c.text() for c in ancestor.children() if c.kind() == "except_clause"]
             if inside and any(_CAUGHT.match(h) for h in handlers):
                 return "a `try` that catches the failure"
+        elif kind == "except_clause" and _CAUGHT.match(ancestor.text().partition(":")[0] + ":"):
+            return "an `except` handler: the fallback where the newer API failed"
     return None
 
 
@@ -150,7 +153,7 @@ def _imports_triton(model: ModuleModel, target: int | None) -> bool:
 
 
 @condition("triton-api-version", params={"target": ParamSpec("str", required=False)},
-           provides=("api", "status", "target", "instead"), prefilter=_names, applies=_imports_triton)
+           provides=("api", "status", "target", "instead", "change"), prefilter=_names, applies=_imports_triton)
 def triton_api_version(ctx: MatchContext, target: str = "") -> Verdict | None:
     """The match (an attribute chain, an import, or a keyword argument) names an API of TL103's table that
     the target Triton version removed, moved or deprecated, or that appeared after the lowest target
@@ -176,13 +179,49 @@ def triton_api_version(ctx: MatchContext, target: str = "") -> Verdict | None:
     seen = evidence.version_outcome("TL103", entry.probe, show(version)) if entry.probe and version else None
     if seen:
         notes.append(f"Under Triton {show(version)} (CPU run, bench/triton_versions.py): {seen}.")  # type: ignore[arg-type]
-    if entry.api in ("triton.language.make_block_ptr", "triton.language.advance"):
+    rewrite = _block_pointer_rewrite(ctx) if entry.api == MAKE else None
+    if entry.api in (MAKE, "triton.language.advance"):
         notes.append("Rewrite: `desc = tl.make_tensor_descriptor(base, shape, strides, block_shape)` before the loop, "
-                     "`desc.load([off_m, k])` in it with the offsets the advances kept (see `tritonlint rule TL103`).")
+                     "`desc.load([off_m, k])` in it with the offsets the advances kept (see `tritonlint rule TL103`)"
+                     + (", as the suggested fix shows" if rewrite else "") + ". A descriptor needs 16-byte aligned "
+                     "strides and base, and `triton.set_allocator` on the host when it is made in the kernel; "
+                     f"cost: {evidence.fixture_phrase('TL103-block-ptr-removed')}.")
     point = _import_point(ctx) if ctx.model.imports.get("libdevice") is None else None
     related = [(point, point)] if point is not None and entry.replacement and "libdevice" in entry.replacement else []
-    return Verdict(vars={"api": _short(entry.api), "status": status, "target": at.describe(), "instead": instead},
-                   severity=severity, span=use.span, data={"use": use}, notes=notes, related=related)
+    if rewrite is not None:
+        related += [ctx.file.span_of(node) for node, _ in rewrite.edits if node is not rewrite.after[0].value]
+    change = "Rewrite the block pointer as a tensor descriptor (shown only)" if rewrite else "Use the API's new name"
+    return Verdict(vars={"api": _short(entry.api), "status": status, "target": at.describe(), "instead": instead,
+                         "change": change},
+                   severity=severity, span=use.span, data={"use": use, "rewrite": rewrite}, notes=notes, related=related,
+                   applicability="display-only" if rewrite is not None else None)
+
+
+def _block_pointer_rewrite(ctx: MatchContext) -> Rewrite | None:
+    """The descriptor rewrite of the block pointer this `tl.make_block_ptr(...)` call builds, when sound."""
+    attribute = ctx.ast_node(types=(ast.Attribute,))
+    function = ctx.function
+    if attribute is None or function is None or function.node is None:
+        return None
+    call = next((n for n in ast.walk(function.node) if isinstance(n, ast.Call) and n.func is attribute), None)
+    if call is None:
+        return None
+    return descriptor_rewrite(ctx.model, function.node, call, ctx.file.text_of)
+
+
+def _rewrite_edits(ctx: MatchContext, rewrite: Rewrite) -> RawEdits | None:
+    """The display-only edits of a block-pointer rewrite: the offsets' line goes after the descriptor's."""
+    statement, line = rewrite.after
+    start = ctx.file.span_of(statement)[0]
+    indent = ctx.file.text[ctx.file.text.rfind("\n", 0, start) + 1:start]
+    if indent.strip():
+        return None  # the statement shares its line with other code
+    edits: RawEdits = []
+    for node, text in rewrite.edits:
+        if node is statement.value:
+            text += f"\n{indent}{line}"
+        edits.append((*ctx.file.span_of(node), text))
+    return sorted(edits)
 
 
 @fixer("triton-api-move")
@@ -191,6 +230,8 @@ def triton_api_move(ctx: MatchContext, verdict: Verdict) -> RawEdits | None:
     `from triton.language.math import tanh` -> from libdevice, `tl._experimental_make_tensor_descriptor`
     -> `tl.make_tensor_descriptor`; `allow_tf32=True/False` -> `input_precision="tf32"/"ieee"`."""
     use: Use = verdict.data["use"]
+    if verdict.data.get("rewrite") is not None:
+        return _rewrite_edits(ctx, verdict.data["rewrite"])
     entry = use.entry
     kind = ctx.node.kind()
     if entry.fix == "keyword" and kind == "keyword_argument":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 
+from tritonlint.analysis.buffers import loaded_nonnegative, through_identity
 from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.reductions import (
     LOAD,
@@ -56,7 +57,8 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     """The match is a masked tl.load whose fill (`other`, or undefined lanes when it is missing) reaches a
     reduction along the masked axis as something other than that reduction's neutral element, while one
     fill (0, -inf or +inf) would be right at every reduction the lanes reach. Warning when `other` is
-    missing, error for a wrong constant; the fix is safe when the masked-off lanes reach nothing else."""
+    missing or the constant is wrong only for some data (0 before a max), error when it is wrong whatever
+    the data; the fix is safe when the masked-off lanes reach nothing else."""
     call = ctx.ast_node(types=(ast.Call,))
     function = ctx.function
     if not isinstance(call, ast.Call) or function is None or function.node is None \
@@ -76,6 +78,9 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
         return satisfies(analysis.lanes(analysis.reduced(reach.call), call, with_fill), reach.needs, reach.nonnegative)  # type: ignore[arg-type]
 
     wrong = [r for r in covered if status(r, fill) is False]
+    if wrong and fill == ZERO and all(r.needs == NEG_INF and through_identity(analysis, analysis.reduced(r.call), call)
+                                      for r in wrong) and loaded_nonnegative(ctx.model, function, call):
+        return None  # a max of what an earlier kernel wrote non-negative (partial maxima of |x|): 0 is neutral
     if not wrong:
         return None
     order = [wrong[0].needs] + [c for c in (ZERO, NEG_INF, POS_INF) if c != wrong[0].needs]
@@ -104,9 +109,21 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
         notes.append("The fix is unsafe: the masked-off lanes also reach "
                      + ("other code" if reached.other_ends else "a reduction along an axis the mask does not cover")
                      + f" (line {getattr(where, 'lineno', '?')}), where a different fill may change what is computed.")
+    # A constant fill is an error where it is wrong whatever the data: it reaches a sum as something other
+    # than 0, or a max / min as the infinity that always wins there. A 0 (or finite) fill before a max or
+    # min is wrong only for rows whose real values all lie on one side of it: a warning.
+    absolute = any(r.needs == ZERO or _opposite(r.needs) in analysis.lanes(analysis.reduced(r.call), call, fill).classes  # type: ignore[arg-type]
+                   for r in wrong)
+    if fill != UNDEF and not absolute:
+        notes.append("Warning, not error: the fill is wrong only for rows whose real values all lie on one side of it "
+                     "(a max over negative values).")
     return Verdict(vars={"problem": problem, "reduction": reduction, "neutral": NEUTRAL_TEXT[neutral]},
-                   severity="warning" if fill == UNDEF else "error", applicability=None if safe else "unsafe",
+                   severity="error" if fill != UNDEF and absolute else "warning", applicability=None if safe else "unsafe",
                    notes=notes, data={"neutral": neutral, "call": call})
+
+
+def _opposite(needs: str) -> str | None:
+    return {NEG_INF: POS_INF, POS_INF: NEG_INF}.get(needs)
 
 
 @fixer("masked-load-neutral-other")

@@ -1,0 +1,150 @@
+"""The tensor-descriptor rewrite of a block pointer that is only built, loaded or stored through and advanced:
+
+    p = tl.make_block_ptr(base, (M, N), (s0, 1), (o0, o1), (BM, BN), (1, 0))
+    for ...:
+        x = tl.load(p, boundary_check=(0, 1))
+        p = tl.advance(p, (0, BN))
+
+becomes a descriptor made where the block pointer was, with its offsets kept in local names:
+
+    p = tl.make_tensor_descriptor(base, shape=[M, N], strides=[s0, 1], block_shape=[BM, BN])
+    p_off0, p_off1 = o0, o1
+    for ...:
+        x = p.load([p_off0, p_off1])
+        p_off1 += BN
+
+The names track the block pointer's offsets on every path, since the pointer changes only where they do. A
+descriptor bounds-checks every dimension and reads zeros out of bounds (what `boundary_check` with zero
+padding does; without it, out-of-bounds lanes were undefined) and never writes out of bounds. Refused: any
+other use of the name (handed to a helper, a second definition, `tl.advance` inside an expression), a last
+stride that is not the literal 1 (a descriptor's innermost dimension is contiguous), `padding_option="nan"`,
+load or store options a descriptor does not take.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tritonlint.analysis.model import ModuleModel
+from tritonlint.analysis.triton_names import TL
+
+MAKE = f"{TL}.make_block_ptr"
+ADVANCE = f"{TL}.advance"
+_FIELDS = ("base", "shape", "strides", "offsets", "block_shape", "order")
+_LOAD_OPTIONS = {"boundary_check"}
+
+
+@dataclass
+class Rewrite:
+    edits: list[tuple[ast.AST, str]]  # node -> its replacement text
+    after: tuple[ast.Assign, str]  # the statement after which a line is added (same indentation), and the line
+
+
+def _arguments(call: ast.Call) -> dict[str, ast.expr] | None:
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return None
+    found = dict(zip(_FIELDS, call.args))
+    for keyword in call.keywords:
+        if keyword.arg not in _FIELDS or keyword.arg in found:
+            return None
+        found[keyword.arg] = keyword.value
+    return found if set(found) >= set(_FIELDS[:5]) else None
+
+
+def _elements(expr: ast.expr | None, rank: int | None = None) -> list[ast.expr] | None:
+    if not isinstance(expr, (ast.Tuple, ast.List)) or any(isinstance(e, ast.Starred) for e in expr.elts):
+        return None
+    return expr.elts if rank is None or len(expr.elts) == rank else None
+
+
+def _atom(text: str, node: ast.expr) -> str:
+    return text if isinstance(node, (ast.Name, ast.Constant, ast.Attribute, ast.Call, ast.Subscript)) else f"({text})"
+
+
+def descriptor_rewrite(model: ModuleModel, function: ast.FunctionDef, make: ast.Call,
+                       text_of: Callable[[ast.AST], str]) -> Rewrite | None:
+    """The rewrite of the block pointer `make` builds, or None when it is not sound (see the module doc)."""
+    assign = next((s for s in ast.walk(function) if isinstance(s, ast.Assign) and s.value is make), None)
+    if assign is None or len(assign.targets) != 1 or not isinstance(assign.targets[0], ast.Name) \
+            or not isinstance(make.func, ast.Attribute):
+        return None
+    name = assign.targets[0].id
+    args = _arguments(make)
+    if args is None:
+        return None
+    shape = _elements(args["shape"])
+    if not shape:
+        return None
+    rank = len(shape)
+    strides, offsets, block = (_elements(args[k], rank) for k in ("strides", "offsets", "block_shape"))
+    if strides is None or offsets is None or block is None:
+        return None
+    last = strides[-1]
+    if not (isinstance(last, ast.Constant) and type(last.value) is int and last.value == 1):
+        return None
+    params = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
+    taken = params | {n.id for n in ast.walk(function) if isinstance(n, ast.Name)}
+    names = [f"{name}_off{i}" for i in range(rank)]
+    if name in params or taken & set(names):
+        return None
+    lhs = ", ".join(names)
+    edits: list[tuple[ast.AST, str]] = []
+    handled: set[int] = {id(assign.targets[0])}
+    parents = {id(child): node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
+    for node in ast.walk(function):
+        if not (isinstance(node, ast.Name) and node.id == name) or id(node) in handled:
+            continue
+        parent = parents.get(id(node))
+        if isinstance(parent, ast.Call) and parent.args and parent.args[0] is node and model.qualify(parent.func) != ADVANCE:
+            edit = _access(model, parent, name, names, text_of)
+            if edit is None:
+                return None
+            edits.append((parent, edit))
+            continue
+        statement = parents.get(id(parent)) if isinstance(parent, ast.Call) else parent
+        advance = statement if isinstance(statement, ast.Assign) else None
+        if advance is None or len(advance.targets) != 1 or not isinstance(advance.targets[0], ast.Name) \
+                or advance.targets[0].id != name or not isinstance(advance.value, ast.Call) \
+                or model.qualify(advance.value.func) != ADVANCE or advance.value.keywords \
+                or len(advance.value.args) != 2 or not (isinstance(advance.value.args[0], ast.Name)
+                                                       and advance.value.args[0].id == name):
+            return None  # another definition or use of the block pointer
+        deltas = _elements(advance.value.args[1], rank)
+        if deltas is None:
+            return None
+        handled |= {id(advance.targets[0]), id(advance.value.args[0])}
+        moved = [(n, d) for n, d in zip(names, deltas) if not (isinstance(d, ast.Constant) and d.value == 0)]
+        if not moved:
+            line = "pass"
+        elif len(moved) == 1:
+            line = f"{moved[0][0]} += {text_of(moved[0][1])}"
+        else:
+            line = f"{', '.join(n for n, _ in moved)} = " + ", ".join(f"{n} + {_atom(text_of(d), d)}" for n, d in moved)
+        edits.append((advance, line))
+    language = text_of(make.func.value)
+    keywords = ", ".join(f"{k}=[{', '.join(text_of(e) for e in v)}]" for k, v in
+                         (("shape", shape), ("strides", strides), ("block_shape", block)))
+    edits.append((make, f"{language}.make_tensor_descriptor({text_of(args['base'])}, {keywords})"))
+    start = f"{lhs} = {', '.join(text_of(o) for o in offsets)}"
+    return Rewrite(edits, (assign, start))
+
+
+def _access(model: ModuleModel, call: ast.Call, name: str, names: list[str], text_of: Callable[[ast.AST], str]) -> str | None:
+    """`tl.load(p, boundary_check=...)` -> `p.load([offsets])`; `tl.store(p, v, ...)` -> `p.store([offsets], v)`."""
+    kind = model.qualify(call.func)
+    offsets = f"[{', '.join(names)}]"
+    options = {k.arg: k.value for k in call.keywords}
+    if None in options:
+        return None
+    padding = options.pop("padding_option", None)
+    if padding is not None and not (isinstance(padding, ast.Constant) and padding.value in ("", "zero")):
+        return None  # a NaN fill, or one the analysis cannot read
+    if set(options) - _LOAD_OPTIONS:
+        return None
+    if kind == f"{TL}.load" and len(call.args) == 1:
+        return f"{name}.load({offsets})"
+    if kind == f"{TL}.store" and len(call.args) == 2 and "value" not in options:
+        return f"{name}.store({offsets}, {text_of(call.args[1])})"
+    return None

@@ -1,0 +1,109 @@
+"""Data through memory between the kernels of one module: what a kernel loads from a buffer that another
+kernel of the same host function wrote first (`max_norm_kernel_1[grid](x, mid, ...)` then
+`max_norm_kernel_2[grid](mid, out, ...)`). Only the sign is asked for: a buffer every writer fills with
+values that cannot be negative (`tl.max(tl.abs(x))`, `tl.sum(x * x)`) holds none.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from tritonlint.analysis.flow import FunctionFlow, flow_of
+from tritonlint.analysis.launches import bind_launch
+from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
+from tritonlint.analysis.offset_launches import kernel_launches
+from tritonlint.analysis.reductions import IDENTITY, IDENTITY_METHODS, NEEDS, PaddedLanes, load_argument
+from tritonlint.analysis.triton_names import TL
+
+
+def base_parameter(flow: FunctionFlow, function: JitFunction, pointer: ast.expr | None, depth: int = 0) -> str | None:
+    """The kernel parameter a pointer expression offsets (`Mid + offset`, through local names), else None."""
+    while isinstance(pointer, ast.BinOp) and isinstance(pointer.op, ast.Add):
+        pointer = pointer.left
+    if not isinstance(pointer, ast.Name) or depth > 8:
+        return None
+    definitions = flow.reaching(pointer)
+    if len(definitions) != 1:
+        return None
+    (definition,) = definitions
+    if definition.kind == "param":
+        return pointer.id if function.param(pointer.id) is not None else None
+    if definition.kind == "assign":
+        return base_parameter(flow, function, definition.value, depth + 1)
+    return None
+
+
+def _nonnegative(analysis: PaddedLanes, expr: ast.expr | None, depth: int = 0) -> bool:
+    """`analysis.nonnegative`, and a reduction (max, min, sum) of values that are never negative."""
+    if isinstance(expr, ast.Call) and NEEDS.get(analysis.model.qualify(expr.func) or "") is not None:
+        return depth < 8 and _nonnegative(analysis, analysis.reduced(expr), depth + 1)
+    if isinstance(expr, ast.Name) and depth < 8:
+        definitions = analysis.flow.reaching(expr)
+        return bool(definitions) and all(d.kind == "assign" and _nonnegative(analysis, d.value, depth + 1)
+                                         for d in definitions)
+    return analysis.nonnegative(expr)
+
+
+def writes_nonnegative(model: ModuleModel, kernel: JitFunction, param: str) -> bool:
+    """Every `tl.store` of `kernel` through its parameter `param` stores values that cannot be negative
+    (and there is at least one, and no atomic or other use hands the pointer elsewhere)."""
+    if kernel.node is None:
+        return False
+    flow = flow_of(kernel.node)
+    analysis = PaddedLanes(model, flow, set(kernel.constexprs))
+    stores = 0
+    for node in ast.walk(kernel.node):
+        if not isinstance(node, ast.Call):
+            continue
+        name = model.qualify(node.func)
+        pointer = load_argument(node, 0, "pointer")
+        if pointer is None or base_parameter(flow, kernel, pointer) != param:
+            continue
+        if name == f"{TL}.store" and _nonnegative(analysis, load_argument(node, 1, "value")):
+            stores += 1
+        elif name != f"{TL}.load":
+            return False
+    return stores > 0
+
+
+def loaded_nonnegative(model: ModuleModel, kernel: JitFunction, load: ast.Call) -> bool:
+    """The load reads a buffer that, at every launch of `kernel` in this module, an earlier launch in the same
+    host function passed to a kernel of this module that writes only non-negative values to it."""
+    if kernel.node is None:
+        return False
+    param = base_parameter(flow_of(kernel.node), kernel, load_argument(load, 0, "pointer"))
+    launches = kernel_launches(model, kernel) if param is not None else []
+    return bool(launches) and all(_written_before(model, kernel, launch, param) for launch in launches)  # type: ignore[arg-type]
+
+
+def _written_before(model: ModuleModel, kernel: JitFunction, launch: LaunchSite, param: str) -> bool:
+    buffer = bind_launch(model, launch, kernel).values.get(param)
+    if not isinstance(buffer, ast.Name):
+        return False
+    for earlier in model.launches:
+        writer = model.kernel_for(earlier)
+        if earlier.scope is not launch.scope or earlier.line >= launch.line or writer is None or writer.node is kernel.node:
+            continue
+        bound = bind_launch(model, earlier, writer)
+        for name, value in bound.values.items():
+            if isinstance(value, ast.Name) and value.id == buffer.id and writes_nonnegative(model, writer, name):
+                return True
+    return False
+
+
+def through_identity(analysis: PaddedLanes, expr: ast.expr | None, load: ast.Call, depth: int = 0) -> bool:
+    """`expr` is the load's value itself, through local names and casts (`x = tl.load(...).to(tl.float32)`)."""
+    if expr is load:
+        return True
+    if depth > 8 or expr is None:
+        return False
+    if isinstance(expr, ast.Call):
+        name = analysis.model.qualify(expr.func)
+        if name is None and isinstance(expr.func, ast.Attribute) and expr.func.attr in IDENTITY_METHODS:
+            return through_identity(analysis, expr.func.value, load, depth + 1)
+        return name in IDENTITY and bool(expr.args) and through_identity(analysis, expr.args[0], load, depth + 1)
+    if isinstance(expr, ast.Name):
+        definitions = analysis.flow.reaching(expr)
+        return len(definitions) == 1 and all(d.kind == "assign" and through_identity(analysis, d.value, load, depth + 1)
+                                             for d in definitions)
+    return False

@@ -1,0 +1,117 @@
+"""What the launches of a kernel say about its int32 offset products (analysis/offsets.py): whether the
+program id of a product ranges over a large count (the tokens, rows or elements of a tensor), or whether
+every launch keeps the product far below 2^31 (a grid without that axis, a literal multiplier, the
+innermost stride of a tensor).
+
+Only launches in the kernel's own module are read; a kernel launched elsewhere (or only called from other
+jit functions) is `unknown`, and so is a launch whose grid or arguments cannot be followed.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from tritonlint.analysis.host import HostScope
+from tritonlint.analysis.launches import bind_launch
+from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
+from tritonlint.analysis.offsets import PROGRAM_ID, Product
+from tritonlint.analysis.provenance import Provenance, grid_axes, large_count
+
+LARGE = "large"
+SMALL = "small"
+UNKNOWN = "unknown"
+# A literal multiplier passed at the launch keeps a product below 2^31 when it is below 2^15 for a program id
+# of grid axis 1 or 2 (at most 65,535 programs), and for axis 0 or a loaded index (up to 2^31 values) when it
+# is a tiny stride such as a column stride of 1 or 2.
+SMALL_LITERAL = {1: 2 ** 15, 2: 2 ** 15}
+TINY_LITERAL = 16
+
+
+@dataclass(frozen=True)
+class Extent:
+    kind: str  # large | small | unknown
+    why: str = ""  # large: the launch and the count; small: what bounds it
+
+
+def kernel_launches(model: ModuleModel, function: JitFunction) -> list[LaunchSite]:
+    """The launches of `function` in its own module."""
+    found = []
+    for launch in model.launches:
+        kernel = model.kernel_for(launch)
+        if kernel is not None and kernel.node is function.node:
+            found.append(launch)
+    return found
+
+
+def _axis(call: ast.Call) -> int | None:
+    axis = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "axis"), None)
+    return axis.value if isinstance(axis, ast.Constant) and type(axis.value) is int else None
+
+
+def _stride_dim(expr: ast.expr) -> int | None:
+    """`t.stride(d)` or `t.stride()[d]` with a literal d: d (negative from the end), else None."""
+    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Call) and not expr.value.args:
+        call, index = expr.value, expr.slice
+    elif isinstance(expr, ast.Call) and len(expr.args) == 1:
+        call, index = expr, expr.args[0]
+    else:
+        return None
+    if not (isinstance(call.func, ast.Attribute) and call.func.attr == "stride"):
+        return None
+    if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub) and isinstance(index.operand, ast.Constant):
+        return -index.operand.value if type(index.operand.value) is int else None
+    return index.value if isinstance(index, ast.Constant) and type(index.value) is int else None
+
+
+def _small_multiplier(host: HostScope, value: ast.expr, limit: int) -> str | None:
+    """Why the launch value of a multiplier keeps a product small: a literal or module constant below
+    `limit`, or the innermost stride of a tensor (`x.stride(-1)`, 1 unless the tensor is a strided view)."""
+    provenance = Provenance.of(host)
+    expr = value
+    if isinstance(expr, ast.Name):
+        expr = host.value_of(expr.id) or expr
+    if _stride_dim(expr) == -1:
+        return f"`{ast.unparse(value)}` is the innermost stride of a tensor"
+    origin = provenance.origin(value)
+    if origin.kind in ("literal", "constant"):
+        folded = host.model.evaluator().evaluate(value)
+        number = folded.value if folded is not None else None
+        if type(number) is int and abs(number) < limit:
+            return f"`{ast.unparse(value)}` is {number}"
+    return None
+
+
+def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, products: list[Product]) -> Extent:
+    """How the launches of `function` bound the products of `source` (a program id or an index load)."""
+    launches = kernel_launches(model, function)
+    if not launches:
+        return Extent(UNKNOWN)
+    params = {p.name for p in function.params}
+    axis = _axis(source) if model.qualify(source.func) == PROGRAM_ID else None
+    limit = SMALL_LITERAL.get(axis, TINY_LITERAL) if axis is not None else TINY_LITERAL
+    small_everywhere = True
+    reasons: list[str] = []
+    for launch in launches:
+        host = HostScope.of(model, launch.scope)
+        bound = bind_launch(model, launch, function)
+        grid = grid_axes(host, launch) if axis is not None else None
+        if grid is not None and axis is not None:
+            axes, _ = grid
+            if axis >= len(axes):
+                reasons.append(f"the grid of line {launch.line} has no axis {axis}: the program id is 0")
+                continue
+            why = large_count(Provenance.of(host).origin(axes[axis]))
+            if why is not None:
+                return Extent(LARGE, f"the launch at line {launch.line} starts one program per {why}")
+        # Every product must be small at this launch, through its multiplier.
+        for product in products:
+            value = bound.values.get(product.multiplier) if product.multiplier in params else None
+            why = _small_multiplier(host, value, limit) if value is not None else None
+            if why is None:
+                small_everywhere = False
+                break
+            reasons.append(f"at line {launch.line} {why}")
+    if small_everywhere:
+        return Extent(SMALL, "; ".join(dict.fromkeys(reasons)))
+    return Extent(UNKNOWN)
