@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Callable
 
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.diagnostics import Diagnostic
-from tritonlint.linter import FileLinter, FileResult, FixMode
+from tritonlint.linter import FileLinter
+from tritonlint.results import FileResult, FixMode
 from tritonlint.source import ParsedFile, SourceText
 from tritonlint.timelimit import FileTimeout, enter, time_limit
 
