@@ -356,6 +356,20 @@ def markdown(report: dict) -> str:
     return "\n".join(lines)
 
 
+BEGIN, END = "<!-- lint-speed:begin -->", "<!-- lint-speed:end -->"
+
+
+def write_section(path: Path, section: str) -> None:
+    """This bench's part of RESULTS.md, between its markers; the other benches' sections stay."""
+    section = f"{BEGIN}\n{section.strip()}\n{END}"
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if BEGIN in text and END in text:
+        text = text[:text.index(BEGIN)] + section + text[text.index(END) + len(END):]
+    else:
+        text = section + "\n\n" + text.lstrip("\n")
+    path.write_text(text, encoding="utf-8")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--from-src", type=Path, help="packages already unpacked, one folder each (skip pip download)")
@@ -372,7 +386,7 @@ def main() -> None:
     parser.add_argument("--markdown-only", action="store_true", help="rewrite RESULTS.md from --out; run nothing")
     args = parser.parse_args()
     if args.markdown_only:
-        (args.out.parent.parent / "RESULTS.md").write_text(markdown(json.loads(args.out.read_text())))
+        write_section(args.out.parent.parent / "RESULTS.md", markdown(json.loads(args.out.read_text())))
         return
     if args.semgrep and not Path(args.semgrep).exists():
         args.semgrep = shutil.which("semgrep") or ""
@@ -446,7 +460,7 @@ def main() -> None:
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2) + "\n")
-    (args.out.parent.parent / "RESULTS.md").write_text(markdown(report))
+    write_section(args.out.parent.parent / "RESULTS.md", markdown(report))
     print(markdown(report))
 
 
