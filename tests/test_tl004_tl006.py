@@ -345,3 +345,27 @@ def test_tl006_doc_lists_exactly_its_exemptions(rules):
     listed = dict(re.findall(r"- `([a-z-]+)`: (.*?)\.(?= - `|$| [A-Z])", text))
     assert listed == {e.name: " ".join(e.doc.split()) for e in EXEMPTIONS}
     assert len({e.name for e in EXEMPTIONS}) == len(EXEMPTIONS)
+
+
+def test_a_launch_argument_rebound_from_itself_ends(rules):
+    """`x = x * 2 if double else x` made the None test follow `x` into itself (RecursionError on
+    mase_triton's optical linear layer): a name is followed once."""
+    code = textwrap.dedent('''
+        import triton
+        import triton.language as tl
+
+        @triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128})], key=["N"])
+        @triton.jit
+        def kernel(x_ptr, b_ptr, N, USE_BIAS: tl.constexpr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs, mask=offs < N)
+            if USE_BIAS:
+                x += tl.load(b_ptr + offs, mask=offs < N)
+            tl.store(x_ptr + offs, x, mask=offs < N)
+
+        def launch(x, bias, double):
+            x = x * 2 if double else x
+            kernel[(1,)](x, bias if bias is not None else x, x.numel(), USE_BIAS=bias is not None)
+    ''')
+    result = lint_code(code, rules, select=["TL006"])
+    assert result.internal_error is None

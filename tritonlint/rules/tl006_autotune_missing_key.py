@@ -1045,15 +1045,16 @@ class LaunchValues:
         return len(set(values.values())) > 1
 
 
-def _may_be_none(scope: HostScope, expr: ast.expr) -> bool:
-    """`None`, `x if c else None`, or a local name one of whose assignments is such a value."""
+def _may_be_none(scope: HostScope, expr: ast.expr, seen: frozenset[str] = frozenset()) -> bool:
+    """`None`, `x if c else None`, or a local name one of whose assignments is such a value (`seen`: the
+    names being followed, so that `x = x if c else None` ends)."""
     if isinstance(expr, ast.Constant):
         return expr.value is None
     if isinstance(expr, ast.IfExp):
-        return _may_be_none(scope, expr.body) or _may_be_none(scope, expr.orelse)
-    if isinstance(expr, ast.Name) and scope.node is not None:
-        return any(value is not None and not isinstance(value, ast.Name) and _may_be_none(scope, value)
-                   for value in scope.values.get(expr.id, []))
+        return _may_be_none(scope, expr.body, seen) or _may_be_none(scope, expr.orelse, seen)
+    if isinstance(expr, ast.Name) and scope.node is not None and expr.id not in seen:
+        return any(value is not None and not isinstance(value, ast.Name)
+                   and _may_be_none(scope, value, seen | {expr.id}) for value in scope.values.get(expr.id, []))
     return False
 
 
