@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import os
 import io
 import sys
@@ -167,4 +168,4 @@ def test_tritonlint_source_runs_no_dynamic_code():
                         offences.append(f"{where} yaml.load without a safe loader")
     # The cache (tritonlint's own files) is pickled, but read back through an Unpickler whose find_class
     # admits only tritonlint's data classes: a tampered cache file cannot name a callable to run.
-    assert offences == ["cache.py:25 import pickle"]
+    assert [re.sub(r":\d+ ", " ", offence) for offence in offences] == ["cache.py import pickle"]

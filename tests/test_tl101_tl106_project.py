@@ -59,7 +59,8 @@ def _findings(tmp_path, code: str, *paths: str, cache: bool = False):
     result = run_cli(*(paths or (".",)), "--select", code, "--output-format", "json",
                      *(() if cache else ("--no-cache",)), cwd=tmp_path)
     assert result.returncode in (0, 1), result.stderr
-    return [(f["filename"], f["location"]["row"], f["message"]) for f in json.loads(result.stdout)]
+    # the headline and its notes: what the finding says, wherever the details sit
+    return [(f["filename"], f["location"]["row"], " ".join([f["message"], *f["notes"]])) for f in json.loads(result.stdout)]
 
 
 def test_tl101_follows_a_helper_imported_from_another_module(tmp_path):

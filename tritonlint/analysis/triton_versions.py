@@ -62,10 +62,13 @@ def table_path() -> Path:
     return Path(__file__).resolve().parent.parent.parent / "rules" / "data" / "triton-api-versions.yaml"
 
 
+# libyaml where PyYAML has it: the pure-Python parser runs ~10x the instructions on this table (callgrind)
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 @lru_cache(maxsize=1)
 def table() -> Table:
-    # libyaml where PyYAML has it: the pure-Python parser runs ~10x the instructions on this table (callgrind)
-    data = yaml.load(table_path().read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    data = yaml.load(table_path().read_text(encoding="utf-8"), Loader=_SafeLoader)
     entries: dict[str, ApiEntry] = {}
 
     def version(raw: dict[str, object], key: str) -> Version | None:
