@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tritonlint.config import Settings
 from tritonlint.analysis.project import Project
-from tritonlint.linter import FileResult, FixMode
+from tritonlint.results import FileResult, FixMode
 from tritonlint.ruleset import Rule
 from tritonlint.runner import make_linter
 from tritonlint.source import decode_source

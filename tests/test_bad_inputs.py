@@ -19,7 +19,7 @@ from tests.helpers import lint_code, run_cli
 from tritonlint import discovery, linter, runner
 from tritonlint.config import Settings
 from tritonlint.analysis.project import Project
-from tritonlint.linter import FixMode
+from tritonlint.results import FixMode
 from tritonlint.ruleset import load_rules
 from tritonlint.runner import lint_paths, make_linter
 from tritonlint.source import SourceError, decode_source

@@ -15,7 +15,8 @@ from tritonlint import cache as cache_module
 from tritonlint.cache import CACHE_DIR_NAME, LintCache, open_cache
 from tritonlint.config import Settings
 from tritonlint.context import MatchContext
-from tritonlint.linter import FileLinter, FixMode
+from tritonlint.linter import FileLinter
+from tritonlint.results import FixMode
 from tritonlint.context import CONDITIONS, Verdict, condition
 from tritonlint.ruleset import load_rule_file
 from tritonlint.runner import lint_paths, make_linter

@@ -30,7 +30,7 @@ from tests.helpers import tritonlint_executable
 from tritonlint.config import Settings
 from tritonlint.discovery import discover
 from tritonlint.analysis.project import Project
-from tritonlint.linter import FixMode
+from tritonlint.results import FixMode
 from tritonlint.ruleset import load_rules
 from tritonlint.runner import make_linter
 from tritonlint.source import SourceError, SourceText, read_source

@@ -16,7 +16,7 @@ import pytest
 from tests.helpers import run_cli
 from tritonlint import linter, timelimit
 from tritonlint.config import Settings
-from tritonlint.linter import FixMode
+from tritonlint.results import FixMode
 from tritonlint.ruleset import load_rules
 from tritonlint.runner import lint_paths, make_linter
 

@@ -38,7 +38,8 @@ from tritonlint import linter
 from tritonlint.config import Settings
 from tritonlint.analysis.project import Project
 from tritonlint.fixes import applicable
-from tritonlint.linter import FileLinter, FileResult, FixMode
+from tritonlint.linter import FileLinter
+from tritonlint.results import FileResult, FixMode
 from tritonlint.ruleset import load_rule_file, load_rules
 from tritonlint.runner import make_linter
 from tritonlint.source import decode_source

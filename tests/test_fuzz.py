@@ -20,7 +20,7 @@ from tests.helpers import run_cli
 from tritonlint import runner
 from tritonlint.cache import open_cache
 from tritonlint.config import Settings
-from tritonlint.linter import FixMode
+from tritonlint.results import FixMode
 from tritonlint.runner import lint_paths, make_linter
 
 EXAMPLES = settings.default.max_examples

@@ -14,7 +14,7 @@ import pytest
 from tritonlint.analysis.project import Project
 from tritonlint.config import Settings
 from tritonlint.incremental import IncrementalLinter
-from tritonlint.linter import FileResult, FixMode
+from tritonlint.results import FileResult, FixMode
 from tritonlint.ruleset import load_rules
 from tritonlint.runner import make_linter
 from tritonlint.source import decode_source

@@ -24,7 +24,7 @@ import yaml
 
 import tritonlint
 from tests.helpers import lint_code, run_cli
-from tritonlint.linter import FixMode
+from tritonlint.results import FixMode
 from tritonlint.ruleset import RuleFileError, load_rule_file
 from tritonlint.strict_yaml import StrictSafeLoader
 

@@ -10,7 +10,7 @@ import pytest
 
 from tests.helpers import lint_code
 from tritonlint.analysis.flow import FunctionFlow
-from tritonlint.linter import FixMode
+from tritonlint.results import FixMode
 
 GEMM = textwrap.dedent("""\
     import triton

@@ -15,7 +15,7 @@ import pytest
 from tests.helpers import ROOT, lint_code, run_cli
 from tritonlint.analysis.host import remove_arguments
 from tritonlint.analysis.project import Project, source_root
-from tritonlint.linter import FixMode
+from tritonlint.results import FixMode
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.source import ParsedFile, SourceText
 

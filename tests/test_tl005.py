@@ -11,7 +11,7 @@ import pytest
 
 from tests.helpers import ROOT, lint_code
 from tritonlint.rules.tl005_gqa_descriptor_heads import GENERIC, GROUP, KV, QUERY, HeadScope
-from tritonlint.linter import FixMode
+from tritonlint.results import FixMode
 
 HOST = textwrap.dedent("""\
     from triton.tools.tensor_descriptor import TensorDescriptor

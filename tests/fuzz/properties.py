@@ -14,7 +14,8 @@ from tritonlint.config import Settings
 from tritonlint.diagnostics import Diagnostic
 from tritonlint.analysis.project import Project
 from tritonlint import linter
-from tritonlint.linter import FileLinter, FileResult, FixMode
+from tritonlint.linter import FileLinter
+from tritonlint.results import FileResult, FixMode
 from tritonlint.reporting import RENDERERS, Style
 from tritonlint.ruleset import Rule, load_rules
 from tritonlint.runner import make_linter
