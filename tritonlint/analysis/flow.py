@@ -28,6 +28,12 @@ class Definition:
     kind: str  # "assign" | "augassign" | "param" | "loop" | "opaque"
     stmt: ast.AST | None  # the binding statement (the function itself for parameters)
     value: ast.expr | None = None  # the assigned expression (for augassign: the right-hand side)
+    order: int = 0  # creation order within the function's walk (parameters first, then source order)
+
+    def __hash__(self) -> int:
+        # Sets of definitions iterate by hash: hashing by walk order (not by address, the default) makes
+        # every analysis that iterates `reaching` sets give the same answer on every run.
+        return self.order
 
 
 def in_source_order(definitions: frozenset[Definition]) -> list[Definition]:
@@ -48,7 +54,7 @@ class FunctionFlow:
         env: Env = {}
         for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
             if arg is not None:
-                env[arg.arg] = frozenset({Definition(arg.arg, "param", function)})
+                env[arg.arg] = frozenset({self._definition(arg.arg, "param", function)})
         self._walk(function.body, env)
 
     # ---- queries -------------------------------------------------------------------------------------
@@ -113,7 +119,7 @@ class FunctionFlow:
         """One Definition object per binding site, however often the walk passes it (loops run twice)."""
         key = (id(stmt), name, id(value))
         if key not in self._definitions:
-            self._definitions[key] = Definition(name, kind, stmt, value)
+            self._definitions[key] = Definition(name, kind, stmt, value, order=len(self._definitions))
         return self._definitions[key]
 
     def _walk(self, body: list[ast.stmt], env: Env) -> Env:
