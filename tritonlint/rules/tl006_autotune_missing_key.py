@@ -104,15 +104,16 @@ class KernelUses:
     splits or scales a program index (`pid // H`, `pid_m * BLOCK_M`) locates a tile rather than sizing work."""
 
     def __init__(self, model: ModuleModel, function: JitFunction, tuned: set[str], depth: int = 2,
-                 called_in_loop: bool = False) -> None:
+                 called_in_loop: bool = False, scan: bool = True, positions: frozenset[str] = frozenset()) -> None:
         self.model = model
+        self.depth = depth
         self.function = function
         self.tuned = tuned
         self.called_in_loop = called_in_loop  # a helper called inside a loop: all of its body runs there
         self.params = {p.name for p in function.params}
         self.constexprs = set(function.constexprs)
         self.derived: dict[str, set[str]] = {}  # local name -> the parameters its value depends on
-        self.position: set[str] = set()  # locals derived from a program index
+        self.position: set[str] = set(positions)  # locals derived from a program index (and such arguments)
         self.along_block: set[str] = set()  # locals built from tl.arange over a tuned block
         self.reasons: dict[str, Reason] = {}
         self._loops: set[int] | None = None
@@ -133,7 +134,8 @@ class KernelUses:
         self._along: dict[int, bool] = {}  # _along_block by node; cleared while along_block still grows
         if function.node is not None:
             self._derive(function.node)
-            self._scan(function.node, depth)
+            if scan:  # without it, only what values depend on (a helper's returned values)
+                self._scan(function.node, depth)
 
     # ---- dependencies ---------------------------------------------------------------------------------
     def _derive(self, root: ast.AST) -> None:
@@ -204,7 +206,12 @@ class KernelUses:
                 if name in MEMORY_CALLS or _is_program_index(name):
                     continue  # loaded data; the grid's shape
                 placed = [a for a in [*node.args, *(k.value for k in node.keywords)] if self._is_position(a)]
-                helper = not name.startswith("triton.") and not (isinstance(node.func, ast.Name) and hasattr(builtins, node.func.id))
+                helper = name == f"{TL}.swizzle2d" or not name.startswith("triton.") \
+                    and not (isinstance(node.func, ast.Name) and hasattr(builtins, node.func.id))
+                returned = self._returned_arguments(node) if helper else None
+                if returned is not None:
+                    stack.extend(returned)  # what a jit helper returns: loaded values in it are data too
+                    continue
                 if placed and helper:
                     stack.extend(placed)  # swizzle(pid, num_pid_m, GROUP_M): the others only place the tile
                     continue
@@ -223,6 +230,25 @@ class KernelUses:
             stack.extend(children(node))
         self._reached[id(expr)] = params, locals_
         return params, locals_
+
+    def _returned_arguments(self, call: ast.Call) -> list[ast.expr] | None:
+        """The arguments of a call to a jit helper of this module that what it returns depends on
+        (`seq_len = _offsets(H, seq_offsets)` returning `tl.load(seq_offsets + pid // H + 1) - ...` depends on
+        none: loaded data and a split program index); None for any other call, or past the depth."""
+        helper = self.model.local_function(call.func.id) if isinstance(call.func, ast.Name) else None
+        if helper is None or helper.node is None or helper is self.function or not self.depth:
+            return None
+        passed = dict(zip((p.name for p in helper.params), call.args))
+        passed.update({kw.arg: kw.value for kw in call.keywords if kw.arg})
+        placed = frozenset(name for name, value in passed.items() if self._is_position(value))
+        key = ("tl006-returns", helper.qualname, self.depth - 1, placed)
+        depends = self.model.memo.get(key)
+        if depends is None:
+            inner = KernelUses(self.model, helper, set(), self.depth - 1, scan=False, positions=placed)
+            depends = self.model.memo[key] = frozenset().union(*(
+                inner.params_of(node.value) for node in walk(helper.node)
+                if isinstance(node, ast.Return) and node.value is not None))
+        return [value for name, value in passed.items() if name in depends]
 
     def _rebound(self, name: ast.Name) -> list[ast.expr] | None:
         """The values a parameter holds at this use when only plain assignments in the kernel reach it (the
