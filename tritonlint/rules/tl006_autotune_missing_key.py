@@ -34,7 +34,7 @@ from tritonlint.analysis.model import (
     Param,
 )
 from tritonlint.analysis.names import is_block_name, name_words
-from tritonlint.analysis.project import Project
+from tritonlint.analysis.project import Project, jit_function_in
 from tritonlint.analysis.triton_names import DESCRIPTOR_METHODS, MEMORY_CALLS, TL
 from tritonlint.context import (
     MatchContext,
@@ -232,11 +232,20 @@ class KernelUses:
         return params, locals_
 
     def _returned_arguments(self, call: ast.Call) -> list[ast.expr] | None:
-        """The arguments of a call to a jit helper of this module that what it returns depends on
+        """The arguments of a call to a jit helper (of this module or imported from another of the project)
+        that what it returns depends on
         (`seq_len = _offsets(H, seq_offsets)` returning `tl.load(seq_offsets + pid // H + 1) - ...` depends on
         none: loaded data and a split program index); None for any other call, or past the depth."""
-        helper = self.model.local_function(call.func.id) if isinstance(call.func, ast.Name) else None
-        if helper is None or helper.node is None or helper is self.function or not self.depth:
+        if not self.depth:
+            return None
+        model = self.model
+        helper = model.local_function(call.func.id) if isinstance(call.func, ast.Name) else None
+        if helper is None:  # a jit helper imported from another module of the project
+            name = model.qualify(call.func)
+            found = jit_function_in(model.imported, name) if name is not None and not name.startswith(
+                (f"{model.module}.", "triton.", "torch.")) else None
+            model, helper = found if found is not None else (model, None)
+        if helper is None or helper.node is None or helper is self.function:
             return None
         passed = dict(zip((p.name for p in helper.params), call.args))
         passed.update({kw.arg: kw.value for kw in call.keywords if kw.arg})
@@ -244,7 +253,7 @@ class KernelUses:
         key = ("tl006-returns", helper.qualname, self.depth - 1, placed)
         depends = self.model.memo.get(key)
         if depends is None:
-            inner = KernelUses(self.model, helper, set(), self.depth - 1, scan=False, positions=placed)
+            inner = KernelUses(model, helper, set(), self.depth - 1, scan=False, positions=placed)
             depends = self.model.memo[key] = frozenset().union(*(
                 inner.params_of(node.value) for node in walk(helper.node)
                 if isinstance(node, ast.Return) and node.value is not None))
