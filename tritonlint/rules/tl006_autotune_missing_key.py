@@ -821,7 +821,7 @@ class LaunchValues:
             if facts is None:
                 continue
             scope = HostScope.of(model, launch.scope)
-            bound = bind_launch(model, launch, kernel)
+            bound = bind_launch(model, launch, kernel, facts)  # the arm of a spread this kernel runs
             if bound.open:
                 self.open.add(len(self.sites))
             passed = bound.values
