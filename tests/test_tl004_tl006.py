@@ -369,3 +369,46 @@ def test_a_launch_argument_rebound_from_itself_ends(rules):
     ''')
     result = lint_code(code, rules, select=["TL006"])
     assert result.internal_error is None
+
+
+def test_a_length_loaded_by_a_helper_of_another_module_is_data(tmp_path):
+    """The trip count is what a jit helper of another module returns: a value it loads through the pointer
+    argument (attn_gym's `load_ragged_task_count`), through a second helper. Neither the pointer nor the row
+    it reads is an omission; a factor the helper multiplies in still is, and the kernel's file alone, linted
+    with the project as context, reads the helper the same way."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "ragged.py").write_text(textwrap.dedent('''
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def load_chunk_count(chunk_offsets, num_sequences):
+            return tl.load(chunk_offsets + num_sequences).to(tl.int64)
+
+        @triton.jit
+        def load_task_count(chunk_offsets, num_sequences, subtasks_per_chunk):
+            return load_chunk_count(chunk_offsets, num_sequences) * subtasks_per_chunk
+    '''))
+    (package / "kernel.py").write_text(textwrap.dedent('''
+        import triton
+        import triton.language as tl
+
+        from pkg.ragged import load_task_count
+
+        @triton.autotune(configs=[triton.Config({"BT": 32}), triton.Config({"BT": 64})], key=["K"])
+        @triton.jit
+        def chunk_kernel(x_ptr, out_ptr, chunk_offsets, num_sequences, subtasks, K, BT: tl.constexpr):
+            n_tasks = load_task_count(chunk_offsets, num_sequences, subtasks)
+            offs = tl.arange(0, BT)
+            for task in range(tl.program_id(0), n_tasks, tl.num_programs(0)):
+                tl.store(out_ptr + task * BT + offs, tl.load(x_ptr + task * BT + offs))
+
+        def chunk(x, out, chunk_offsets, subtasks, K):
+            chunk_kernel[(132,)](x, out, chunk_offsets, chunk_offsets.numel() - 1, subtasks, K)
+    '''))
+    for paths in ([".", ], ["pkg/kernel.py"]):
+        result = run_cli(*paths, "--select", "TL006", "--output-format", "json", "--no-cache", cwd=tmp_path)
+        findings = json.loads(result.stdout)
+        assert [f["message"].split("leaves out ")[1].split(":")[0] for f in findings] == ["subtasks"], paths

@@ -33,14 +33,17 @@ class BoundLaunch:
         return None if self.open else False
 
 
-def bind_launch(model: ModuleModel, launch: LaunchSite, kernel: JitFunction) -> BoundLaunch:
+def bind_launch(model: ModuleModel, launch: LaunchSite, kernel: JitFunction,
+                facts: dict[str, bool] | None = None) -> BoundLaunch:
+    """`facts`: local names known True or False wherever this kernel is the one launched (`fn = A if ws else
+    B`: ws is True for A), which pick the arm of a spread that differs between the arms of an `if`."""
     scope = HostScope.of(model, launch.scope)
     bound = BoundLaunch()
     params = iter(kernel.params)
     for arg in launch.args:
         if arg.name is not None or arg.node is None or bound.open:
             continue
-        items = [arg.node] if not isinstance(arg.node, ast.Starred) else _spread(arg.node.value, scope)
+        items = [arg.node] if not isinstance(arg.node, ast.Starred) else _spread(arg.node.value, scope, facts or {})
         if items is None:
             bound.open = True  # an unnamed argument of unknown count: later positions are not known
             continue
@@ -65,15 +68,59 @@ def bind_launch(model: ModuleModel, launch: LaunchSite, kernel: JitFunction) -> 
     return bound
 
 
-def _spread(expr: ast.expr, scope: HostScope) -> list[ast.expr] | None:
-    expr = _local_literal(expr, scope)
+def _spread(expr: ast.expr, scope: HostScope, facts: dict[str, bool]) -> list[ast.expr] | None:
+    expr = _grown_tuple(expr, scope) or _local_literal(expr, scope)
     if isinstance(expr, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in expr.elts):
         return list(expr.elts)
     if isinstance(expr, ast.IfExp):
-        body, orelse = _spread(expr.body, scope), _spread(expr.orelse, scope)
+        if isinstance(expr.test, ast.Name) and expr.test.id in facts:
+            return _spread(expr.body if facts[expr.test.id] else expr.orelse, scope, facts)
+        body, orelse = _spread(expr.body, scope, facts), _spread(expr.orelse, scope, facts)
         if body is not None and orelse is not None and len(body) == len(orelse):
             return [ast.copy_location(ast.IfExp(expr.test, b, o), expr) for b, o in zip(body, orelse)]
     return None
+
+
+def _grown_tuple(expr: ast.expr, scope: HostScope, depth: int = 4) -> ast.expr | None:
+    """A local tuple grown with `args += (...)`: the tuple it holds at this use, or, when the two arms of an
+    `if` grow it differently, `(a, b, x) if test else (a, b, y, z)`; None when it is not such a tuple."""
+    if not isinstance(expr, ast.Name) or scope.node is None or not depth or _changed_in_place(expr.id, scope):
+        return None
+    flow = flow_of(scope.node)
+    reaching = flow.reaching(expr)
+    if not reaching or any(d.kind != "augassign" or not isinstance(d.stmt, ast.AugAssign)
+                           or not isinstance(d.stmt.op, ast.Add) for d in reaching):
+        return None
+    grown = []
+    for definition in reaching:
+        stmt: ast.AugAssign = definition.stmt  # type: ignore[assignment]
+        target: ast.Name = stmt.target  # type: ignore[assignment]
+        before = _grown_tuple(target, scope, depth - 1) or _local_literal(target, scope)
+        if not (isinstance(before, ast.Tuple) and isinstance(stmt.value, ast.Tuple)):
+            return None
+        grown.append((stmt, ast.copy_location(ast.Tuple([*before.elts, *stmt.value.elts], ast.Load()), stmt)))
+    if len(grown) == 1:
+        return grown[0][1]
+    if len(grown) != 2:
+        return None
+    branch = next((node for node in walk(scope.node) if isinstance(node, ast.If)
+                   and any(n is grown[0][0] for s in node.body for n in walk(s))
+                   and any(n is grown[1][0] for s in node.orelse for n in walk(s))), None)
+    if branch is None:
+        branch = next((node for node in walk(scope.node) if isinstance(node, ast.If)
+                       and any(n is grown[1][0] for s in node.body for n in walk(s))
+                       and any(n is grown[0][0] for s in node.orelse for n in walk(s))), None)
+        grown.reverse()
+    if branch is None:
+        return None
+    return ast.copy_location(ast.IfExp(branch.test, grown[0][1], grown[1][1]), branch)
+
+
+def _changed_in_place(name: str, scope: HostScope) -> bool:
+    """The name is changed in place (`kwargs["X"] = ...`) or handed to a method that may change it."""
+    return any(isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.value, ast.Name)
+               and node.value.id == name and (isinstance(node, ast.Attribute) or not isinstance(node.ctx, ast.Load))
+               for node in walk(scope.node))  # type: ignore[arg-type]
 
 
 def _spread_keywords(expr: ast.expr, scope: HostScope) -> dict[str, ast.expr] | None:
@@ -100,11 +147,7 @@ def _local_literal(expr: ast.expr, scope: HostScope) -> ast.expr:
     value = definition.value if definition.kind == "assign" else None
     if value is None:
         return expr
-    for node in walk(scope.node):
-        if isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.value, ast.Name) \
-                and node.value.id == expr.id and (isinstance(node, ast.Attribute) or not isinstance(node.ctx, ast.Load)):
-            return expr  # changed in place, or handed to a method that may change it
-    return value
+    return expr if _changed_in_place(expr.id, scope) else value
 
 
 

@@ -34,7 +34,7 @@ from tritonlint.analysis.model import (
     Param,
 )
 from tritonlint.analysis.names import is_block_name, name_words
-from tritonlint.analysis.project import Project
+from tritonlint.analysis.project import Project, jit_function_in
 from tritonlint.analysis.triton_names import DESCRIPTOR_METHODS, MEMORY_CALLS, TL
 from tritonlint.context import (
     MatchContext,
@@ -104,15 +104,16 @@ class KernelUses:
     splits or scales a program index (`pid // H`, `pid_m * BLOCK_M`) locates a tile rather than sizing work."""
 
     def __init__(self, model: ModuleModel, function: JitFunction, tuned: set[str], depth: int = 2,
-                 called_in_loop: bool = False) -> None:
+                 called_in_loop: bool = False, scan: bool = True, positions: frozenset[str] = frozenset()) -> None:
         self.model = model
+        self.depth = depth
         self.function = function
         self.tuned = tuned
         self.called_in_loop = called_in_loop  # a helper called inside a loop: all of its body runs there
         self.params = {p.name for p in function.params}
         self.constexprs = set(function.constexprs)
         self.derived: dict[str, set[str]] = {}  # local name -> the parameters its value depends on
-        self.position: set[str] = set()  # locals derived from a program index
+        self.position: set[str] = set(positions)  # locals derived from a program index (and such arguments)
         self.along_block: set[str] = set()  # locals built from tl.arange over a tuned block
         self.reasons: dict[str, Reason] = {}
         self._loops: set[int] | None = None
@@ -133,7 +134,8 @@ class KernelUses:
         self._along: dict[int, bool] = {}  # _along_block by node; cleared while along_block still grows
         if function.node is not None:
             self._derive(function.node)
-            self._scan(function.node, depth)
+            if scan:  # without it, only what values depend on (a helper's returned values)
+                self._scan(function.node, depth)
 
     # ---- dependencies ---------------------------------------------------------------------------------
     def _derive(self, root: ast.AST) -> None:
@@ -204,7 +206,12 @@ class KernelUses:
                 if name in MEMORY_CALLS or _is_program_index(name):
                     continue  # loaded data; the grid's shape
                 placed = [a for a in [*node.args, *(k.value for k in node.keywords)] if self._is_position(a)]
-                helper = not name.startswith("triton.") and not (isinstance(node.func, ast.Name) and hasattr(builtins, node.func.id))
+                helper = name == f"{TL}.swizzle2d" or not name.startswith("triton.") \
+                    and not (isinstance(node.func, ast.Name) and hasattr(builtins, node.func.id))
+                returned = self._returned_arguments(node) if helper else None
+                if returned is not None:
+                    stack.extend(returned)  # what a jit helper returns: loaded values in it are data too
+                    continue
                 if placed and helper:
                     stack.extend(placed)  # swizzle(pid, num_pid_m, GROUP_M): the others only place the tile
                     continue
@@ -223,6 +230,34 @@ class KernelUses:
             stack.extend(children(node))
         self._reached[id(expr)] = params, locals_
         return params, locals_
+
+    def _returned_arguments(self, call: ast.Call) -> list[ast.expr] | None:
+        """The arguments of a call to a jit helper (of this module or imported from another of the project)
+        that what it returns depends on
+        (`seq_len = _offsets(H, seq_offsets)` returning `tl.load(seq_offsets + pid // H + 1) - ...` depends on
+        none: loaded data and a split program index); None for any other call, or past the depth."""
+        if not self.depth:
+            return None
+        model = self.model
+        helper = model.local_function(call.func.id) if isinstance(call.func, ast.Name) else None
+        if helper is None:  # a jit helper imported from another module of the project
+            name = model.qualify(call.func)
+            found = jit_function_in(model.imported, name) if name is not None and not name.startswith(
+                (f"{model.module}.", "triton.", "torch.")) else None
+            model, helper = found if found is not None else (model, None)
+        if helper is None or helper.node is None or helper is self.function:
+            return None
+        passed = dict(zip((p.name for p in helper.params), call.args))
+        passed.update({kw.arg: kw.value for kw in call.keywords if kw.arg})
+        placed = frozenset(name for name, value in passed.items() if self._is_position(value))
+        key = ("tl006-returns", helper.qualname, self.depth - 1, placed)
+        depends = self.model.memo.get(key)
+        if depends is None:
+            inner = KernelUses(model, helper, set(), self.depth - 1, scan=False, positions=placed)
+            depends = self.model.memo[key] = frozenset().union(*(
+                inner.params_of(node.value) for node in walk(helper.node)
+                if isinstance(node, ast.Return) and node.value is not None))
+        return [value for name, value in passed.items() if name in depends]
 
     def _rebound(self, name: ast.Name) -> list[ast.expr] | None:
         """The values a parameter holds at this use when only plain assignments in the kernel reach it (the
@@ -786,7 +821,7 @@ class LaunchValues:
             if facts is None:
                 continue
             scope = HostScope.of(model, launch.scope)
-            bound = bind_launch(model, launch, kernel)
+            bound = bind_launch(model, launch, kernel, facts)  # the arm of a spread this kernel runs
             if bound.open:
                 self.open.add(len(self.sites))
             passed = bound.values
@@ -930,7 +965,7 @@ class LaunchValues:
         arguments, or one and the same constant; None when no launch here shows it."""
         if not self.sites:
             return None
-        constants = set()
+        constants: set[str] = set()
         seen = 0
         for index, (scope, passed) in enumerate(self.sites):
             value = passed.get(name)
@@ -942,19 +977,28 @@ class LaunchValues:
                     return False
                 constants.add(repr(default))
                 continue
-            own = self.sources(scope, value)
-            if not own:
-                constants.add(ast.unparse(value))
-                continue
-            leaf = self._leaf(scope, value)
-            if leaf is not None:  # passed as is (K=K): the key must hold that very value, not a function of it
-                if leaf not in {self._leaf(scope, passed[k]) for k in key if k in passed}:
+            if not self._site_follows(scope, passed, name, key, constants):
+                callers = _caller_sites(scope, passed, self.sources)
+                if not callers or not all(self._site_follows(s, p, name, key, constants) for s, p in callers):
                     return False
-                continue
-            keyed = set().union(set(), *(self.sources(scope, passed[k]) for k in key if k in passed))
-            if not own <= keyed:
-                return False
         return len(constants) <= 1 if seen else None
+
+    def _site_follows(self, scope: HostScope, passed: dict[str, ast.expr], name: str, key: list[str],
+                      constants: set[str]) -> bool:
+        """Whether one launch passes the argument a constant (added to `constants`) or a value computed from
+        what it passes for keyed arguments."""
+        value = passed.get(name)
+        if value is None:
+            return False
+        own = self.sources(scope, value)
+        if not own:
+            constants.add(ast.unparse(value))
+            return True
+        leaf = self._leaf(scope, value)
+        if leaf is not None:  # passed as is (K=K): the key must hold that very value, not a function of it
+            return leaf in {self._leaf(scope, passed[k]) for k in key if k in passed}
+        keyed = set().union(set(), *(self.sources(scope, passed[k]) for k in key if k in passed))
+        return own <= keyed
 
     def _leaf(self, scope: HostScope, expr: ast.expr, depth: int = 4) -> str | None:
         """The host value an expression passes on unchanged (`K`, `x.shape[1]`, `n_rows` after `n_rows = M`),
@@ -1056,6 +1100,76 @@ def _may_be_none(scope: HostScope, expr: ast.expr, seen: frozenset[str] = frozen
         return any(value is not None and not isinstance(value, ast.Name)
                    and _may_be_none(scope, value, seen | {expr.id}) for value in scope.values.get(expr.id, []))
     return False
+
+
+def _caller_sites(scope: HostScope, passed: dict[str, ast.expr], sources: Callable[[HostScope, ast.expr], set[str]]
+                  ) -> list[tuple[HostScope, dict[str, ast.expr]]]:
+    """A launch that passes its function's own parameters on (`forward(ctx, x, n_cols, blk_size)` launching
+    with `n_cols, blk_size`), seen from each call of that function in its module (`RMSNorm.apply(x, n, blk)`,
+    through module-level aliases): what each call binds to those parameters; other launch values are kept
+    only when they are constants (a local value means nothing in the caller's scope). Empty when the function is not a module-level
+    function or an autograd Function's `forward`, when a call spreads `*args`/`**kwargs`, or when none is in view."""
+    function = scope.node
+    model = scope.model
+    if function is None:
+        return []
+    names = _callable_names(model, function)
+    if not names:
+        return []
+    args = function.args
+    positional = [a.arg for a in [*args.posonlyargs, *args.args]][1 if function.name == "forward" else 0:]
+    defaults = dict(zip([a.arg for a in [*args.posonlyargs, *args.args]][::-1], args.defaults[::-1]))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    forwarded = {k: v.id for k, v in passed.items() if isinstance(v, ast.Name) and _is_parameter(scope, v.id)}
+    fixed = {k: v for k, v in passed.items() if k not in forwarded and not sources(scope, v)}  # literals
+    sites = []
+    for caller, call in _calls_in_module(model):
+        if not (isinstance(call.func, (ast.Name, ast.Attribute)) and ast.unparse(call.func) in names):
+            continue
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords) \
+                or len(call.args) > len(positional):
+            return []
+        bound: dict[str, ast.expr] = {**defaults, **dict(zip(positional, call.args))}
+        bound.update({k.arg: k.value for k in call.keywords if k.arg is not None})
+        sites.append((HostScope.of(model, caller),
+                      {**fixed, **{k: bound[p] for k, p in forwarded.items() if p in bound}}))
+    return sites
+
+
+def _callable_names(model: ModuleModel, function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """How the module calls a function: its own name when it is module-level, `Cls.apply` for the `forward` of
+    a class at module level, and the module-level names assigned either (`rmsnorm = RMSNorm.apply`)."""
+    names = set()
+    if any(node is function for node in model.tree.body):
+        names.add(function.name)
+    elif function.name == "forward":
+        names |= {f"{c.name}.apply" for c in model.tree.body if isinstance(c, ast.ClassDef)
+                  and any(node is function for node in c.body)}
+    for node in model.tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and ast.unparse(node.value) in names:
+            names.add(node.targets[0].id)
+    return names
+
+
+def _calls_in_module(model: ModuleModel) -> list[tuple[ast.AST | None, ast.Call]]:
+    """Every call of the module with the function whose names its arguments read (None: module level; a
+    lambda's or a closure's calls belong to the function around it), found once per module."""
+    key = ("tl006-calls",)
+    found = model.memo.get(key)
+    if found is None:
+        up = parents(model.tree)
+        found = []
+        for call in walk(model.tree):
+            if isinstance(call, ast.Call):
+                read = {n.id for a in [*call.args, *call.keywords] for n in walk(a) if isinstance(n, ast.Name)}
+                scope = up.get(id(call))
+                while scope is not None and not (isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                                 and read & set(HostScope.of(model, scope).values)):
+                    scope = up.get(id(scope))  # a closure reads the names of the function around it
+                found.append((scope, call))
+        model.memo[key] = found
+    return found
 
 
 def _is_parameter(scope: HostScope, name: str) -> bool:
@@ -1249,7 +1363,9 @@ EXEMPTIONS: tuple[Exemption, ...] = (
               "unknown here, supply it", lambda o, p: p.default is None and o.launches.never_passed(p.name)),
     Exemption("one-value-per-process", "an argument every launch in view passes as one constant, a module-level "
               "or imported value, a constant an autograd Function's `forward` saved on `ctx`, or a value computed "
-              "from what it passes for keyed arguments (`num_blocks=triton.cdiv(N, 64)` with N keyed); a default "
+              "from what it passes for keyed arguments (`num_blocks=triton.cdiv(N, 64)` with N keyed), also where "
+              "the launching function passes its own parameters on and every call of it in its module computes "
+              "them so (`RMSNorm.apply(x, n_cols, min(4096, next_power_of_2(n_cols)))`); a default "
               "that names a module-level or imported value counts for launches that leave it out",
               lambda o, p: bool(o.follows(p))),
     Exemption("unseen-tile-or-knob", "a tile size, or with configs that cannot be read a tuning knob (SPLIT_K, "
