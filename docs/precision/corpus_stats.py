@@ -16,7 +16,8 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from tritonlint.discovery import discover
-from tritonlint.analysis.model import ModuleModel, module_name
+from tritonlint.analysis.model import ModuleModel
+from tritonlint.analysis.project import module_name
 from tritonlint.source import SourceError, read_source
 
 FIELDS = ("files", "mention triton", "jit functions", "autotuned", "launch sites", "resolved here",
