@@ -7,7 +7,7 @@ can store it.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 SEVERITIES = ("error", "warning", "info")
 RULE_PAGES = "https://github.com/tritonlint/tritonlint/blob/main/docs/rules"  # docs/rules/, python -m tritonlint.docs
@@ -78,6 +78,22 @@ class Diagnostic:
         """`file:row:col`, or `file:cell N:row:col` in a notebook."""
         cell = f"cell {self.cell}:" if self.cell is not None else ""
         return f"{self.filename}:{cell}{self.location.row}:{self.location.column}"
+
+
+def one_per_spot(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """One finding per rule and span: a value several matches share (a `**common` dict that three launches
+    splat) is one thing to fix, reported once, with a note saying how many matches reach it."""
+    by_spot: dict[tuple[str, int, int, int | None], list[Diagnostic]] = {}
+    for diagnostic in diagnostics:
+        by_spot.setdefault((diagnostic.code, diagnostic.start, diagnostic.end, diagnostic.cell), []).append(diagnostic)
+    kept = []
+    for same in by_spot.values():
+        first = min(same, key=lambda d: d.message)  # the same choice whatever order the matches ran in
+        if len(same) > 1:
+            first = replace(first, notes=[*first.notes, f"{len(same) - 1} more match{'es' if len(same) > 2 else ''} "
+                                          "of this rule reach the same spot (reported once)."])
+        kept.append(first)
+    return kept
 
 
 def rule_page_url(rule_id: str) -> str:

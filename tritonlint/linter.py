@@ -9,7 +9,7 @@ from tritonlint.analysis.launch_index import module_links
 from tritonlint.analysis.model import LAUNCH_TEXT, ModuleModel
 from tritonlint.analysis.project import Deferred, Project
 from tritonlint.config import Settings
-from tritonlint.diagnostics import Diagnostic, syntax_error
+from tritonlint.diagnostics import Diagnostic, one_per_spot, syntax_error
 from tritonlint.engine import Engine, RuleCrash
 from tritonlint.fixes import WriteRefused, applicable, apply_fixes, write_atomic
 from tritonlint.results import FileResult, FixMode
@@ -105,7 +105,8 @@ class FileLinter:
         return self.suppressed(diagnostics, text, display, ran)
 
     def suppressed(self, diagnostics: list[Diagnostic], text: str, display: str, ran: list[Rule]) -> list[Diagnostic]:
-        """The findings the file's suppression comments keep, with TL900's unused ones, in order."""
+        """The findings (one per rule and spot) the file's suppression comments keep, with TL900's unused ones, in order."""
+        diagnostics = one_per_spot(diagnostics)
         suppressions = Suppressions.scan(text)
         if not suppressions.directives:
             return sorted(diagnostics, key=lambda d: d.sort_key)

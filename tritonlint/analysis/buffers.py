@@ -1,6 +1,7 @@
 """Data through memory between the kernels of one module: what a kernel loads from a buffer that another
 kernel of the same host function wrote first (`max_norm_kernel_1[grid](x, mid, ...)` then
-`max_norm_kernel_2[grid](mid, out, ...)`). Only the sign is asked for: a buffer every writer fills with
+`max_norm_kernel_2[grid](mid, out, ...)`), or, when the module launches neither, that a kernel of the
+module writes through a parameter of the same name. Only the sign is asked for: a buffer every writer fills with
 values that cannot be negative (`tl.max(tl.abs(x))`, `tl.sum(x * x)`) holds none.
 """
 
@@ -68,12 +69,37 @@ def writes_nonnegative(model: ModuleModel, kernel: JitFunction, param: str) -> b
 
 def loaded_nonnegative(model: ModuleModel, kernel: JitFunction, load: ast.Call) -> bool:
     """The load reads a buffer that, at every launch of `kernel` in this module, an earlier launch in the same
-    host function passed to a kernel of this module that writes only non-negative values to it."""
+    host function passed to a kernel of this module that writes only non-negative values to it; with no
+    launch of `kernel` in this module, that the module's kernels write only non-negative values through a
+    parameter of the same name."""
     if kernel.node is None:
         return False
     param = base_parameter(flow_of(kernel.node), kernel, load_argument(load, 0, "pointer"))
-    launches = kernel_launches(model, kernel) if param is not None else []
-    return bool(launches) and all(_written_before(model, kernel, launch, param) for launch in launches)  # type: ignore[arg-type]
+    if param is None:
+        return False
+    launches = kernel_launches(model, kernel)
+    if not launches:
+        return _named_writers_nonnegative(model, kernel, param)
+    return all(_written_before(model, kernel, launch, param) for launch in launches)
+
+
+def _stores_through(model: ModuleModel, kernel: JitFunction, param: str) -> bool:
+    """Whether the kernel hands its parameter `param` (as a pointer) to anything but `tl.load`."""
+    if kernel.node is None or kernel.param(param) is None:
+        return False
+    flow = flow_of(kernel.node)
+    return any(isinstance(node, ast.Call) and model.qualify(node.func) != f"{TL}.load"
+               and base_parameter(flow, kernel, load_argument(node, 0, "pointer")) == param
+               for node in ast.walk(kernel.node))
+
+
+def _named_writers_nonnegative(model: ModuleModel, kernel: JitFunction, param: str) -> bool:
+    """With no launch of the reading kernel in its module (the host code lives in another module), the
+    module's other kernels with a parameter of the same name stand for the buffer's writers (a tile
+    kernel's `maxima_ptr` and the row-scale kernel's `maxima_ptr`): at least one writes through it, and
+    every one that does writes only values that cannot be negative."""
+    writers = [f for f in model.functions if f.node is not kernel.node and _stores_through(model, f, param)]
+    return bool(writers) and all(writes_nonnegative(model, f, param) for f in writers)
 
 
 def _written_before(model: ModuleModel, kernel: JitFunction, launch: LaunchSite, param: str) -> bool:

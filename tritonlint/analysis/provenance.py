@@ -204,8 +204,11 @@ _MODEL_WORDS = re.compile(r"head|dim|hidden|feat|channel|expert|vocab|embed|bloc
 # Flags and modes that mention a count word (`check_all_masked_rows`, `RETURN_TOKEN_ACCURACY`).
 _FLAG = re.compile(r"^(is|has|check|return|use|enable|with|do|need|should|allow)_", re.IGNORECASE)
 # Tables indexed by position (rotary cos/sin caches): as long as the longest sequence the model takes.
-# Also tables of per-group sizes (`m_sizes` of a grouped GEMM: one entry per expert).
-_TABLES = re.compile(r"cos|sin|freq|rope|cache|table|weight|^w_|_w$|^w\d?$|pool|req_to|lora|(^|_)sizes$",
+# Also tables of per-group sizes (`m_sizes` of a grouped GEMM: one entry per expert), weights by the short
+# names of projections (`w`, `w1`, `wo`, `wq`, `wlg`: w and at most two letters) and quantised weights by
+# their packing names (`packed` alone, `qweight`; not `packed_qkv`, packed varlen activations).
+_TABLES = re.compile(r"cos|sin|freq|rope|cache|table|weight|^w_|_w$|^w[a-z]{0,2}\d?$|^packed$|pool|req_to|lora|"
+                     r"(^|_)sizes$",
                      re.IGNORECASE)
 # Counts of items rather than of data: per-request, draft and page counts, requests and sequences.
 _SMALL_WORDS = re.compile(r"per_|_per|draft|spec|page|req|seqs\b|num_seq|n_seq|program|partial|layer|slot",

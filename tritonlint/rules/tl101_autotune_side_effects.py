@@ -95,6 +95,27 @@ def _splats_known(model: ModuleModel, call: ast.Call) -> bool:
     return True
 
 
+def _configs_traceable(model: ModuleModel, call: ast.Call) -> bool:
+    """The configs name code a reader can follow: a list display or comprehension, or a name, factory or
+    module attribute that this module defines or imports (and sums of those). Configs read from an object
+    or a function's parameter (`configs=kernels_config.backward_configs`, a configuration handed in at run
+    time) lead to code this module does not name, whose config pre_hooks may reset the buffer."""
+    configs = next((k.value for k in call.keywords if k.arg == "configs"), call.args[0] if call.args else None)
+
+    def traceable(node: ast.expr | None) -> bool:
+        if isinstance(node, ast.BinOp):
+            return traceable(node.left) and traceable(node.right)
+        if isinstance(node, ast.Call):
+            node = node.func
+        if isinstance(node, (ast.List, ast.Tuple, ast.ListComp)):
+            return True
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        return isinstance(node, ast.Name) and (node.id in model.local_names or node.id in model.imports)
+
+    return traceable(configs)
+
+
 _LIST_OR_HOOK = frozenset({"reset_to_zero", "restore_value", "pre_hook", "post_hook"})
 
 
@@ -121,6 +142,8 @@ def autotune_side_effects(ctx: MatchContext) -> Verdict | None:
         return None  # the author's own hooks replace reset_to_zero/restore_value; positional lists: rare
     if not _splats_known(ctx.model, call):  # type: ignore[arg-type]
         return None
+    if autotune.configs is None and not _configs_traceable(ctx.model, call):  # type: ignore[arg-type]
+        return None  # configs read from an object or a parameter: their pre_hooks may reset the buffer
     if "pre_hook" in ctx.file.text and (autotune.configs is None or autotune.has_prune):
         return None  # configs built (or pruned) by code that may attach a pre_hook resetting the buffer
     hooked = _reset_by_hooks(ctx.model, autotune)

@@ -52,7 +52,8 @@ def _integer_literal(expr: ast.expr | None) -> bool:
     return isinstance(inner, ast.Constant) and type(inner.value) is int
 
 
-@condition("masked-load-padding", provides=("problem", "reduction", "neutral"), prefilter=lambda args: Token("mask"))
+# The mask may be positional (`tl.load(p, offs < n, 0.0)`): a file need not say "mask", but it says "load".
+@condition("masked-load-padding", provides=("problem", "reduction", "neutral"), prefilter=lambda args: Token("load"))
 def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     """The match is a masked tl.load whose fill (`other`, or undefined lanes when it is missing) reaches a
     reduction along the masked axis as something other than that reduction's neutral element, while one

@@ -2,16 +2,53 @@
 
 from __future__ import annotations
 
+import ast
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from tritonlint import evidence
 from tritonlint.analysis.host import HostScope
-from tritonlint.analysis.model import ModuleModel
-from tritonlint.analysis.provenance import Provenance, grid_axes, large_count
+from tritonlint.analysis.model import LaunchSite, ModuleModel
+from tritonlint.analysis.provenance import Origin, Provenance, grid_axes, large_count
 from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
 
 _DECODE = re.compile(r"decode", re.IGNORECASE)
 AXIS_LIMIT = 65_535  # CUDA's gridDim.y / gridDim.z; gridDim.x takes 2**31 - 1
+
+
+@dataclass(frozen=True)
+class Exemption:
+    """A reason a large count on grid axis 1 or 2 stays below the limit in practice; the rule doc lists each."""
+
+    name: str
+    doc: str
+    applies: Callable[[Provenance, LaunchSite, Origin], bool]
+
+
+def _same_value(a: Origin, b: Origin) -> bool:
+    return a.text == b.text and a.names[:1] == b.names[:1]
+
+
+def _buckets(origin: Origin) -> list[Origin]:
+    """The arguments of the `triton.next_power_of_2` buckets a value is computed from."""
+    own = [origin.parts[0]] if origin.kind == "bucket" and origin.parts else []
+    return own + [b for part in origin.parts for b in _buckets(part)]
+
+
+def _one_tile_spans(provenance: Provenance, launch: LaunchSite, count: Origin) -> bool:
+    """Another argument of the launch is `next_power_of_2` of the same count: every program holds the whole
+    count in one tile, so count programs on the axis times a count-long tile is quadratic in the count."""
+    return any(_same_value(bucketed, count) for arg in launch.args
+               if arg.node is not None for bucketed in _buckets(provenance.origin(arg.node)))
+
+
+EXEMPTIONS: tuple[Exemption, ...] = (
+    Exemption("one-tile-spans-count", "the same count, bucketed by `triton.next_power_of_2`, is also a tile size "
+              "of the launch (`grid = (B, max_seq_len)` with `BLOCK = next_power_of_2(max_seq_len)`): each of "
+              "the count's programs holds the whole count in one tile, a count-by-count block per item, which "
+              "real inputs keep far below 65,536", _one_tile_spans),
+)
 
 
 def _has_launch(model: ModuleModel, target: int | None) -> bool:
@@ -38,8 +75,9 @@ def grid_axis_large_count(ctx: MatchContext) -> Verdict | None:
     axes, _ = found
     provenance = Provenance.of(host)
     for axis, expr in enumerate(axes[1:3], start=1):
-        why = large_count(provenance.origin(expr))
-        if why is None:
+        origin = provenance.origin(expr)
+        why = large_count(origin)
+        if why is None or any(exemption.applies(provenance, launch, origin) for exemption in EXEMPTIONS):
             continue
         notes = [f"CUDA allows at most {AXIS_LIMIT:,} programs on grid axes 1 and 2 (axis 0 takes 2**31 - 1): "
                  f"put the large count on axis 0 and swap tl.program_id(0) and tl.program_id({axis}) in the kernel.",
