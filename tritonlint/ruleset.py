@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tritonlint import inputs
 from tritonlint.diagnostics import APPLICABILITIES, SEVERITIES, rule_page_url
 from tritonlint.sgutil import AstGrepError, compile_check, find_all, parse_snippet
 from tritonlint.templates import METAVAR, TEMPLATE_VAR
@@ -418,9 +419,12 @@ def builtin_rules_dir() -> Path:
 def rule_files(extra_dirs: list[Path] = ()) -> list[Path]:  # type: ignore[assignment]
     files: list[Path] = []
     for folder in [builtin_rules_dir(), *extra_dirs]:
+        inputs.depends_on(folder)
         if not folder.is_dir():
             raise RuleFileError(folder, "extend-rules", "is not a folder")
         files.extend(sorted(folder.glob("*.y*ml")))
+    for path in files:
+        inputs.depends_on(path)
     return files
 
 
