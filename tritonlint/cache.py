@@ -262,7 +262,7 @@ def prune_stale(folder: Path, now: float | None = None) -> None:
     for version in versions:
         try:
             for item in os.scandir(version.path):
-                if item.name.endswith((".pickle", ".marshal")) and item.stat(follow_symlinks=False).st_mtime < cutoff:
+                if item.name.endswith((".pickle", ".record")) and item.stat(follow_symlinks=False).st_mtime < cutoff:
                     os.unlink(item.path)  # findings, a validated rule set, a recorded run (replay.py)
                     lock = item.path.rpartition(".")[0] + ".lock"
                     if os.path.exists(lock):

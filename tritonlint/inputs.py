@@ -26,8 +26,18 @@ def depends_on(path: str | os.PathLike[str], existence: bool = False) -> None:
             _noted[text] = os.path.exists(text) if existence else stat(text)
 
 
-def unchanged(path: str, noted: Noted) -> bool:
-    return os.path.exists(path) is noted if isinstance(noted, bool) else stat(path) == noted
+def encode(noted: Noted) -> str:
+    """A noted stat as text: its numbers, `-` for absent, `+`/`!` for a path whose existence alone matters."""
+    if isinstance(noted, bool):
+        return "+" if noted else "!"
+    return "-" if noted is None else ",".join(map(str, noted))
+
+
+def unchanged(path: str, encoded: str) -> bool:
+    """Whether the path stats now as `encode` wrote it."""
+    if encoded in ("+", "!"):
+        return os.path.exists(path) is (encoded == "+")
+    return encode(stat(path)) == encoded
 
 
 def allow(folder: str, cache_files: list[str]) -> None:

@@ -19,7 +19,6 @@ keep its times): such a run is not recorded.
 
 from __future__ import annotations
 
-import marshal
 import os
 import sys
 import time
@@ -36,11 +35,28 @@ FORMAT = 1
 _ENVIRONMENT = ("NO_COLOR", "FORCE_COLOR")  # besides every TRITONLINT_* variable
 
 
-def _key(args: list[str], stdout: TextIO) -> bytes:
-    environment = sorted((name, value) for name, value in os.environ.items()
+def _pack(fields: list[str]) -> str:
+    """Fields as one text, each after its length: any text, newlines and all, comes back as it was."""
+    return "".join(f"{len(field)}:{field}" for field in fields)
+
+
+def _unpack(text: str) -> list[str]:
+    fields, at = [], 0
+    while at < len(text):
+        colon = text.index(":", at)
+        end = colon + 1 + int(text[at:colon])
+        if end > len(text):
+            raise ValueError("truncated")
+        fields.append(text[colon + 1:end])
+        at = end
+    return fields
+
+
+def _key(args: list[str], stdout: TextIO) -> str:
+    environment = sorted(f"{name}={value}" for name, value in os.environ.items()
                          if name.startswith("TRITONLINT_") or name in _ENVIRONMENT)
-    return marshal.dumps((FORMAT, __version__, sys.executable, sys.version, tuple(sys.path), os.getcwd(), tuple(args),
-                          tuple(environment), stdout.isatty(), stdout.encoding))
+    return _pack([str(FORMAT), __version__, sys.executable, sys.version, os.getcwd(), str(stdout.isatty()),
+                  str(stdout.encoding), _pack(sys.path), _pack(args), _pack(environment)])
 
 
 def _cache_dir_override(args: list[str]) -> str | None:
@@ -71,26 +87,28 @@ def _folders(args: list[str]) -> list[str]:
         folder = parent
 
 
-def record_path(folder: str, key: bytes) -> str:
-    return os.path.join(folder, __version__, f"run-{zlib.crc32(key):08x}.marshal")
+def record_path(folder: str, key: str) -> str:
+    crc = zlib.crc32(key.encode("utf-8", "surrogatepass"))
+    return os.path.join(folder, __version__, f"run-{crc:08x}.record")
 
 
-def _replay(key: bytes, folders: list[str]) -> int | None:
+def _replay(key: str, folders: list[str]) -> int | None:
     """Print a recorded run's output and return its exit code; None when no record holds."""
     for folder in folders:
         path = record_path(folder, key)
         try:
-            with open(path, "rb") as stream:
-                recorded, noted, stdout, code, touch = marshal.load(stream)  # values only: marshal runs no code
-            if recorded != key or not isinstance(stdout, str) or code not in (0, 1) \
-                    or not all(inputs.unchanged(p, s) for p, s in noted):
+            with open(path, encoding="utf-8", errors="surrogatepass", newline="") as stream:
+                recorded, code, stdout, touch, noted = _unpack(stream.read())
+            paths = _unpack(noted)
+            if recorded != key or code not in ("0", "1") \
+                    or not all(inputs.unchanged(p, s) for p, s in zip(paths[::2], paths[1::2])):
                 continue
-        except (OSError, EOFError, ValueError, TypeError):
+        except (OSError, ValueError):
             continue  # absent, damaged, or from another tritonlint
-        for touched in (path, *touch):
+        for touched in (path, *_unpack(touch)):
             try:
                 os.utime(touched)  # in use: not stale (cache.prune_stale)
-            except (OSError, TypeError):
+            except OSError:
                 pass  # a read-only cache still serves
         sys.stdout.write(stdout)
         sys.stdout.flush()
@@ -113,7 +131,7 @@ class _Tee:
         return getattr(self.stream, name)
 
 
-def _write(key: bytes, stdout: str, code: int) -> None:
+def _write(key: str, stdout: str, code: int) -> None:
     noted, allowed = inputs.finish()
     if allowed is None:
         return
@@ -122,12 +140,12 @@ def _write(key: bytes, stdout: str, code: int) -> None:
         return  # modified just before it was read: its stat may not show the next edit
     folder, touch = allowed
     path = record_path(folder, key)
-    record = (key, tuple(sorted(noted.items())), stdout, code, tuple(touch))
+    paths = _pack([text for path, stat in sorted(noted.items()) for text in (path, inputs.encode(stat))])
     temporary = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(temporary, "wb") as stream:
-            marshal.dump(record, stream)
+        with open(temporary, "w", encoding="utf-8", errors="surrogatepass", newline="") as stream:
+            stream.write(_pack([key, str(code), stdout, _pack(touch), paths]))
         os.replace(temporary, path)
     except OSError:
         try:

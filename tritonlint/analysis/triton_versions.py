@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
-
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -62,13 +60,13 @@ def table_path() -> Path:
     return Path(__file__).resolve().parent.parent.parent / "rules" / "data" / "triton-api-versions.yaml"
 
 
-# libyaml where PyYAML has it: the pure-Python parser runs ~10x the instructions on this table (callgrind)
-_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
 @lru_cache(maxsize=1)
 def table() -> Table:
-    data = yaml.load(table_path().read_text(encoding="utf-8"), Loader=_SafeLoader)
+    import yaml  # here: a file TL103 has nothing to say about never reads the table
+
+    # libyaml where PyYAML has it: the pure-Python parser runs ~10x the instructions on this table (callgrind)
+    SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # noqa: N806 - the name says what it is
+    data = yaml.load(table_path().read_text(encoding="utf-8"), Loader=SafeLoader)
     entries: dict[str, ApiEntry] = {}
 
     def version(raw: dict[str, object], key: str) -> Version | None:
