@@ -136,7 +136,7 @@ def _write(key: str, stdout: str, code: int) -> None:
     if allowed is None:
         return
     cutoff = time.time_ns() - RACY_NS
-    if any(isinstance(stat, tuple) and max(stat[0], stat[1]) >= cutoff for stat in noted.values()):
+    if any(isinstance(stat, tuple) and stat[0] >= cutoff for stat in noted.values()):
         return  # modified just before it was read: its stat may not show the next edit
     folder, touch = allowed
     path = record_path(folder, key)
