@@ -124,8 +124,9 @@ class _Tee:
         self.parts: list[str] = []
 
     def write(self, text: str) -> int:
+        written = self.stream.write(text)  # first: click probes with bytes, which the text stream refuses
         self.parts.append(text)
-        return self.stream.write(text)
+        return written
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.stream, name)
@@ -172,7 +173,10 @@ def main(argv: list[str] | None = None) -> None:
         run(args)
     except SystemExit as exit:
         if exit.code in (0, 1):
-            _write(key, "".join(tee.parts), exit.code)
+            try:
+                _write(key, "".join(tee.parts), exit.code)
+            except Exception:  # noqa: BLE001 - a record not written costs the next run time, never this run's result
+                pass
         raise
     finally:
         sys.stdout = real
