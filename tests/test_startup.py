@@ -178,3 +178,47 @@ def test_runs_that_write_or_warn_are_not_recorded(tmp_path, args):
     _age(tmp_path)
     _run(tmp_path, *args, "k.py")
     assert not _records(tmp_path)
+
+
+_reads: list[set[str]] = []  # while a test below runs: every path opened or listed
+
+
+def _audit(event: str, args: tuple) -> None:
+    if _reads and event in ("open", "os.scandir", "os.listdir") and args and isinstance(args[0], (str, os.PathLike)):
+        _reads[-1].add(os.path.abspath(args[0]))
+
+
+def test_every_path_a_lint_reads_in_the_project_is_noted(tmp_path, monkeypatch, capsys):
+    """The replay is only as right as the noted inputs: a read that is not noted would let a run replay an
+    output that path changed. Audited in-process (audit hooks see every open and folder listing)."""
+    import sys
+
+    from tritonlint import inputs
+    from tritonlint.cli import main
+
+    _project(tmp_path)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "ops.py").write_text("from k import kernel\n\ndef run(x):\n    kernel[(1,)](x)\n")
+    (tmp_path / ".gitignore").write_text("build/\n")
+    (tmp_path / "baseline.json").write_text("[]")
+    monkeypatch.chdir(tmp_path)
+    if _audit not in getattr(sys, "_tritonlint_hooks", ()):
+        sys.addaudithook(_audit)  # cannot be removed: it does nothing outside these tests
+        sys._tritonlint_hooks = (*getattr(sys, "_tritonlint_hooks", ()), _audit)  # type: ignore[attr-defined]
+    for args in (["k.py"], ["."], ["pkg/ops.py", "--baseline", "baseline.json"]):
+        _reads.append(set())
+        inputs.start()
+        try:
+            main(args)
+        except SystemExit:
+            pass
+        finally:
+            noted, _ = inputs.finish()
+            read = _reads.pop()
+        assert str(tmp_path) in read and (args != ["k.py"] or str(tmp_path / "k.py") in read)  # the hook sees the run
+        cache = str(tmp_path / ".tritonlint_cache")
+        missed = {path for path in read if path.startswith(str(tmp_path)) and not path.startswith(cache)
+                  and path not in noted}
+        assert not missed, (args, sorted(missed))
+    capsys.readouterr()
