@@ -9,6 +9,8 @@ Runs of the installed console scripts alternate between the cases, so that load 
 machine hits them alike:
 
 - `warm`: `tritonlint FILE` with the cache of previous runs (nothing changed: the recorded run is replayed);
+- `served`: `tritonlint FILE` after the configuration file was touched (its times changed, its content not):
+  the recorded run cannot be replayed, the file's result comes from the cache (the path before replay);
 - `changed`: `tritonlint FILE` after the file was edited (a comment line that differs each run): no cached
   result for the file, the compiled rule set in the cache (the issue's "without one");
 - `no-cache`: `tritonlint --no-cache FILE` (neither reads nor writes the cache: the rule files are
@@ -183,6 +185,7 @@ def markdown(report: dict[str, object]) -> str:
           f"all imports {imports[case]['total_ms']} ms." for case, top in tops.items()),
         "",
         ("`warm` replays the output recorded by an earlier run whose inputs all stat the same (tritonlint/replay.py); "
+         "`served` cannot (the configuration file's times changed) and takes the file's result from the cache; "
          "`changed` lints the file (no cached result) with the compiled rule set from the cache."),
         "Wall times on a shared machine move with its load; CPU times and instructions are the steadier comparison.",
         END,
@@ -231,10 +234,15 @@ def main() -> None:
         (scratch / "changed" / name).write_text(f"{original}# edit {next(edits)}\n", encoding="utf-8")
         return [tritonlint, name]
 
+    def touched() -> list[str]:
+        os.utime(scratch / "served" / "pyproject.toml")
+        return [tritonlint, name]
+
     empty = iter(scratch / f"empty-{i}" for i in range(1 << 30))
     try:
         cases: dict[str, tuple[Path, Callable[[], list[str]]]] = {
             "warm": (project("warm"), lambda: [tritonlint, name]),
+            "served": (project("served"), touched),
             "changed": (project("changed"), edited),
             "no-cache": (project("no-cache"), lambda: [tritonlint, "--no-cache", name]),
             "empty-cache": (project("empty-cache"), lambda: [tritonlint, "--cache-dir", str(next(empty)), name]),
@@ -247,7 +255,7 @@ def main() -> None:
                   for case, (_, command) in cases.items()}
         # Fill the caches and the OS's file cache. The first run makes the cache folder, which changes the
         # project folder's times, so the run that is recorded for replay is the second (>2 s later).
-        for case in ("warm", "changed", "ruff"):
+        for case in ("warm", "served", "changed", "ruff"):
             folder, command = cases[case]
             subprocess.run(command(), cwd=folder, capture_output=True, check=False)
             age(folder)
@@ -268,7 +276,7 @@ def main() -> None:
             "lines": len(original.splitlines()), "rounds": args.runs,
             "cases": {case: {"command": labels[case], **summary(samples[case]),
                              "instructions_m": counted.get(case)} for case in cases},
-            "imports": {case: import_profile(cases[case][1], cases[case][0]) for case in ("warm", "changed")},
+            "imports": {case: import_profile(cases[case][1], cases[case][0]) for case in ("warm", "served", "changed")},
             "targets_ms": TARGETS_MS,
         }
     finally:

@@ -162,6 +162,11 @@ def main(argv: list[str] | None = None) -> None:
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
     args = sys.argv[1:] if argv is None else list(argv)
+    if args[:1] == ["server"]:  # standard output carries the protocol, for as long as the editor runs
+        from tritonlint.cli import main as serve
+
+        serve(args)
+        return
     key = _key(args, sys.stdout)
     code = _replay(key, _folders(args))
     if code is not None:
