@@ -251,9 +251,9 @@ def touch(path: Path) -> None:
 
 
 def prune_stale(folder: Path, now: float | None = None) -> None:
-    """Remove the cache files (findings of one configuration, validated rules) that no run has used for
-    STALE_SECONDS, and the version folders they leave empty: other settings, other rule files and older
-    tritonlint versions would otherwise pile up."""
+    """Remove the cache files (findings of one configuration, validated rules, recorded runs) that no run has
+    used for STALE_SECONDS, and the version folders they leave empty: other settings, other rule files and
+    older tritonlint versions would otherwise pile up."""
     cutoff = (time.time() if now is None else now) - STALE_SECONDS
     try:
         versions = [entry for entry in os.scandir(folder) if entry.is_dir(follow_symlinks=False)]
