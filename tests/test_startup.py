@@ -222,3 +222,16 @@ def test_every_path_a_lint_reads_in_the_project_is_noted(tmp_path, monkeypatch, 
                   and path not in noted}
         assert not missed, (args, sorted(missed))
     capsys.readouterr()
+
+
+def test_a_recorded_run_unused_for_30_days_is_pruned(tmp_path):
+    from tritonlint.cache import STALE_SECONDS, prune_stale
+
+    version = tmp_path / "0.1.0"
+    version.mkdir()
+    (version / "run-00000000.record").write_text("")
+    (version / "run-11111111.record").write_text("")
+    old = time.time() - STALE_SECONDS - 60
+    os.utime(version / "run-00000000.record", (old, old))
+    prune_stale(tmp_path)
+    assert sorted(p.name for p in version.iterdir()) == ["run-11111111.record"]
