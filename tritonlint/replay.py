@@ -46,9 +46,10 @@ def _unpack(text: str) -> list[str]:
     fields, at = [], 0
     while at < len(text):
         colon = text.index(":", at)
-        end = colon + 1 + int(text[at:colon])
-        if end > len(text):
-            raise ValueError("truncated")
+        length = int(text[at:colon])
+        end = colon + 1 + length
+        if length < 0 or end > len(text):
+            raise ValueError("damaged")
         fields.append(text[colon + 1:end])
         at = end
     return fields
@@ -143,7 +144,7 @@ def _write(key: str, stdout: str, code: int) -> None:
         return  # modified just before it was read: its stat may not show the next edit
     folder, touch = allowed
     path = record_path(folder, key)
-    paths = _pack([text for path, stat in sorted(noted.items()) for text in (path, inputs.encode(stat))])
+    paths = _pack([text for name, stat in sorted(noted.items()) for text in (name, inputs.encode(stat))])
     temporary = f"{path}.{os.getpid()}.tmp"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -168,7 +169,12 @@ def main(argv: list[str] | None = None) -> None:
         serve(args)
         return
     key = _key(args, sys.stdout)
-    code = _replay(key, _folders(args))
+    try:
+        code = _replay(key, _folders(args))
+    except KeyboardInterrupt:  # as the command line answers them
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(0)
     if code is not None:
         sys.exit(code)
     from tritonlint.cli import main as run
