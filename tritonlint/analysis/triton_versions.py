@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from tritonlint import ruledata
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -53,20 +55,9 @@ class Table:
         return frozenset(re.split(r"[.(]", api.removesuffix("=)"))[-1] for api in self.entries)
 
 
-def table_path() -> Path:
-    packaged = Path(__file__).resolve().parent.parent / "_rules" / "data" / "triton-api-versions.yaml"
-    if packaged.is_file():
-        return packaged
-    return Path(__file__).resolve().parent.parent.parent / "rules" / "data" / "triton-api-versions.yaml"
-
-
 @lru_cache(maxsize=1)
 def table() -> Table:
-    import yaml  # here: a file TL103 has nothing to say about never reads the table
-
-    # libyaml where PyYAML has it: the pure-Python parser runs ~10x the instructions on this table (callgrind)
-    SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # noqa: N806 - the name says what it is
-    data = yaml.load(table_path().read_text(encoding="utf-8"), Loader=SafeLoader)
+    data = ruledata.table("triton-api-versions.yaml")  # parsed once, kept with the compiled rule set
     entries: dict[str, ApiEntry] = {}
 
     def version(raw: dict[str, object], key: str) -> Version | None:
