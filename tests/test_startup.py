@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import time
 
+import pytest
+
 from tests.helpers import run_cli
 from tests.test_bad_rules_and_config import GOOD_RULE, KERNEL
 
@@ -94,3 +96,142 @@ def test_a_lint_imports_only_what_it_needs(tmp_path):
     warm, imported = _lint(tmp_path)
     assert warm.stdout == cold.stdout, warm.stderr
     assert not _loaded(imported, NEVER_FOR_A_LINT + RULE_LOADING + LINTING)
+
+
+# What a replayed run (replay.py: a recorded run whose inputs all stat as they did) does without.
+NOT_FOR_A_REPLAY = ("click", "tritonlint.cli", "tritonlint.config", "tritonlint.cache", "tritonlint.runner",
+                    "dataclasses", "inspect", "typing", "pathlib", "tomllib", "pickle", "hashlib")
+
+
+def _age(folder) -> None:
+    """Everything under `folder`, and the folder, last modified a minute ago: a run that read a path modified
+    within the last seconds (whose stat may not show the next edit) is not recorded."""
+    old = time.time() - 60
+    for path in [folder, *folder.rglob("*")]:
+        os.utime(path, (old, old))
+
+
+def _records(tmp_path) -> list:
+    return sorted((tmp_path / ".tritonlint_cache").rglob("run-*.record"))
+
+
+def _run(tmp_path, *args: str):
+    result = run_cli(*args, cwd=tmp_path, env={"PYTHONPROFILEIMPORTTIME": "1"})
+    imported = {line.split("|")[-1].strip() for line in result.stderr.splitlines() if line.startswith("import time:")}
+    result.stderr = "".join(line + "\n" for line in result.stderr.splitlines() if not line.startswith("import time:"))
+    return (result.returncode, result.stdout, result.stderr), imported
+
+
+def test_an_unchanged_run_is_replayed_without_the_command_line(tmp_path):
+    _project(tmp_path)
+    first, _ = _run(tmp_path, "k.py")  # lints and fills the cache (which changes the project folder's times)
+    assert first[0] == 1 and "ACME001" in first[1], first
+    _age(tmp_path)
+    second, imported = _run(tmp_path, "k.py")  # served from the cache, and recorded
+    assert second == first and "click" in imported and len(_records(tmp_path)) == 1
+    third, imported = _run(tmp_path, "k.py")
+    assert third == first
+    assert not _loaded(imported, NOT_FOR_A_REPLAY + RULE_LOADING + LINTING + NEVER_FOR_A_LINT), \
+        sorted(_loaded(imported, NOT_FOR_A_REPLAY + RULE_LOADING + LINTING + NEVER_FOR_A_LINT))
+    assert _run(tmp_path, "k.py", "--output-format", "concise")[0] != first  # other arguments: another record
+
+
+KERNEL_TWO = KERNEL + KERNEL.split("\n\n\n", 1)[1].replace("def kernel(", "def kernel_two(")
+
+
+@pytest.mark.parametrize("change", ["linted file", "new module", "gitignore", "configuration", "nearer configuration",
+                                    "extend-rules folder"])
+def test_a_change_to_what_the_recorded_run_read_is_seen(tmp_path, change):
+    _project(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "other.py").write_text(KERNEL)
+    target = "sub/other.py" if change == "nearer configuration" else "."
+    _run(tmp_path, target)
+    _age(tmp_path)
+    before, _ = _run(tmp_path, target)
+    assert _records(tmp_path), "not recorded"
+    if change == "linted file":
+        (tmp_path / "k.py").write_text(KERNEL_TWO)
+    elif change == "new module":
+        (tmp_path / "sub" / "third.py").write_text(KERNEL)
+    elif change == "gitignore":
+        (tmp_path / ".gitignore").write_text("sub/\n")
+    elif change == "configuration":
+        (tmp_path / "tritonlint.toml").write_text(CONFIG + 'ignore = ["ACME001"]\n')
+    elif change == "nearer configuration":
+        (tmp_path / "sub" / "tritonlint.toml").write_text('ignore = ["TL001"]\n')
+    else:
+        (tmp_path / "acme" / "other.yaml").write_text(GOOD_RULE.replace("ACME001", "ACME002")
+                                                      .replace("acme-long-static-range", "acme-other-range")
+                                                      .replace("acme-max-trip", "acme-other-trip"))
+    _age(tmp_path)
+    after, _ = _run(tmp_path, target)
+    truth, _ = _run(tmp_path, target, "--no-cache")
+    assert after == truth and after != before, (before, after)
+
+
+@pytest.mark.parametrize("args", [("--fix",), ("--diff",), ("-o", "report.txt"), ("--no-cache",), ("bad.py",)])
+def test_runs_that_write_or_warn_are_not_recorded(tmp_path, args):
+    _project(tmp_path)
+    (tmp_path / "bad.py").write_bytes(b"x = '\xff'\n")  # cannot be decoded: a warning on standard error
+    _run(tmp_path, *args, "k.py")
+    _age(tmp_path)
+    _run(tmp_path, *args, "k.py")
+    assert not _records(tmp_path)
+
+
+_reads: list[set[str]] = []  # while a test below runs: every path opened or listed
+
+
+def _audit(event: str, args: tuple) -> None:
+    if _reads and event in ("open", "os.scandir", "os.listdir") and args and isinstance(args[0], (str, os.PathLike)):
+        _reads[-1].add(os.path.abspath(args[0]))
+
+
+def test_every_path_a_lint_reads_in_the_project_is_noted(tmp_path, monkeypatch, capsys):
+    """The replay is only as right as the noted inputs: a read that is not noted would let a run replay an
+    output that path changed. Audited in-process (audit hooks see every open and folder listing)."""
+    import sys
+
+    from tritonlint import inputs
+    from tritonlint.cli import main
+
+    _project(tmp_path)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "ops.py").write_text("from k import kernel\n\ndef run(x):\n    kernel[(1,)](x)\n")
+    (tmp_path / ".gitignore").write_text("build/\n")
+    (tmp_path / "baseline.json").write_text("[]")
+    monkeypatch.chdir(tmp_path)
+    if _audit not in getattr(sys, "_tritonlint_hooks", ()):
+        sys.addaudithook(_audit)  # cannot be removed: it does nothing outside these tests
+        sys._tritonlint_hooks = (*getattr(sys, "_tritonlint_hooks", ()), _audit)  # type: ignore[attr-defined]
+    for args in (["k.py"], ["."], ["pkg/ops.py", "--baseline", "baseline.json"]):
+        _reads.append(set())
+        inputs.start()
+        try:
+            main(args)
+        except SystemExit:
+            pass
+        finally:
+            noted, _ = inputs.finish()
+            read = _reads.pop()
+        assert str(tmp_path) in read and (args != ["k.py"] or str(tmp_path / "k.py") in read)  # the hook sees the run
+        cache = str(tmp_path / ".tritonlint_cache")
+        missed = {path for path in read if path.startswith(str(tmp_path)) and not path.startswith(cache)
+                  and path not in noted}
+        assert not missed, (args, sorted(missed))
+    capsys.readouterr()
+
+
+def test_a_recorded_run_unused_for_30_days_is_pruned(tmp_path):
+    from tritonlint.cache import STALE_SECONDS, prune_stale
+
+    version = tmp_path / "0.1.0"
+    version.mkdir()
+    (version / "run-00000000.record").write_text("")
+    (version / "run-11111111.record").write_text("")
+    old = time.time() - STALE_SECONDS - 60
+    os.utime(version / "run-00000000.record", (old, old))
+    prune_stale(tmp_path)
+    assert sorted(p.name for p in version.iterdir()) == ["run-11111111.record"]

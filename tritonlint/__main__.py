@@ -1,3 +1,3 @@
-from tritonlint.cli import main
+from tritonlint.replay import main
 
 main()

@@ -33,17 +33,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tritonlint import __version__
+from tritonlint import __version__, inputs
 from tritonlint.analysis.project import defining_module
+from tritonlint.inputs import CACHE_DIR_NAME, RACY_NS
 
 if TYPE_CHECKING:
     from tritonlint.config import Settings
     from tritonlint.diagnostics import Diagnostic
     from tritonlint.ruleset import Rule
 
-CACHE_DIR_NAME = ".tritonlint_cache"
 FORMAT = 3
-RACY_NS = 2_000_000_000
 STALE_SECONDS = 30 * 24 * 3600  # a cache file no run has used for this long is removed when a run writes
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by tritonlint.\n"
 
@@ -146,18 +145,24 @@ def matcher_identity() -> str:
     """The ast-grep-py that would be imported, by the names, sizes and times of its files: another ast-grep
     may match differently. (Reading its version from the package metadata costs ~60 ms, a quarter of a
     warm run.)"""
-    folder = next((os.path.join(entry, "ast_grep_py") for entry in sys.path
-                   if os.path.isdir(os.path.join(entry or ".", "ast_grep_py"))), None)
+    folder = None
+    for place in sys.path:
+        inputs.depends_on(os.path.join(place or ".", "ast_grep_py"), existence=True)
+        if os.path.isdir(os.path.join(place or ".", "ast_grep_py")):
+            folder = os.path.join(place, "ast_grep_py")
+            break
     if folder is None:
         return "not found"
     try:
-        return ";".join(f"{entry.name}:{entry.stat().st_size}:{entry.stat().st_mtime_ns}"
-                        for entry in sorted(os.scandir(folder), key=lambda e: e.name) if entry.is_file())
+        files = sorted((entry for entry in os.scandir(folder) if entry.is_file()), key=lambda e: e.name)
+        for entry in files:
+            inputs.depends_on(entry.path)
+        return ";".join(f"{entry.name}:{entry.stat().st_size}:{entry.stat().st_mtime_ns}" for entry in files)
     except OSError:
         return "unknown"
 
 
-_tool_digest: str | None = None
+_tool_digest: tuple[str, list[str]] | None = None  # the digest, and the folders and files it was taken over
 
 
 def tool_digest() -> str:
@@ -167,13 +172,16 @@ def tool_digest() -> str:
     if _tool_digest is None:
         from tritonlint.evidence import results_path
 
-        stats = []
+        folders, files = [], []
         for folder, subfolders, names in os.walk(os.path.dirname(os.path.abspath(__file__))):
             subfolders[:] = sorted(name for name in subfolders if name != "__pycache__")
-            stats += [_stat_text(os.path.join(folder, name)) for name in sorted(names) if name.endswith(".py")]
-        stats.append(_stat_text(str(results_path())))
-        _tool_digest = digest("\0".join(stats).encode("utf-8", "surrogateescape"))
-    return _tool_digest
+            folders.append(folder)
+            files += [os.path.join(folder, name) for name in sorted(names) if name.endswith(".py")]
+        files.append(str(results_path()))
+        _tool_digest = digest("\0".join(map(_stat_text, files)).encode("utf-8", "surrogateescape")), folders + files
+    for path in _tool_digest[1]:
+        inputs.depends_on(path)
+    return _tool_digest[0]
 
 
 def _stat_text(path: str) -> str:
@@ -243,9 +251,9 @@ def touch(path: Path) -> None:
 
 
 def prune_stale(folder: Path, now: float | None = None) -> None:
-    """Remove the cache files (findings of one configuration, validated rules) that no run has used for
-    STALE_SECONDS, and the version folders they leave empty: other settings, other rule files and older
-    tritonlint versions would otherwise pile up."""
+    """Remove the cache files (findings of one configuration, validated rules, recorded runs) that no run has
+    used for STALE_SECONDS, and the version folders they leave empty: other settings, other rule files and
+    older tritonlint versions would otherwise pile up."""
     cutoff = (time.time() if now is None else now) - STALE_SECONDS
     try:
         versions = [entry for entry in os.scandir(folder) if entry.is_dir(follow_symlinks=False)]
@@ -254,9 +262,9 @@ def prune_stale(folder: Path, now: float | None = None) -> None:
     for version in versions:
         try:
             for item in os.scandir(version.path):
-                if item.name.endswith(".pickle") and item.stat(follow_symlinks=False).st_mtime < cutoff:
-                    os.unlink(item.path)
-                    lock = item.path[:-len(".pickle")] + ".lock"
+                if item.name.endswith((".pickle", ".record")) and item.stat(follow_symlinks=False).st_mtime < cutoff:
+                    os.unlink(item.path)  # findings, a validated rule set, a recorded run (replay.py)
+                    lock = item.path.rpartition(".")[0] + ".lock"
                     if os.path.exists(lock):
                         os.unlink(lock)
             left = [os.path.join(version.path, name) for name in os.listdir(version.path)]

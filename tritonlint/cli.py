@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from tritonlint import __version__
+from tritonlint import __version__, inputs
 from tritonlint.analysis.project import Project, module_name
 from tritonlint.builtin import BUILTIN_RULES
 from tritonlint.cache import cache_folder, clean, open_cache
@@ -176,6 +176,7 @@ def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool, sho
             Path(stdin_filename), settings.root, settings.excludes)
         results, stdin_texts = _lint_stdin(make_linter(rules, settings, mode, unsafe_fixes), stdin_filename, excluded)
         problems: list[tuple[str, str]] = []
+        cache = None
     else:
         if "-" in path_list:
             raise UsageFailure("`-` (standard input) cannot be combined with other paths")
@@ -193,10 +194,14 @@ def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool, sho
             sys.exit(_adopt(results, add_noqa, write_baseline))
         baseline = Path(baseline_path) if baseline_path else settings.baseline
         if baseline is not None:
+            inputs.depends_on(baseline)
             _drop_recorded(results, baseline)
     exit_code = _report(results, problems, rules, settings, mode, output_format, output_file, statistics,
                         show_fixes, unsafe_fixes, quiet, color, stdin_texts,
                         report_to_stderr=path_list == ["-"] and mode is FixMode.FIX)
+    if cache is not None and mode is FixMode.NONE and not output_file and not problems \
+            and not any(r.skipped or r.refused or r.internal_error for r in results):
+        inputs.allow(str(cache.folder), [str(cache.path)])  # it printed its report and nothing else
     sys.exit(EXIT_CLEAN if exit_zero and exit_code == EXIT_FINDINGS else exit_code)
 
 

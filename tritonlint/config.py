@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tritonlint import inputs
 from tritonlint.discovery import DEFAULT_EXCLUDE
 from tritonlint.ruleset import Rule
 from tritonlint.timelimit import DEFAULT_SECONDS, MAX_SECONDS
@@ -94,6 +95,7 @@ def find_config(start: Path) -> Path | None:
     for candidate in [folder, *folder.parents]:
         for name in CONFIG_FILES:
             path = candidate / name
+            inputs.depends_on(path)
             if path.is_file() and (name != "pyproject.toml" or _has_tool_table(path)):
                 return path
     return None
@@ -123,6 +125,7 @@ def _has_tool_table(path: Path) -> bool:
 
 def read_config(path: Path) -> dict[str, Any]:
     tomllib = _toml()
+    inputs.depends_on(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from tritonlint import inputs
+
 # Folders never linted unless `exclude` replaces this list: other people's code, tools' caches, build output.
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".bzr", ".tox", ".nox", ".venv", "venv", ".eggs", "__pypackages__", "_build",
@@ -39,6 +41,7 @@ class GitIgnore:
     @classmethod
     def load(cls, folder: Path) -> GitIgnore | None:
         path = folder / ".gitignore"
+        inputs.depends_on(path)
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
@@ -144,6 +147,7 @@ def discover(paths: list[Path], root: Path, excludes: list[str], respect_gitigno
     problems: list[tuple[Path, str]] = []
     seen_dirs: set[tuple[int, int]] = set()
     for path in paths:
+        inputs.depends_on(path)
         if not os.path.lexists(path):
             problems.append((path, "no such file or directory"))
         elif path.is_file():
@@ -164,6 +168,7 @@ def _ancestor_ignores(path: Path, root: Path) -> list[GitIgnore]:
     ignores = []
     start = path.resolve()
     for folder in [*reversed(start.parents), start][:-1]:
+        inputs.depends_on(folder / ".git", existence=True)
         if (folder / ".git").exists() or folder == root.resolve() or root.resolve() in folder.parents:
             ignore = GitIgnore.load(folder)
             if ignore:
@@ -173,6 +178,7 @@ def _ancestor_ignores(path: Path, root: Path) -> list[GitIgnore]:
 
 def _walk(folder: Path, relative_folder: str, excludes: list[str], respect_gitignore: bool, ignores: list[GitIgnore],
           seen: set[tuple[int, int]], files: list[Path], problems: list[tuple[Path, str]]) -> None:
+    inputs.depends_on(folder)
     try:
         stat = folder.stat()
     except OSError as exc:
@@ -270,6 +276,7 @@ def project_root(paths: list[Path], config_path: Path | None) -> Path:
     common = Path(os.path.commonpath([str(p) for p in given]))
     common = common if common.is_dir() else common.parent
     for folder in [common, *common.parents]:
+        inputs.depends_on(folder / ".git", existence=True)
         if (folder / ".git").exists():
             return folder
     return common

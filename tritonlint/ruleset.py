@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tritonlint import inputs, ruledata
 from tritonlint.diagnostics import APPLICABILITIES, SEVERITIES, rule_page_url
 from tritonlint.sgutil import AstGrepError, compile_check, find_all, parse_snippet
 from tritonlint.templates import METAVAR, TEMPLATE_VAR
@@ -418,26 +419,32 @@ def builtin_rules_dir() -> Path:
 def rule_files(extra_dirs: list[Path] = ()) -> list[Path]:  # type: ignore[assignment]
     files: list[Path] = []
     for folder in [builtin_rules_dir(), *extra_dirs]:
+        inputs.depends_on(folder)
         if not folder.is_dir():
             raise RuleFileError(folder, "extend-rules", "is not a folder")
         files.extend(sorted(folder.glob("*.y*ml")))
+    for path in files:
+        inputs.depends_on(path)
     return files
 
 
 def load_rules(extra_dirs: list[Path] = (), cache_folder: Path | None = None) -> list[Rule]:  # type: ignore[assignment]
-    """Every rule file, validated. With `cache_folder`, rules validated before from files with the same
-    contents are read back from the cache instead (parsing YAML and matching every example costs more
-    than a run that finds all its files in the cache)."""
+    """Every rule file, validated, and the rules' data tables (ruledata). With `cache_folder`, rules validated
+    before from files with the same contents, and tables parsed before, are read back from the cache instead
+    (parsing YAML and matching every example costs more than a run that finds all its files in the cache)."""
     files = rule_files(extra_dirs)
-    cached = _rules_cache_path(cache_folder, files) if cache_folder is not None else None
+    tables = [Path(path) for path in ruledata.data_files()]
+    cached = _rules_cache_path(cache_folder, files + tables) if cache_folder is not None else None
     if cached is not None:
         from tritonlint.cache import safe_loads, touch
 
         try:
             stored = safe_loads(cached.read_bytes())
-            if isinstance(stored, list) and all(isinstance(r, Rule) for r in stored):
+            if isinstance(stored, tuple) and len(stored) == 2 and isinstance(stored[0], list) \
+                    and all(isinstance(r, Rule) for r in stored[0]) and isinstance(stored[1], dict):
                 touch(cached)  # in use: not stale
-                return stored
+                ruledata.provide(stored[1])
+                return stored[0]
         except Exception:  # noqa: BLE001 - absent or unreadable: load the files
             pass
     rules: list[Rule] = []
@@ -449,11 +456,13 @@ def load_rules(extra_dirs: list[Path] = (), cache_folder: Path | None = None) ->
                 raise RuleFileError(path, "id" if label == rule.id else "name", f"{label!r} is already defined in {seen[label]}")
             seen[label] = str(path)
         rules.append(rule)
+    parsed = ruledata.parse()
+    ruledata.provide(parsed)
     if cached is not None:
         from tritonlint.cache import write_file
 
         try:
-            write_file(cached, lambda: rules)
+            write_file(cached, lambda: (rules, parsed))
         except OSError:
             pass  # the run goes on; the next one validates the files again
     return rules

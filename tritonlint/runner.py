@@ -15,6 +15,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tritonlint import inputs
 from tritonlint.analysis.launch_index import (
     ModuleLinks,
     build_index,
@@ -210,6 +211,7 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter | Lazy
     work = []
     for path, is_context in [*((p, False) for p in found.files), *((p, True) for p in context)]:
         absolute = os.path.join(here, path)  # path.absolute() asks the OS for the folder each time
+        inputs.depends_on(absolute)
         work.append(Job(path, display_path(path, cwd), module_name(absolute, packages), absolute, is_context))
     result = RunResult(problems=[(display_path(p, cwd), reason) for p, reason in found.problems])
     linted = frozenset(job.module for job in work)

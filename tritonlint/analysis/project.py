@@ -11,6 +11,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tritonlint import inputs
+
 if TYPE_CHECKING:  # the model is imported where a module is read: a run served from the cache needs none
     from tritonlint.analysis.model import JitFunction, ModuleModel
 
@@ -114,6 +116,7 @@ def module_name(path: Path | str, packages: dict[str, str] | None = None) -> str
 def _package_name(folder: str, known: dict[str, str]) -> str:
     """The dotted name of a folder as a package ("" when it holds no __init__.py)."""
     if folder not in known:
+        inputs.depends_on(os.path.join(folder, "__init__.py"))
         parent = os.path.dirname(folder)
         if parent == folder or not os.path.isfile(os.path.join(folder, "__init__.py")):
             known[folder] = ""

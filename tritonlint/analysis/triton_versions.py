@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
+from tritonlint import ruledata
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -55,20 +55,9 @@ class Table:
         return frozenset(re.split(r"[.(]", api.removesuffix("=)"))[-1] for api in self.entries)
 
 
-def table_path() -> Path:
-    packaged = Path(__file__).resolve().parent.parent / "_rules" / "data" / "triton-api-versions.yaml"
-    if packaged.is_file():
-        return packaged
-    return Path(__file__).resolve().parent.parent.parent / "rules" / "data" / "triton-api-versions.yaml"
-
-
-# libyaml where PyYAML has it: the pure-Python parser runs ~10x the instructions on this table (callgrind)
-_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
 @lru_cache(maxsize=1)
 def table() -> Table:
-    data = yaml.load(table_path().read_text(encoding="utf-8"), Loader=_SafeLoader)
+    data = ruledata.table("triton-api-versions.yaml")  # parsed once, kept with the compiled rule set
     entries: dict[str, ApiEntry] = {}
 
     def version(raw: dict[str, object], key: str) -> Version | None:
