@@ -151,3 +151,22 @@ def test_block_pointer_rewrite_refused(rules, change):
     code = BLOCK_POINTER_LOOP.replace(*change).replace("stride_m, BLOCK_M", "stride_m, stride_n, BLOCK_M")
     text, _ = _rewrite(rules, code)
     assert "src.load" not in text and "src_off0" not in text
+
+
+def test_cached_results_follow_the_pin(tmp_path):
+    # The findings depend on the project's triton pin, a file outside the linted one: a cached run (and a
+    # replayed one) must see the pin change, whether the pin sits in the configuration file or beside it.
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["triton==3.6.0"]\n')
+    (tmp_path / "k.py").write_text(NEW_APIS)
+    (tmp_path / "requirements.txt").write_text("numpy\n")
+    codes = lambda run: [line for line in run.stdout.splitlines() if "TL103" in line]  # noqa: E731
+    first = run_cli("k.py", "--select", "TL103", "--output-format", "concise", cwd=tmp_path)
+    assert first.returncode == 0 and not codes(first), first.stdout + first.stderr
+    for pin in ('["triton==3.9.0"]', '["triton==3.6.0"]'):
+        (tmp_path / "pyproject.toml").write_text(f'[project]\nname = "x"\ndependencies = {pin}\n')
+        run = run_cli("k.py", "--select", "TL103", "--output-format", "concise", cwd=tmp_path)
+        assert bool(codes(run)) is ("3.9" in pin), run.stdout + run.stderr
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    (tmp_path / "requirements.txt").write_text("triton==3.9.0\n")
+    run = run_cli("k.py", "--select", "TL103", "--output-format", "concise", cwd=tmp_path)
+    assert codes(run), run.stdout + run.stderr

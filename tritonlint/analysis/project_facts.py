@@ -1,6 +1,7 @@
-"""Facts about the whole project a file belongs to, beyond the linted files: for now whether some module
-calls `triton.set_allocator(...)` (TL105). A cheap text scan finds the candidate files; only those are
-parsed. A run's project is the files it linted or read as context.
+"""Facts about the whole project a file belongs to, beyond the linted files: whether some module calls
+`triton.set_allocator(...)` (TL105; a cheap text scan finds the candidate files, only those are parsed), and
+the Triton version the project's own files pin for a folder (TL103). A run's project is the files it linted
+or read as context.
 
 A rule that reads a fact adds its key to `Project.consulted`; the cache keeps the fact's value with the
 file's findings and serves them only while the project still gives that value (`fact_value`)."""
@@ -12,6 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from tritonlint.analysis.kernel import last_name
+from tritonlint.analysis.triton_versions import project_pin
 from tritonlint.discovery import DEFAULT_EXCLUDE, discover, project_root
 
 ALLOCATOR_WORD = "set_allocator"
@@ -19,6 +21,12 @@ ALLOCATOR_BYTES = ALLOCATOR_WORD.encode()
 # The keys of project facts among a file's cache dependencies: no module name holds '@' (nor a dot, so
 # that no module is taken for their owner).
 SETS_ALLOCATOR = "@sets-allocator"
+TRITON_PIN = "@triton-pin:"  # + the folder of the linted file
+
+
+def triton_pin_key(path: str) -> str:
+    """The fact key of the Triton version pinned for the project of the file at `path`."""
+    return TRITON_PIN + str(Path(path).resolve().parent)
 
 
 def calls_set_allocator(text: str) -> bool:
@@ -65,7 +73,11 @@ def files_around(path: str) -> tuple[str, ...]:
 def fact_value(key: str, files: tuple[str, ...], last: str | None = None) -> str | None:
     """The value of the project fact `key` over the project's files, as the cache compares it (`last`: the
     value recorded before, which may make it cheaper to find); None when `key` is no project fact (a
-    launch target). For SETS_ALLOCATOR: the file that calls set_allocator, "" for none."""
+    launch target). For SETS_ALLOCATOR: the file that calls set_allocator, "" for none; for a TRITON_PIN key:
+    the pin and the file it is read from, "" for none."""
     if key == SETS_ALLOCATOR:
         return allocator_file(files, last) or ""
+    if key.startswith(TRITON_PIN):
+        pin = project_pin(key[len(TRITON_PIN):])
+        return "" if pin is None else " in ".join(pin)
     return None

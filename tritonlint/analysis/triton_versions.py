@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from tritonlint import ruledata
+from tritonlint.inputs import depends_on
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -120,7 +121,10 @@ def version_range(spec: str, newest: Version) -> tuple[Version, Version]:
 def _requirement_lines(folder: Path) -> list[tuple[str, str]]:
     """(requirement, file name) for every requirement the project folder declares."""
     found: list[tuple[str, str]] = []
+    depends_on(folder)  # a requirements file or a setup.cfg added or removed
     pyproject = folder / "pyproject.toml"
+    for name in ("pyproject.toml", "setup.cfg", *(p.name for p in folder.glob("requirements*.txt"))):
+        depends_on(folder / name)
     if pyproject.is_file():
         try:
             project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
@@ -158,6 +162,7 @@ def _distribution_lines(folder: Path, top: str | None) -> list[tuple[str, str]]:
             pass
         if top.lower() not in names:
             continue
+        depends_on(info / "METADATA")
         try:
             text = (info / "METADATA").read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
@@ -169,9 +174,10 @@ def _distribution_lines(folder: Path, top: str | None) -> list[tuple[str, str]]:
 
 
 @lru_cache(maxsize=256)
-def _project_target(folder: str, newest: Version) -> Target | None:
-    """The `triton` requirement of the nearest folder at or above `folder` that holds project files, or the
-    metadata of the distribution the folder's package came in."""
+def project_pin(folder: str) -> tuple[str, str] | None:
+    """The `triton` requirement (its version spec, and the file that states it) of the nearest folder at or
+    above `folder` that holds project files, or of the metadata of the distribution the folder's package
+    came in."""
     path = Path(folder)
     for candidate in [path, *path.parents]:
         top = path.relative_to(candidate).parts[0] if candidate != path else None
@@ -179,9 +185,7 @@ def _project_target(folder: str, newest: Version) -> Target | None:
         for line, name in lines:
             match = _REQUIREMENT.match(line)
             if match is not None:
-                low, high = version_range(match["spec"], newest)
-                spec = match["spec"].strip() or "any version"
-                return Target(low, high, f"from triton {spec} in {name}")
+                return match["spec"], name
         if lines or any((candidate / n).exists() for n in (*_PROJECT_FILES, ".git")):
             return None  # the project's root: it does not name triton
     return None
@@ -196,7 +200,9 @@ def target_for(path: str, configured: str | None) -> Target:
         if version is not None:
             return Target(version, version, "from target-triton")
     if path and path != "-":
-        found = _project_target(str(Path(path).resolve().parent), newest)
-        if found is not None:
-            return found
+        pin = project_pin(str(Path(path).resolve().parent))
+        if pin is not None:
+            spec, name = pin
+            low, high = version_range(spec, newest)
+            return Target(low, high, f"from triton {spec.strip() or 'any version'} in {name}")
     return Target(newest, newest, "the newest in TL103's table")

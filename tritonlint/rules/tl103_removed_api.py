@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from tritonlint import evidence
 from tritonlint.analysis.block_pointers import MAKE, Rewrite, descriptor_rewrite
 from tritonlint.analysis.model import ModuleModel
+from tritonlint.analysis.project_facts import triton_pin_key
 from tritonlint.analysis.triton_versions import (
     ApiEntry,
     Target,
@@ -163,6 +164,8 @@ def triton_api_version(ctx: MatchContext, target: str = "") -> Verdict | None:
         else _import_use(ctx)
     if use is None or guarded(ctx) is not None:
         return None
+    if not target and ctx.file.path and ctx.file.path != "-":
+        ctx.project.consulted.add(triton_pin_key(ctx.file.path))  # a cached result holds while the pin does
     at = target_for(ctx.file.path, target)
     judged = judge(use.entry, at)
     if judged is None:
