@@ -14,7 +14,6 @@ import ast
 
 from tritonlint import evidence
 from tritonlint.analysis.backends import other_backend
-from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.model import JitFunction
 from tritonlint.analysis.tiles import (
     ShapeMap,
@@ -27,7 +26,7 @@ from tritonlint.analysis.tiles import (
 )
 from tritonlint.analysis.triton_names import TL
 from tritonlint.context import MatchContext, ParamSpec, Verdict, condition
-from tritonlint.walk import walk
+from tritonlint.walk import children
 
 MIN_K = 16  # NVIDIA backend: min_dot_size (1, 1, 16) for 16- and 32-bit inputs
 # The first line of the CompilationError each case raises (triton 3.6), and the fixture that reproduces it.
@@ -73,16 +72,19 @@ def _verdicts(ctx: MatchContext, function: JitFunction, backends: tuple[str, ...
     matches every operator and most calls, and mapping each match to its ast node cost more than judging it.
     A span holds the outermost node of those types there, as `MatchContext.ast_node` finds it."""
     assert function.node is not None
-    outermost: dict[tuple[int, int], ast.AST] = {}
-    for node in walk(function.node):
+    outermost: dict[tuple[int, int], tuple[ast.AST, ast.stmt | None]] = {}  # with its innermost statement
+    pending: list[tuple[ast.AST, ast.stmt | None]] = [(function.node, None)]
+    while pending:  # depth first: a node comes before the nodes inside it
+        node, statement = pending.pop()
         if isinstance(node, _NODES):
-            outermost.setdefault(ctx.file.span_of(node), node)
+            outermost.setdefault(ctx.file.span_of(node), (node, statement))
+        pending.extend((child, child if isinstance(child, ast.stmt) else statement) for child in children(node))
     k_applies: bool | None = None
     found = {}
-    for span, node in outermost.items():
+    for span, (node, statement) in outermost.items():
         if isinstance(node, ast.Call) and k_applies is None and ctx.model.qualify(node.func) == f"{TL}.dot":
             k_applies = not other_backend(ctx.file.path, function.name, ctx.file.text, ctx.model.tree, backends)
-        verdict = _judge(ctx, function, node, bool(k_applies))
+        verdict = _judge(ctx, function, node, statement, bool(k_applies))
         if verdict is not None:
             found[span] = verdict
     return found
@@ -91,12 +93,11 @@ def _verdicts(ctx: MatchContext, function: JitFunction, backends: tuple[str, ...
 _CALLS = frozenset({f"{TL}.dot", f"{TL}.store", f"{TL}.load", f"{TL}.where"})
 
 
-def _judge(ctx: MatchContext, function: JitFunction, node: ast.AST, k_applies: bool) -> Verdict | None:
-    assert function.node is not None
+def _judge(ctx: MatchContext, function: JitFunction, node: ast.AST, stmt: ast.stmt | None,
+           k_applies: bool) -> Verdict | None:
     name = ctx.model.qualify(node.func) if isinstance(node, ast.Call) else None
     if isinstance(node, ast.Call) and name not in _CALLS:
         return None
-    stmt = _statement(function.node, node)
     maps = [m for m in scenario_shapes(ctx.model, function) if stmt is not None and m.reached(stmt)]
     if not maps:
         return None
@@ -116,10 +117,6 @@ def _judge(ctx: MatchContext, function: JitFunction, node: ast.AST, k_applies: b
     if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
         return _broadcast(node, [("target", node.target), ("value", node.value)], maps, "operands")
     return None
-
-
-def _statement(function: ast.FunctionDef, node: ast.AST) -> ast.stmt | None:
-    return node if isinstance(node, ast.stmt) else flow_of(function).statement_of(node)
 
 
 def _arg(node: ast.Call, index: int, keyword: str) -> ast.expr | None:
