@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from tritonlint.analysis.consteval import Binding, literal_value
 from tritonlint.analysis.launches import bind_launch
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel, TuneConfig
+from tritonlint.analysis.names import last_name as last_name  # its home is light: project_facts runs in warm runs
 from tritonlint.analysis.scope import LocalScope
 from tritonlint.analysis.triton_names import DESCRIPTOR_METHODS, DOTS, MEMORY_CALLS
 from tritonlint.prefilter import Token
@@ -48,11 +49,6 @@ def touches_memory(model: ModuleModel, body: list[ast.stmt], depth: int = 2,
 def runs_dot(model: ModuleModel, body: list[ast.stmt]) -> bool:
     """Whether statements run tl.dot (or tl.dot_scaled), in this module's jit helpers too."""
     return touches_memory(model, body, calls=DOTS)
-
-
-def last_name(expr: ast.AST) -> str | None:
-    """The last name of `x` or `a.b.x`: x."""
-    return expr.attr if isinstance(expr, ast.Attribute) else expr.id if isinstance(expr, ast.Name) else None
 
 
 def launches_of(model: ModuleModel, function: JitFunction) -> list[LaunchSite]:

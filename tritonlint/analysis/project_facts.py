@@ -11,7 +11,7 @@ import ast
 from collections.abc import Iterable
 from pathlib import Path
 
-from tritonlint.analysis.kernel import last_name
+from tritonlint.analysis.names import last_name  # not analysis.kernel: a warm run reads facts, no kernels
 from tritonlint.discovery import DEFAULT_EXCLUDE, discover, project_root
 
 ALLOCATOR_WORD = "set_allocator"
