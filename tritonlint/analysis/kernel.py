@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from tritonlint.analysis.consteval import Binding, literal_value
 from tritonlint.analysis.launches import bind_launch
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel, TuneConfig
-from tritonlint.analysis.names import last_name as last_name  # its home is light: project_facts runs in warm runs
 from tritonlint.analysis.scope import LocalScope
 from tritonlint.analysis.triton_names import DESCRIPTOR_METHODS, DOTS, MEMORY_CALLS
 from tritonlint.prefilter import Token
