@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tritonlint.analysis.launch_index import module_links
+from tritonlint.analysis.launch_index import ModuleLinks, module_links
 from tritonlint.analysis.model import LAUNCH_TEXT, ModuleModel
 from tritonlint.analysis.project import Deferred, Project
 from tritonlint.config import Settings
@@ -99,7 +99,9 @@ class FileLinter:
             model = ModuleModel(tree, module, display, is_package=display.endswith("__init__.py"), text=text,
                                 imported=project.module_model if project.sources else None)
             result.summaries = model.summaries()
-            result.links = module_links(model, project.linted_modules) if project.linted_modules else None
+            # A modeled module with no links records empty ones: the launch index then never reads it again.
+            result.links = (module_links(model, project.linted_modules) or ModuleLinks()) if project.linted_modules \
+                else None
             if rules:
                 diagnostics = self.engine.run(parsed, model, project, rules)
         return self.suppressed(diagnostics, text, display, ran)

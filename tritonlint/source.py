@@ -103,7 +103,7 @@ def read_bytes(path: Path) -> bytes:
 def split_lines(text: str) -> list[str]:
     """The lines of a text as Python counts them: only \\r\\n, \\r and \\n end a line. (str.splitlines()
     also breaks at form feeds, \\x1c-\\x1e, \\x85 and \\u2028/\\u2029, shifting every row after one.)"""
-    return _NEWLINE.split(text)
+    return text.split("\n") if "\r" not in text else _NEWLINE.split(text)  # str.split: several times faster
 
 
 class LineIndex:
@@ -111,18 +111,15 @@ class LineIndex:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
+        if "\r" in text:
+            self.starts = [0] + [m.end() for m in _NEWLINE.finditer(text)]
+        else:  # the usual text: from the lengths of its lines, several times faster than the regex
+            self.starts = list(itertools.accumulate((len(line) + 1 for line in text.split("\n")[:-1]), initial=0))
+        self._ascii = text.isascii()  # then a UTF-8 column is a character column on every line
 
     def row_of(self, offset: int) -> int:
         """0-based row holding offset."""
-        lo, hi = 0, len(self.starts) - 1
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if self.starts[mid] <= offset:
-                lo = mid
-            else:
-                hi = mid - 1
-        return lo
+        return max(bisect.bisect_right(self.starts, offset) - 1, 0)
 
     def position(self, offset: int) -> Position:
         row = self.row_of(offset)
@@ -141,6 +138,8 @@ class LineIndex:
     def offset(self, row: int, utf8_column: int) -> int:
         """Offset of Python ast's (lineno, col_offset); ast counts columns in UTF-8 bytes."""
         start = self.starts[min(row, len(self.starts)) - 1]
+        if self._ascii:
+            return start + utf8_column
         line = self.line(row)
         if line.isascii():
             return start + utf8_column

@@ -63,10 +63,47 @@ def _atom(text: str, node: ast.expr) -> str:
     return text if isinstance(node, (ast.Name, ast.Constant, ast.Attribute, ast.Call, ast.Subscript)) else f"({text})"
 
 
+@dataclass
+class _FunctionIndex:
+    """What every rewrite in one function looks up, from one walk of it (a kernel may build many block
+    pointers, and each is judged on its own)."""
+
+    assigns: dict[int, ast.Assign]  # id of an assigned value -> the first assignment of it, in ast.walk order
+    taken: set[str]  # the parameters and every name the function mentions
+    parents: dict[int, ast.AST]
+    names: dict[str, list[ast.Name]]  # each name's nodes, in ast.walk order
+
+
+def _index(model: ModuleModel, function: ast.FunctionDef) -> _FunctionIndex:
+    key = ("block-pointer-index", id(function))
+    found = model.memo.get(key)
+    if found is None:
+        assigns: dict[int, ast.Assign] = {}
+        names: dict[str, list[ast.Name]] = {}
+        parents: dict[int, ast.AST] = {}
+        for node in ast.walk(function):
+            for child in ast.iter_child_nodes(node):
+                parents[id(child)] = node
+            if isinstance(node, ast.Assign):
+                assigns.setdefault(id(node.value), node)
+            elif isinstance(node, ast.Name):
+                names.setdefault(node.id, []).append(node)
+        taken = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)} | set(names)
+        found = model.memo[key] = _FunctionIndex(assigns, taken, parents, names)
+    return found
+
+
+def call_of(model: ModuleModel, function: ast.FunctionDef, callee: ast.expr) -> ast.Call | None:
+    """The call whose callee expression is `callee`, in `function`."""
+    parent = _index(model, function).parents.get(id(callee))
+    return parent if isinstance(parent, ast.Call) and parent.func is callee else None
+
+
 def descriptor_rewrite(model: ModuleModel, function: ast.FunctionDef, make: ast.Call,
                        text_of: Callable[[ast.AST], str]) -> Rewrite | None:
     """The rewrite of the block pointer `make` builds, or None when it is not sound (see the module doc)."""
-    assign = next((s for s in ast.walk(function) if isinstance(s, ast.Assign) and s.value is make), None)
+    index = _index(model, function)
+    assign = index.assigns.get(id(make))
     if assign is None or len(assign.targets) != 1 or not isinstance(assign.targets[0], ast.Name) \
             or not isinstance(make.func, ast.Attribute):
         return None
@@ -85,16 +122,15 @@ def descriptor_rewrite(model: ModuleModel, function: ast.FunctionDef, make: ast.
     if not (isinstance(last, ast.Constant) and type(last.value) is int and last.value == 1):
         return None
     params = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
-    taken = params | {n.id for n in ast.walk(function) if isinstance(n, ast.Name)}
     names = [f"{name}_off{i}" for i in range(rank)]
-    if name in params or taken & set(names):
+    if name in params or index.taken & set(names):
         return None
     lhs = ", ".join(names)
     edits: list[tuple[ast.AST, str]] = []
     handled: set[int] = {id(assign.targets[0])}
-    parents = {id(child): node for node in ast.walk(function) for child in ast.iter_child_nodes(node)}
-    for node in ast.walk(function):
-        if not (isinstance(node, ast.Name) and node.id == name) or id(node) in handled:
+    parents = index.parents
+    for node in index.names.get(name, []):
+        if id(node) in handled:
             continue
         parent = parents.get(id(node))
         if isinstance(parent, ast.Call) and parent.args and parent.args[0] is node and model.qualify(parent.func) != ADVANCE:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from functools import cached_property
 
 from tritonlint.walk import parents, walk
 
@@ -75,14 +76,21 @@ class FunctionFlow:
     def uses_of(self, definition: Definition) -> list[ast.Name]:
         """The reads of a definition's name that it may reach (an augmented assignment's target reads too)."""
         uses = []
-        for node in walk(self.function):
-            if not isinstance(node, ast.Name) or node.id != definition.name:
-                continue
+        for node in self._names.get(definition.name, ()):
             parent = self.parents.get(id(node))
             reads = isinstance(node.ctx, ast.Load) or (isinstance(parent, ast.AugAssign) and parent.target is node)
             if reads and definition in self.reaching(node):
                 uses.append(node)
         return uses
+
+    @cached_property
+    def _names(self) -> dict[str, list[ast.Name]]:
+        """The function's Name nodes by name, in walk order: uses_of is asked for many definitions."""
+        found: dict[str, list[ast.Name]] = {}
+        for node in walk(self.function):
+            if isinstance(node, ast.Name):
+                found.setdefault(node.id, []).append(node)
+        return found
 
     def statement_of(self, node: ast.AST) -> ast.stmt | None:
         """The innermost statement holding `node` (a compound statement for its own header)."""

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from tritonlint.analysis.consteval import Binding, literal_value
 from tritonlint.analysis.launches import bind_launch
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel, TuneConfig
+from tritonlint.analysis.scope import LocalScope
 from tritonlint.analysis.triton_names import DESCRIPTOR_METHODS, DOTS, MEMORY_CALLS
 from tritonlint.prefilter import Token
 from tritonlint.walk import walk
@@ -49,18 +50,32 @@ def runs_dot(model: ModuleModel, body: list[ast.stmt]) -> bool:
     return touches_memory(model, body, calls=DOTS)
 
 
-def last_name(expr: ast.AST) -> str | None:
-    """The last name of `x` or `a.b.x`: x."""
-    return expr.attr if isinstance(expr, ast.Attribute) else expr.id if isinstance(expr, ast.Name) else None
-
-
 def launches_of(model: ModuleModel, function: JitFunction) -> list[LaunchSite]:
     return [launch for launch in model.launches if model.kernel_for(launch) is function]
 
 
 def scenarios(model: ModuleModel, function: JitFunction, limit: int = 64) -> list[dict[str, Binding]]:
     """The bindings a kernel body can be evaluated under: constexpr defaults, then each autotune config,
-    each literal-valued launch in this module and the heuristics that fold to constants."""
+    each literal-valued launch in this module and the heuristics that fold to constants. Memoized per module
+    (several rules ask for every call of a kernel); the caller must not change them."""
+    key = ("scenarios", id(function), limit)
+    found = model.memo.get(key)
+    if found is None:
+        found = model.memo[key] = _scenarios(model, function, limit)
+    return found
+
+
+def scenario_scopes(model: ModuleModel, function: JitFunction) -> list[LocalScope]:
+    """A LocalScope per scenario of `scenarios`, in its order, memoized per module: a scope evaluates the
+    function's assignments lazily and keeps them, so every rule that evaluates in the kernel shares that."""
+    key = ("scenario-scopes", id(function))
+    found = model.memo.get(key)
+    if found is None:
+        found = model.memo[key] = [LocalScope(model, env, function.node) for env in scenarios(model, function)]
+    return found
+
+
+def _scenarios(model: ModuleModel, function: JitFunction, limit: int) -> list[dict[str, Binding]]:
     base: dict[str, Binding] = {}
     for param in function.params:
         if param.is_constexpr and _is_int(param.default_value):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
 _NOT_A_SIZE = frozenset({"use", "has", "is", "num", "count", "counts", "total", "per", "idx", "indices", "ids", "ptr",
@@ -21,3 +22,8 @@ def is_block_name(name: str) -> bool:
     if not any("block" in word or "tile" in word for word in words):
         return False
     return not any(word in _NOT_A_SIZE or word.endswith(("blocks", "tiles")) for word in words)
+
+
+def last_name(expr: ast.AST) -> str | None:
+    """The last name of `x` or `a.b.x`: x."""
+    return expr.attr if isinstance(expr, ast.Attribute) else expr.id if isinstance(expr, ast.Name) else None

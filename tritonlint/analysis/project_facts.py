@@ -12,8 +12,7 @@ import ast
 from collections.abc import Iterable
 from pathlib import Path
 
-from tritonlint.analysis.kernel import last_name
-from tritonlint.analysis.triton_versions import project_pin
+from tritonlint.analysis.names import last_name  # not analysis.kernel: a warm run reads facts, no kernels
 from tritonlint.discovery import DEFAULT_EXCLUDE, discover, project_root
 
 ALLOCATOR_WORD = "set_allocator"
@@ -78,6 +77,8 @@ def fact_value(key: str, files: tuple[str, ...], last: str | None = None) -> str
     if key == SETS_ALLOCATOR:
         return allocator_file(files, last) or ""
     if key.startswith(TRITON_PIN):
+        from tritonlint.analysis.triton_versions import project_pin  # its table's module, only for this fact
+
         pin = project_pin(key[len(TRITON_PIN):])
         return "" if pin is None else " in ".join(pin)
     return None

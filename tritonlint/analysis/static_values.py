@@ -8,9 +8,8 @@ import ast
 from collections.abc import Iterator
 
 from tritonlint.analysis.consteval import Value
-from tritonlint.analysis.kernel import launches_of, scenarios
+from tritonlint.analysis.kernel import launches_of, scenario_scopes
 from tritonlint.analysis.model import JitFunction, ModuleModel
-from tritonlint.analysis.scope import LocalScope
 from tritonlint.walk import walk
 
 DEFAULT = "constexpr default"
@@ -22,8 +21,8 @@ def evaluations(model: ModuleModel, function: JitFunction, exprs: list[ast.expr]
     that default may never be used (`BLOCK: tl.constexpr = 100` launched with BLOCK=next_power_of_2(n))."""
     overridden = passed_params(model, function)
     seen: set[tuple[int, ...]] = set()
-    for env in scenarios(model, function):
-        evaluator = LocalScope(model, env, function.node).evaluator()
+    for scope in scenario_scopes(model, function):
+        evaluator = scope.evaluator()
         values = [evaluator.evaluate(expr) for expr in exprs]
         if any(v is None for v in values):
             continue
@@ -38,7 +37,15 @@ def evaluations(model: ModuleModel, function: JitFunction, exprs: list[ast.expr]
 
 def passed_params(model: ModuleModel, function: JitFunction) -> set[str]:
     """Parameters some call in this module passes explicitly: a launch of the kernel, or a call of a jit
-    helper by its name."""
+    helper by its name. Memoized per module."""
+    key = ("passed-params", id(function))
+    found = model.memo.get(key)
+    if found is None:
+        found = model.memo[key] = _passed_params(model, function)
+    return found
+
+
+def _passed_params(model: ModuleModel, function: JitFunction) -> set[str]:
     names = [p.name for p in function.params]
     passed: set[str] = set()
     for launch in launches_of(model, function):
@@ -47,16 +54,24 @@ def passed_params(model: ModuleModel, function: JitFunction) -> set[str]:
         positional = sum(1 for a in launch.args if a.name is None)
         passed.update(names[:positional])
         passed.update(a.name for a in launch.args if a.name)
-    key = ("helper-calls", id(function.node))
-    if key not in model.memo:
-        model.memo[key] = [node for node in walk(model.tree) if isinstance(node, ast.Call)
-                           and isinstance(node.func, ast.Name) and node.func.id == function.name]
-    for call in model.memo[key]:
+    for call in _calls_by_name(model).get(function.name, ()):
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
             return set(names)
         passed.update(names[:len(call.args)])
         passed.update(k.arg for k in call.keywords if k.arg)
     return passed
+
+
+def _calls_by_name(model: ModuleModel) -> dict[str, list[ast.Call]]:
+    """The module's calls of a plain name, by that name, in walk order: one walk for all its functions."""
+    key = ("calls-by-name", 0)
+    found = model.memo.get(key)
+    if found is None:
+        found = model.memo[key] = {}
+        for node in walk(model.tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                found.setdefault(node.func.id, []).append(node)
+    return found
 
 
 def is_power_of_two(value: int) -> bool:

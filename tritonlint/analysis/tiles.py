@@ -171,6 +171,18 @@ class ShapeMap:
             env = dict(self._params)
             self._block(node.body, env)
 
+    def _qualify(self, callee: ast.expr) -> str | None:
+        """model.qualify of a callee of the module's tree, kept for the module: a body is walked once per
+        scenario, and loop bodies twice."""
+        key = ("tile-callees", 0)
+        names = self.model.memo.get(key)
+        if names is None:
+            names = self.model.memo[key] = {}
+        found = names.get(id(callee), _UNSET)
+        if found is _UNSET:
+            found = names[id(callee)] = self.model.qualify(callee)
+        return found  # type: ignore[no-any-return]
+
     # ---- queries -------------------------------------------------------------------------------------
     def tile(self, expr: ast.AST) -> Tile:
         return self._tiles.get(id(expr), UNKNOWN)
@@ -432,7 +444,7 @@ class ShapeMap:
         return Tile(tuple(dims), node.lineno, node, base.sources, base.dtype)
 
     def _call(self, node: ast.Call, env: dict[str, Tile]) -> Tile:
-        name = self.model.qualify(node.func)
+        name = self._qualify(node.func)
         method = node.func.attr if isinstance(node.func, ast.Attribute) and name is None else None
         receiver = self._expr(node.func.value, env) if method is not None else None  # type: ignore[attr-defined]
         args = [self._expr(a, env) for a in node.args]
@@ -664,6 +676,7 @@ class ShapeMap:
         return made(tuple(dims), source.sources, dtype)
 
 
+_UNSET = object()
 _MAX_INLINE = 3  # helpers calling helpers: deeper calls are unknown
 
 _COMPARE: dict[type, Callable[[Any, Any], bool]] = {

@@ -9,7 +9,7 @@ import configparser
 import re
 import sys
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 from tritonlint import ruledata
@@ -50,9 +50,10 @@ class Table:
     entries: dict[str, ApiEntry]
     modules: frozenset[str]  # entries that are modules: `triton.ops.matmul` is a use of `triton.ops`
 
-    @property
+    @cached_property
     def last_names(self) -> frozenset[str]:
-        """The words a use must end with: the table's names, and `allow_tf32` for the keyword."""
+        """The words a use must end with: the table's names, and `allow_tf32` for the keyword (asked at
+        every attribute TL103 matches: computed once)."""
         return frozenset(re.split(r"[.(]", api.removesuffix("=)"))[-1] for api in self.entries)
 
 

@@ -56,5 +56,10 @@ def not_other_backend(ctx: MatchContext, names: list[str]) -> bool:
     `gfx*`), and the module does not define or use that function only in branches taken on such a backend
     (`if _is_hip:`, `if current_platform.is_rocm():`)."""
     function = ctx.function
-    return not other_backend(ctx.file.path, function.name if function else None, ctx.file.text, ctx.model.tree,
-                             tuple(names))
+    patterns = tuple(names)
+    key = ("other-backend", function.name if function else None, patterns)  # asked at every call of some rules
+    found = ctx.model.memo.get(key)
+    if found is None:
+        found = ctx.model.memo[key] = other_backend(ctx.file.path, function.name if function else None,
+                                                    ctx.file.text, ctx.model.tree, patterns)
+    return not found

@@ -6,9 +6,8 @@ import ast
 
 from tritonlint import evidence
 from tritonlint.analysis.consteval import Value
-from tritonlint.analysis.kernel import mentions, runs_dot, scenarios, touches_memory
+from tritonlint.analysis.kernel import mentions, runs_dot, scenario_scopes, touches_memory
 from tritonlint.analysis.model import ModuleModel
-from tritonlint.analysis.scope import LocalScope
 from tritonlint.analysis.triton_names import TL
 from tritonlint.context import (
     MatchContext,
@@ -64,8 +63,8 @@ def trip_count(ctx: MatchContext, loop: ast.For) -> tuple[Value, str] | None:
     if function is None:
         return None
     best: tuple[Value, str] | None = None
-    for env in scenarios(ctx.model, function):
-        evaluator = LocalScope(ctx.model, env, function.node).evaluator()
+    for scope in scenario_scopes(ctx.model, function):
+        evaluator = scope.evaluator()
         bounds = [evaluator.evaluate(arg) for arg in call.args]
         if any(b is None for b in bounds):
             continue

@@ -24,8 +24,9 @@ from tritonlint.analysis.flow import (
     varies_in,
 )
 from tritonlint.analysis.indexing import Indices, load_pointer
-from tritonlint.analysis.kernel import calls_dot, last_name, launches_of, mentions_dot
+from tritonlint.analysis.kernel import calls_dot, launches_of, mentions_dot
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
+from tritonlint.analysis.names import last_name
 from tritonlint.analysis.triton_names import DESCRIPTOR_LOADS, DOTS, LOADS, TL
 from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
 from tritonlint.walk import parents, walk

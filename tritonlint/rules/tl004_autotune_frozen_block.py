@@ -19,7 +19,6 @@ from tritonlint import evidence
 from tritonlint.analysis.consteval import Value
 from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.host import HostScope, remove_arguments
-from tritonlint.analysis.kernel import last_name
 from tritonlint.analysis.launches import bind_launch
 from tritonlint.analysis.model import (
     Autotune,
@@ -28,7 +27,7 @@ from tritonlint.analysis.model import (
     LaunchSite,
     ModuleModel,
 )
-from tritonlint.analysis.names import is_block_name, name_words
+from tritonlint.analysis.names import is_block_name, last_name, name_words
 from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
 from tritonlint.walk import walk
 

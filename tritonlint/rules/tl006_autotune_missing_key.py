@@ -23,7 +23,6 @@ from tritonlint import evidence
 from tritonlint.analysis.call_edits import append_to_list
 from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.host import HostScope
-from tritonlint.analysis.kernel import last_name
 from tritonlint.analysis.launches import bind_launch, choice_candidates
 from tritonlint.analysis.model import (
     JIT,
@@ -33,7 +32,7 @@ from tritonlint.analysis.model import (
     ModuleModel,
     Param,
 )
-from tritonlint.analysis.names import is_block_name, name_words
+from tritonlint.analysis.names import is_block_name, last_name, name_words
 from tritonlint.analysis.project import Project, jit_function_in
 from tritonlint.analysis.triton_names import DESCRIPTOR_METHODS, MEMORY_CALLS, TL
 from tritonlint.context import (

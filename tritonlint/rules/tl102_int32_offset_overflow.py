@@ -22,18 +22,29 @@ def _overflows(ctx: MatchContext) -> Overflows:
     return found
 
 
+def _sources_by_span(ctx: MatchContext, found: Overflows) -> dict[tuple[int, int], ast.Call]:
+    key = ("int32-offset-sources", id(found))
+    spans = ctx.model.memo.get(key)
+    if spans is None:
+        spans = ctx.model.memo[key] = {ctx.file.span_of(call): call for call in found.sources.values()}
+    return spans
+
+
 @condition("int32-offset-product", provides=("source", "kind", "multipliers", "lines"))
 def int32_offset_product(ctx: MatchContext) -> Verdict | None:
     """The match is a `tl.program_id(...)` call or a `tl.load` whose value, with no int64 promotion on the
     way, is multiplied by a runtime (non-constexpr) integer argument in a pointer offset: the product is
     computed in int32. The products are the related locations. Silent when every launch of the kernel in
     its module keeps the products small; noted when a launch shows the id ranging over a large count."""
-    call = ctx.ast_node(types=(ast.Call,))
     function = ctx.function
-    if not isinstance(call, ast.Call) or function is None or function.node is None \
-            or ctx.model.qualify(call.func) not in (PROGRAM_ID, LOAD):
+    if function is None or function.node is None:
         return None
     found = _overflows(ctx)
+    if not found.products:
+        return None  # most kernels: no need to find the match's ast node
+    call = _sources_by_span(ctx, found).get(ctx.span())  # the match's node when it is a source, else no finding
+    if call is None or ctx.model.qualify(call.func) not in (PROGRAM_ID, LOAD):
+        return None
     products = found.products.get(id(call))
     if not products:
         return None

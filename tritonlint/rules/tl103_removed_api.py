@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 
 from tritonlint import evidence
-from tritonlint.analysis.block_pointers import MAKE, Rewrite, descriptor_rewrite
+from tritonlint.analysis.block_pointers import MAKE, Rewrite, call_of, descriptor_rewrite
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.project_facts import triton_pin_key
 from tritonlint.analysis.triton_versions import (
@@ -206,7 +206,7 @@ def _block_pointer_rewrite(ctx: MatchContext) -> Rewrite | None:
     function = ctx.function
     if attribute is None or function is None or function.node is None:
         return None
-    call = next((n for n in ast.walk(function.node) if isinstance(n, ast.Call) and n.func is attribute), None)
+    call = call_of(ctx.model, function.node, attribute) if isinstance(attribute, ast.expr) else None
     if call is None:
         return None
     return descriptor_rewrite(ctx.model, function.node, call, ctx.file.text_of)

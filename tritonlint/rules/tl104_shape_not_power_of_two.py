@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterator
 
 from tritonlint.analysis.consteval import Value
+from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.static_values import evaluations, is_power_of_two
 from tritonlint.analysis.triton_names import (
     ARANGE,
@@ -92,8 +93,14 @@ def _describe(value: Value) -> str:
     return "a literal" if not value.sources else value.describe()
 
 
+def _can_size(model: ModuleModel, target: int | None) -> bool:
+    """Outside jit functions only a host TensorDescriptor is sized, and a callee qualifies to it only where
+    the file spells the word (in the call or in the import that binds it)."""
+    return bool(model.functions) or model.text is None or "TensorDescriptor" in model.text
+
+
 @condition("shape-not-power-of-two", provides=("what", "size", "size_source"),
-           prefilter=lambda args: disjoin(Token(word) for word in WORDS))
+           prefilter=lambda args: disjoin(Token(word) for word in WORDS), applies=_can_size)
 def shape_not_power_of_two(ctx: MatchContext) -> Verdict | None:
     """An in-kernel tl.arange whose range, a tl.zeros / tl.full / tl.reshape shape element, or a descriptor
     block_shape element (tl.make_tensor_descriptor, host TensorDescriptor) is statically known, positive and

@@ -14,7 +14,7 @@ import ast
 
 from tritonlint import evidence
 from tritonlint.analysis.backends import other_backend
-from tritonlint.analysis.flow import flow_of
+from tritonlint.analysis.model import JitFunction
 from tritonlint.analysis.tiles import (
     ShapeMap,
     Tile,
@@ -26,6 +26,7 @@ from tritonlint.analysis.tiles import (
 )
 from tritonlint.analysis.triton_names import TL
 from tritonlint.context import MatchContext, ParamSpec, Verdict, condition
+from tritonlint.walk import children
 
 MIN_K = 16  # NVIDIA backend: min_dot_size (1, 1, 16) for 16- and 32-bit inputs
 # The first line of the CompilationError each case raises (triton 3.6), and the fixture that reproduces it.
@@ -52,19 +53,56 @@ def measured(case: str) -> str:
 def tile_shape_mismatch(ctx: MatchContext, other_backends: list[str] | None = None) -> Verdict | None:
     """Tile shapes that cannot compile: tl.dot inner dimensions or accumulator shape that disagree,
     operands that cannot broadcast, a tl.dot K below 16 (not for code written for other backends)."""
-    node = ctx.ast_node(types=(ast.Call, ast.BinOp, ast.Compare, ast.AugAssign))
     function = ctx.function
-    if node is None or function is None or function.node is None:
+    if function is None or function.node is None:
         return None
-    stmt = _statement(function.node, node)
+    backends = tuple(ctx.arg(other_backends) or ())
+    key = ("tl113-verdicts", id(function), backends)
+    verdicts = ctx.model.memo.get(key)
+    if verdicts is None:
+        verdicts = ctx.model.memo[key] = _verdicts(ctx, function, backends)
+    return verdicts.get(ctx.span())
+
+
+_NODES = (ast.Call, ast.BinOp, ast.Compare, ast.AugAssign)
+
+
+def _verdicts(ctx: MatchContext, function: JitFunction, backends: tuple[str, ...]) -> dict[tuple[int, int], Verdict]:
+    """The verdict of every node of the function the rule can match, by span, once per function: the rule
+    matches every operator and most calls, and mapping each match to its ast node cost more than judging it.
+    A span holds the outermost node of those types there, as `MatchContext.ast_node` finds it."""
+    assert function.node is not None
+    outermost: dict[tuple[int, int], tuple[ast.AST, ast.stmt | None]] = {}  # with its innermost statement
+    pending: list[tuple[ast.AST, ast.stmt | None]] = [(function.node, None)]
+    while pending:  # depth first: a node comes before the nodes inside it
+        node, statement = pending.pop()
+        if isinstance(node, _NODES):
+            outermost.setdefault(ctx.file.span_of(node), (node, statement))
+        pending.extend((child, child if isinstance(child, ast.stmt) else statement) for child in children(node))
+    k_applies: bool | None = None
+    found = {}
+    for span, (node, statement) in outermost.items():
+        if isinstance(node, ast.Call) and k_applies is None and ctx.model.qualify(node.func) == f"{TL}.dot":
+            k_applies = not other_backend(ctx.file.path, function.name, ctx.file.text, ctx.model.tree, backends)
+        verdict = _judge(ctx, function, node, statement, bool(k_applies))
+        if verdict is not None:
+            found[span] = verdict
+    return found
+
+
+_CALLS = frozenset({f"{TL}.dot", f"{TL}.store", f"{TL}.load", f"{TL}.where"})
+
+
+def _judge(ctx: MatchContext, function: JitFunction, node: ast.AST, stmt: ast.stmt | None,
+           k_applies: bool) -> Verdict | None:
+    name = ctx.model.qualify(node.func) if isinstance(node, ast.Call) else None
+    if isinstance(node, ast.Call) and name not in _CALLS:
+        return None
     maps = [m for m in scenario_shapes(ctx.model, function) if stmt is not None and m.reached(stmt)]
     if not maps:
         return None
     if isinstance(node, ast.Call):
-        name = ctx.model.qualify(node.func)
         if name == f"{TL}.dot":
-            backends = tuple(ctx.arg(other_backends) or ())
-            k_applies = not other_backend(ctx.file.path, function.name, ctx.file.text, ctx.model.tree, backends)
             return _dot(node, maps, k_applies)
         if name == f"{TL}.store":
             return _store(node, maps)
@@ -79,10 +117,6 @@ def tile_shape_mismatch(ctx: MatchContext, other_backends: list[str] | None = No
     if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
         return _broadcast(node, [("target", node.target), ("value", node.value)], maps, "operands")
     return None
-
-
-def _statement(function: ast.FunctionDef, node: ast.AST) -> ast.stmt | None:
-    return node if isinstance(node, ast.stmt) else flow_of(function).statement_of(node)
 
 
 def _arg(node: ast.Call, index: int, keyword: str) -> ast.expr | None:
