@@ -272,7 +272,7 @@ class IncrementalLinter:
                             imported=project.module_model if project.sources else None)
         before = set(project.consulted)
         project.consulted.clear()
-        diagnostics = self.linter.engine.run(parsed, model, project, rules)
+        diagnostics = self.linter.engine.run(parsed, model, project, rules, fit=False)
         lookups = tuple((q, _lookup(project, q)) for q in sorted(project.consulted))
         project.consulted.update(before)
         return SliceResult(diagnostics, model.summaries(), lookups)

@@ -70,10 +70,7 @@ def place_rows(text: str, row: Callable[[int], int]) -> str:
 
 def fit_headline(message: str, limit: int = HEADLINE_LIMIT) -> str:
     """The message on one line and, when it runs past `limit`, with its longest quoted code cut short (the
-    code is in the frame and the notes): the prose around it stays whole. A message that quotes rows which
-    may still move is fitted once they are placed (its length depends on them)."""
-    if ROW_OPEN in message:
-        return message
+    code is in the frame and the notes): the prose around it stays whole."""
     message = " ".join(message.split())
     while len(message) > limit:
         spans = [m for m in _CODE_SPAN.finditer(message) if len(m.group(1)) > 12]
