@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable
 
 from tritonlint.analysis.model import ModuleModel
-from tritonlint.diagnostics import Diagnostic, Edit, Span
+from tritonlint.diagnostics import Diagnostic, Edit, Fix, Span
 from tritonlint.linter import FileLinter
 from tritonlint.results import FileResult, FixMode
 from tritonlint.source import LineIndex, ParsedFile, SourceText
@@ -357,19 +357,22 @@ class Placement:
         starts = self._slice_starts
         return self.lines.row_of(self.offsets(starts[min(max(row, 1), len(starts)) - 1])) + 1
 
-    def diagnostic(self, diagnostic: Diagnostic) -> Diagnostic:
+    def diagnostic(self, d: Diagnostic) -> Diagnostic:
         at, position, row = self.offsets, self.lines.position, self.row
-        fix = diagnostic.fix
+        fix = d.fix
         if fix is not None:
-            fix = replace(fix, message=place_rows(fix.message, row), edits=tuple(
+            fix = Fix(fix.applicability, place_rows(fix.message, row), tuple(
                 Edit(at(e.start), at(e.end), place_rows(e.content, row), position(at(e.start)), position(at(e.end)))
                 for e in fix.edits))
-        start, end = at(diagnostic.start), at(diagnostic.end)
-        return replace(diagnostic, start=start, end=end, location=position(start), end_location=position(end),
-                       fix=fix, message=fit_headline(place_rows(diagnostic.message, row)),
-                       notes=[place_rows(note, row) for note in diagnostic.notes],
-                       related=tuple(Span(at(r.start), at(r.end), position(at(r.start)), position(at(r.end)))
-                                     for r in diagnostic.related))
+        start, end = at(d.start), at(d.end)
+        moved = object.__new__(Diagnostic)  # a copy (every field), then what moves: cheaper than replace()
+        moved.__dict__.update(d.__dict__)
+        moved.start, moved.end, moved.location, moved.end_location = start, end, position(start), position(end)
+        moved.fix, moved.message = fix, fit_headline(place_rows(d.message, row))
+        moved.notes = [place_rows(note, row) for note in d.notes]
+        moved.related = tuple(Span(at(r.start), at(r.end), position(at(r.start)), position(at(r.end)))
+                              for r in d.related)
+        return moved
 
     def summary(self, summary: JitFunction) -> JitFunction:
         autotune = summary.autotune

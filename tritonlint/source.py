@@ -115,14 +115,7 @@ class LineIndex:
 
     def row_of(self, offset: int) -> int:
         """0-based row holding offset."""
-        lo, hi = 0, len(self.starts) - 1
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if self.starts[mid] <= offset:
-                lo = mid
-            else:
-                hi = mid - 1
-        return lo
+        return max(bisect.bisect_right(self.starts, offset) - 1, 0)
 
     def position(self, offset: int) -> Position:
         row = self.row_of(offset)
