@@ -30,12 +30,13 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable
 
 from tritonlint.analysis.model import ModuleModel
-from tritonlint.diagnostics import Diagnostic, Edit, Fix, Span
+from tritonlint.diagnostics import Diagnostic, Edit, Fix, Position, Span
 from tritonlint.linter import FileLinter
 from tritonlint.results import FileResult, FixMode
 from tritonlint.source import LineIndex, ParsedFile, SourceText
 from tritonlint.templates import ROW_CLOSE, ROW_OPEN, Row, fit_headline, place_rows
 from tritonlint.timelimit import FileTimeout, enter, time_limit
+from tritonlint.walk import walk
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -260,7 +261,7 @@ class IncrementalLinter:
         enter("parse")
         tree = ast.parse(text, filename=display)
         rows = [Row(row) for row in range(text.count("\n") + text.count("\r") + 2)]
-        for node in ast.walk(tree):  # rows quoted in messages are the slice's: marked, placed with the findings
+        for node in walk(tree):  # rows quoted in messages are the slice's: marked, placed with the findings
             if isinstance(node, (ast.stmt, ast.expr, ast.excepthandler, ast.arg, ast.keyword, ast.alias,
                                  ast.pattern)):
                 node.lineno = rows[node.lineno]
@@ -287,13 +288,13 @@ def _unit(statements: list[ast.stmt], segment: str) -> Unit:
         kind = "core"
     binds: set[str] = set()
     for statement in statements:
-        binds.update(_bound(statement))
+        binds.update(_bound(statement, "global" in segment))  # no `global`: no walk of every body
     words = () if all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) for s in statements) \
         else IDENTIFIER.findall(segment)  # a docstring's words name nothing
     return Unit(0, 0, kind, frozenset(binds), frozenset(words), MODULE_FACTS.search(segment) is not None)
 
 
-def _bound(statement: ast.stmt) -> set[str]:
+def _bound(statement: ast.stmt, globals_: bool) -> set[str]:
     """The module-level names a top-level statement binds (function bodies bind locals, except `global`s)."""
     names: set[str] = set()
     stack: list[ast.AST] = [statement]
@@ -301,7 +302,8 @@ def _bound(statement: ast.stmt) -> set[str]:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
-            names.update(n for g in ast.walk(node) if isinstance(g, ast.Global) for n in g.names)
+            if globals_:
+                names.update(n for g in ast.walk(node) if isinstance(g, ast.Global) for n in g.names)
             stack.extend(node.decorator_list)
             continue
         if isinstance(node, ast.Lambda):
@@ -343,35 +345,47 @@ class Offsets:
 
 
 class Placement:
-    """A slice's findings (and kernel summaries) as they lie in the text: offsets and positions mapped, rows
-    quoted in messages (Row markers) turned into the text's rows, headlines fitted."""
+    """A slice's findings (and kernel summaries) as they lie in the text: offsets, positions and the rows
+    quoted in messages (Row markers) moved piece by piece (each piece is whole lines, so only rows move),
+    headlines fitted."""
 
     def __init__(self, offsets: Offsets, slice_text: str, lines: LineIndex) -> None:
-        self.offsets, self.slice_text, self.lines = offsets, slice_text, lines
-        self._slice_starts: list[int] | None = None
+        self.offsets, self.lines = offsets, lines
+        in_slice = LineIndex(slice_text)
+        self.rows = [in_slice.row_of(start) for start in offsets.starts]  # 0-based, where each piece starts
+        self.shift = [lines.row_of(real) - row for (real, _), row in zip(offsets.pieces, self.rows)]
 
     def row(self, row: int) -> int:
         """The text's 1-based row of the slice's 1-based row `row`."""
-        if self._slice_starts is None:
-            self._slice_starts = [0] + [m.end() for m in LINE_END.finditer(self.slice_text)]
-        starts = self._slice_starts
-        return self.lines.row_of(self.offsets(starts[min(max(row, 1), len(starts)) - 1])) + 1
+        return row + self.shift[max(bisect.bisect_right(self.rows, row - 1) - 1, 0)]
+
+    def at(self, offset: int, position: Position) -> tuple[int, Position]:
+        """Where a slice's offset, at `position` in the slice, lies in the text."""
+        offsets = self.offsets
+        index = max(bisect.bisect_right(offsets.starts, offset) - 1, 0)
+        real, left_out = offsets.pieces[index]
+        if left_out:  # no finding should lie there: the start of what was left out
+            return real, self.lines.position(real)
+        return real + offset - offsets.starts[index], Position(position.row + self.shift[index], position.column)
 
     def diagnostic(self, d: Diagnostic) -> Diagnostic:
-        at, position, row = self.offsets, self.lines.position, self.row
+        at, row = self.at, self.row
         fix = d.fix
         if fix is not None:
-            fix = Fix(fix.applicability, place_rows(fix.message, row), tuple(
-                Edit(at(e.start), at(e.end), place_rows(e.content, row), position(at(e.start)), position(at(e.end)))
-                for e in fix.edits))
-        start, end = at(d.start), at(d.end)
+            edits = []
+            for e in fix.edits:
+                (start, location), (end, end_location) = at(e.start, e.location), at(e.end, e.end_location)
+                edits.append(Edit(start, end, place_rows(e.content, row), location, end_location))
+            fix = Fix(fix.applicability, place_rows(fix.message, row), tuple(edits))
+        related = []
+        for r in d.related:
+            (start, location), (end, end_location) = at(r.start, r.location), at(r.end, r.end_location)
+            related.append(Span(start, end, location, end_location))
         moved = object.__new__(Diagnostic)  # a copy (every field), then what moves: cheaper than replace()
         moved.__dict__.update(d.__dict__)
-        moved.start, moved.end, moved.location, moved.end_location = start, end, position(start), position(end)
-        moved.fix, moved.message = fix, fit_headline(place_rows(d.message, row))
+        (moved.start, moved.location), (moved.end, moved.end_location) = at(d.start, d.location), at(d.end, d.end_location)
+        moved.fix, moved.message, moved.related = fix, fit_headline(place_rows(d.message, row)), tuple(related)
         moved.notes = [place_rows(note, row) for note in d.notes]
-        moved.related = tuple(Span(at(r.start), at(r.end), position(at(r.start)), position(at(r.end)))
-                              for r in d.related)
         return moved
 
     def summary(self, summary: JitFunction) -> JitFunction:
@@ -403,10 +417,12 @@ def _compact(text: str, kept: list[tuple[int, int]]) -> tuple[str, Offsets]:
     parts: list[str] = []
     offsets, length, last = Offsets(), 0, 0
     for start, end in kept + [(len(text), len(text))]:
-        if last and start > last and LINE_END.search(text, last, start):  # nothing stands for what leads
-            offsets.add(length, last, True)
-            parts.append("\n")
-            length += 1
+        if last and start > last:  # nothing stands for what leads
+            brk = LINE_END.search(text, last, start)
+            if brk is not None:  # its first line break: "\r" + "\n" would make one
+                offsets.add(length, last, True)
+                parts.append(brk.group())
+                length += len(brk.group())
         if end > start:
             offsets.add(length, start)
             parts.append(text[start:end])
