@@ -1,6 +1,6 @@
 """Incremental re-linting (the language server's path) finds exactly what a full lint finds: random edits
-(lines inserted, deleted, duplicated, changed, empty lines that only move rows) in kernels, configs, launches and module constants of
-real-looking files, compared after every edit. TRITONLINT_INCREMENTAL_EDITS raises the number of edits."""
+(lines inserted, deleted, duplicated, changed, empty lines that only move rows) in kernels, configs, launches
+and module constants of real-looking files, compared after every edit. TRITONLINT_INCREMENTAL_EDITS raises the number of edits."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from tritonlint.analysis.project import Project
 from tritonlint.config import Settings
-from tritonlint.incremental import IncrementalLinter
+from tritonlint.incremental import STRETCH_ROWS, IncrementalLinter, _compact
 from tritonlint.linter import FileLinter
 from tritonlint.results import FileResult, FixMode
 from tritonlint.ruleset import load_rules
@@ -271,19 +271,23 @@ def test_moved_rows_reuse_the_findings_moved(tmp_path: Path) -> None:
     full, fast = _both(incremental, linter, "\n".join(lines))
     assert incremental.stats == {"linted": 1, "reused": 6}  # only the edited kernel's slice is linted
     assert _comparable(fast) == _comparable(full)
-    assert [d.message for d in fast.diagnostics if d.code == "TL003"][-1] == last.replace(f"line {row}", f"line {row + 1}")
+    moved = last.replace(f"line {row}", f"line {row + 1}")
+    assert [d.message for d in fast.diagnostics if d.code == "TL003"][-1] == moved
 
-    lines.insert(3, "")  # between the imports and the first kernel: every slice moves, none changes
-    lines.insert(3, "")
+    lines[3:3] = ["", "", ""]  # between the imports and the first kernel: every slice's rows move
+    full, fast = _both(incremental, linter, "\n".join(lines))
+    assert incremental.stats == {"linted": 1, "reused": 6}  # the first kernel's: the rows are in reach above it
+    assert _comparable(fast) == _comparable(full)
+    lines[3:3] = ["", ""]  # two more: beyond STRETCH_ROWS, nothing but rows changes
     full, fast = _both(incremental, linter, "\n".join(lines))
     assert incremental.stats == {"linted": 0, "reused": 7}
     assert _comparable(fast) == _comparable(full)
-    assert any(f"line {row + 3}" in d.message for d in fast.diagnostics)
+    assert any(f"line {row + 6}" in d.message for d in fast.diagnostics)
     assert fast.summaries == full.summaries  # kernel rows moved too (the project model reads them)
 
-    del lines[3:6]  # and back up, past the first kernel's empty line: only that slice changes
+    del lines[3:8]  # and back up
     full, fast = _both(incremental, linter, "\n".join(lines))
-    assert incremental.stats["reused"] == 6
+    assert incremental.stats == {"linted": 1, "reused": 6}
     assert _comparable(fast) == _comparable(full)
 
 
@@ -303,3 +307,17 @@ def test_text_with_the_marker_characters_is_linted_whole(tmp_path: Path) -> None
     full, fast = _both(incremental, linter, text)
     assert incremental.stats == {"linted": 0, "reused": 0}  # a full lint: its quoted text could look like a row
     assert _comparable(fast) == _comparable(full)
+
+
+def test_a_stretch_left_out_keeps_a_few_rows() -> None:
+    # A comment stays as far above a kept statement as in the text, or out of the three lines rules read.
+    def kept(text: str) -> list[tuple[int, int]]:
+        f = text.index("def f")
+        return [(0, 14), (14, 21), (f, f + len("def f():\n    pass\n"))]
+
+    far = "import triton\n# note\n" + "\n" * 6 + "def f():\n    pass\n\n\ndef g():\n    pass\n"
+    compact, offsets = _compact(far, kept(far))
+    assert compact == "import triton\n# note\n" + "\n" * STRETCH_ROWS + "def f():\n    pass\n" + "\n" * STRETCH_ROWS
+    assert offsets(compact.index("def f")) == far.index("def f")
+    near = far.replace("\n" * 6, "\n\n")
+    assert _compact(near, kept(near))[0].startswith("import triton\n# note\n\n\ndef f():")

@@ -8,7 +8,7 @@ follow a kernel to its launches and back, so the units linked that way, in eithe
 component. Imports, and the statements that act at module level (calls, `if`/`try` blocks, anything that is
 not a definition or an assignment) together with the components they mention, are the core: in every
 slice. A slice is the text of its component and the core, with the comments of the module (for the rules
-that read the comment above a statement), each stretch left out between them reduced to one line break. Each
+that read the comment above a statement), each stretch left out between them reduced to a few line breaks. Each
 slice is linted alone and its findings are cached by its text: an edit re-lints the slices whose text
 changed. A slice's text does not change when an edit elsewhere moves its rows, so its findings are reused,
 moved: character offsets map back piece by piece, and the rows messages quote are marked while the slice is
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import itertools
 import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable
@@ -51,6 +52,9 @@ IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 LINE_END = re.compile(r"\r\n|\r|\n")
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign, ast.AugAssign)
 MIN_UNITS = 8  # below this a full lint costs about as much as the bookkeeping
+# Rows a left-out stretch keeps in a slice, at most: rules read up to three lines above a statement (TL006's
+# comments that explain a key), so a comment must stay as far from it as in the text, or stay out of reach.
+STRETCH_ROWS = 4
 
 
 @dataclass
@@ -383,7 +387,8 @@ class Placement:
             related.append(Span(start, end, location, end_location))
         moved = object.__new__(Diagnostic)  # a copy (every field), then what moves: cheaper than replace()
         moved.__dict__.update(d.__dict__)
-        (moved.start, moved.location), (moved.end, moved.end_location) = at(d.start, d.location), at(d.end, d.end_location)
+        moved.start, moved.location = at(d.start, d.location)
+        moved.end, moved.end_location = at(d.end, d.end_location)
         moved.fix, moved.message, moved.related = fix, fit_headline(place_rows(d.message, row)), tuple(related)
         moved.notes = [place_rows(note, row) for note in d.notes]
         return moved
@@ -412,17 +417,17 @@ def _comments(text: str, units: list[Unit]) -> list[tuple[int, int]]:
 
 def _compact(text: str, kept: list[tuple[int, int]]) -> tuple[str, Offsets]:
     """The slice: the kept spans of the text (whole lines, in order) with each stretch left out between them
-    reduced to one line break (and the one before them to nothing). Its text does not change when rows move outside what it keeps, so its
-    findings are reused, moved (rows quoted in messages included)."""
+    reduced to at most STRETCH_ROWS line breaks (and the one before them to nothing). Its text does not
+    change when rows move outside what it keeps, so its findings are reused, moved (quoted rows included)."""
     parts: list[str] = []
     offsets, length, last = Offsets(), 0, 0
     for start, end in kept + [(len(text), len(text))]:
         if last and start > last:  # nothing stands for what leads
-            brk = LINE_END.search(text, last, start)
-            if brk is not None:  # its first line break: "\r" + "\n" would make one
+            breaks = "".join(m.group() for m in itertools.islice(LINE_END.finditer(text, last, start), STRETCH_ROWS))
+            if breaks:  # its own line breaks: "\r" + "\n" would make one
                 offsets.add(length, last, True)
-                parts.append(brk.group())
-                length += len(brk.group())
+                parts.append(breaks)
+                length += len(breaks)
         if end > start:
             offsets.add(length, start)
             parts.append(text[start:end])
