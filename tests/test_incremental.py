@@ -321,3 +321,19 @@ def test_a_stretch_left_out_keeps_a_few_rows() -> None:
     assert offsets(compact.index("def f")) == far.index("def f")
     near = far.replace("\n" * 6, "\n\n")
     assert _compact(near, kept(near))[0].startswith("import triton\n# note\n\n\ndef f():")
+
+
+@pytest.mark.parametrize("gap", [1, 2, 5])
+def test_a_comment_out_of_reach_in_the_text_stays_out_of_reach_in_a_slice(gap: int, tmp_path: Path) -> None:
+    # TL006 reads the comments among the three lines above an autotune call: here one explains the key, with a
+    # statement of another slice and `gap` empty lines between (within reach for gap 1, not for 2 and 5).
+    linter = make_linter(load_rules([]), Settings(root=tmp_path), FixMode.NONE, True)
+    text = (FIXTURES / "TL006-autotune-stale-key" / "slow.py").read_text(encoding="utf-8").replace(
+        "@triton.autotune(  # expect: TL006",
+        "# the key leaves out N and K on purpose\nUNRELATED = 1\n" + "\n" * gap + "@triton.autotune(")
+    text = "".join(f"def _pad{i}(x):\n    return x + {i}\n\n\n" for i in range(8)) + text
+    incremental = IncrementalLinter(linter)
+    full, fast = _both(incremental, linter, text)
+    assert incremental.stats["linted"] > 1  # linted in slices
+    assert sum(d.code == "TL006" for d in full.diagnostics) == (gap > 1)
+    assert _comparable(fast) == _comparable(full)
