@@ -1,6 +1,6 @@
 """Incremental re-linting (the language server's path) finds exactly what a full lint finds: random edits
-(lines inserted, deleted, duplicated, changed) in kernels, configs, launches and module constants of
-real-looking files, compared after every edit. TRITONLINT_INCREMENTAL_EDITS raises the number of edits."""
+(lines inserted, deleted, duplicated, changed, empty lines that only move rows) in kernels, configs, launches
+and module constants of real-looking files, compared after every edit. TRITONLINT_INCREMENTAL_EDITS raises the number of edits."""
 
 from __future__ import annotations
 
@@ -13,11 +13,13 @@ import pytest
 
 from tritonlint.analysis.project import Project
 from tritonlint.config import Settings
-from tritonlint.incremental import IncrementalLinter
+from tritonlint.incremental import STRETCH_ROWS, IncrementalLinter, _compact
+from tritonlint.linter import FileLinter
 from tritonlint.results import FileResult, FixMode
 from tritonlint.ruleset import load_rules
 from tritonlint.runner import make_linter
 from tritonlint.source import decode_source
+from tritonlint.templates import Row, place_rows
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 EDITS = int(os.environ.get("TRITONLINT_INCREMENTAL_EDITS", "30"))
@@ -190,7 +192,8 @@ def edit(text: str, rng: random.Random) -> str:
     index = rng.randrange(len(lines))
     line = lines[index]
     indent = line[:len(line) - len(line.lstrip())]
-    kind = rng.choice(["number", "number", "name", "name", "delete", "duplicate", "insert", "insert", "swap"])
+    kind = rng.choice(["number", "number", "name", "name", "delete", "duplicate", "insert", "insert", "swap",
+                       "blank"])
     if kind == "number" and re.search(r"\b\d+\b", line):
         spots = list(re.finditer(r"\b\d+\b", line))
         spot = rng.choice(spots)
@@ -205,6 +208,8 @@ def edit(text: str, rng: random.Random) -> str:
         lines.insert(index, line)
     elif kind == "swap" and index + 1 < len(lines):
         lines[index], lines[index + 1] = lines[index + 1], line
+    elif kind == "blank":  # rows move, nothing else changes: the slices that do not hold it are reused, moved
+        lines.insert(index, "")
     else:
         snippet = rng.choice(BODY) if indent else rng.choice(TOP_LEVEL)
         lines.insert(index, "\n".join(indent + part for part in snippet.split("\n")))
@@ -241,3 +246,94 @@ def test_incremental_equals_full_after_random_edits(name: str, target: str | Non
         if any(d.code == "TL000" for d in full.diagnostics) and rng.random() < 0.7:
             text = previous  # undo, most of the time, as one fixes a typo
     assert reused or name != "gemms", "no slice was ever reused: the test exercised only full lints"
+
+
+def _both(incremental: IncrementalLinter, linter: FileLinter, text: str) -> tuple[FileResult, FileResult]:
+    source = decode_source(text.encode("utf-8"))
+    return (linter.lint_source(source, None, "kernels.py", "kernels", Project()),
+            incremental.lint_source(source, None, "kernels.py", "kernels", Project()))
+
+
+def test_moved_rows_reuse_the_findings_moved(tmp_path: Path) -> None:
+    settings = Settings(root=tmp_path)
+    settings.target = "sm_90"
+    linter = make_linter(load_rules([]), settings, FixMode.NONE, True)
+    incremental = IncrementalLinter(linter)
+    text = gemm_file(6)
+    full, fast = _both(incremental, linter, text)
+    assert _comparable(fast) == _comparable(full)
+    assert incremental.stats == {"linted": 7, "reused": 0}  # the core (imports) and one slice per kernel
+    last = [d.message for d in full.diagnostics if d.code == "TL003"][-1]
+    row = int(re.search(r"at line (\d+)", last).group(1))  # type: ignore[union-attr]
+
+    lines = text.split("\n")
+    lines.insert(lines.index("    pid_m = tl.program_id(0)"), "")  # in the first kernel's body
+    full, fast = _both(incremental, linter, "\n".join(lines))
+    assert incremental.stats == {"linted": 1, "reused": 6}  # only the edited kernel's slice is linted
+    assert _comparable(fast) == _comparable(full)
+    moved = last.replace(f"line {row}", f"line {row + 1}")
+    assert [d.message for d in fast.diagnostics if d.code == "TL003"][-1] == moved
+
+    lines[3:3] = ["", "", ""]  # between the imports and the first kernel: every slice's rows move
+    full, fast = _both(incremental, linter, "\n".join(lines))
+    assert incremental.stats == {"linted": 1, "reused": 6}  # the first kernel's: the rows are in reach above it
+    assert _comparable(fast) == _comparable(full)
+    lines[3:3] = ["", ""]  # two more: beyond STRETCH_ROWS, nothing but rows changes
+    full, fast = _both(incremental, linter, "\n".join(lines))
+    assert incremental.stats == {"linted": 0, "reused": 7}
+    assert _comparable(fast) == _comparable(full)
+    assert any(f"line {row + 6}" in d.message for d in fast.diagnostics)
+    assert fast.summaries == full.summaries  # kernel rows moved too (the project model reads them)
+
+    del lines[3:8]  # and back up
+    full, fast = _both(incremental, linter, "\n".join(lines))
+    assert incremental.stats == {"linted": 1, "reused": 6}
+    assert _comparable(fast) == _comparable(full)
+
+
+def test_rows_are_marked_while_they_may_move() -> None:
+    row = Row(12)
+    assert row == 12 and hash(row) == hash(12) and type(row + 1) is int
+    assert f"line {row}" == "line \ue00012\ue001" == "line " + str(row)
+    assert f"{row:>4}" == "  12"  # a formatted width is plain: it would not survive a move anyway
+    assert place_rows(f"line {row}, lines {[Row(3), row]}", lambda r: r + 100) == "line 112, lines [103, 112]"
+    assert place_rows("no rows: 12", lambda r: r + 100) == "no rows: 12"
+
+
+def test_text_with_the_marker_characters_is_linted_whole(tmp_path: Path) -> None:
+    linter = make_linter(load_rules([]), Settings(root=tmp_path), FixMode.NONE, True)
+    incremental = IncrementalLinter(linter)
+    text = gemm_file(6) + "\nNOTE = '\ue000 1 \ue001'\n"
+    full, fast = _both(incremental, linter, text)
+    assert incremental.stats == {"linted": 0, "reused": 0}  # a full lint: its quoted text could look like a row
+    assert _comparable(fast) == _comparable(full)
+
+
+def test_a_stretch_left_out_keeps_a_few_rows() -> None:
+    # A comment stays as far above a kept statement as in the text, or out of the three lines rules read.
+    def kept(text: str) -> list[tuple[int, int]]:
+        f = text.index("def f")
+        return [(0, 14), (14, 21), (f, f + len("def f():\n    pass\n"))]
+
+    far = "import triton\n# note\n" + "\n" * 6 + "def f():\n    pass\n\n\ndef g():\n    pass\n"
+    compact, offsets = _compact(far, kept(far))
+    assert compact == "import triton\n# note\n" + "\n" * STRETCH_ROWS + "def f():\n    pass\n" + "\n" * STRETCH_ROWS
+    assert offsets(compact.index("def f")) == far.index("def f")
+    near = far.replace("\n" * 6, "\n\n")
+    assert _compact(near, kept(near))[0].startswith("import triton\n# note\n\n\ndef f():")
+
+
+@pytest.mark.parametrize("gap", [1, 2, 5])
+def test_a_comment_out_of_reach_in_the_text_stays_out_of_reach_in_a_slice(gap: int, tmp_path: Path) -> None:
+    # TL006 reads the comments among the three lines above an autotune call: here one explains the key, with a
+    # statement of another slice and `gap` empty lines between (within reach for gap 1, not for 2 and 5).
+    linter = make_linter(load_rules([]), Settings(root=tmp_path), FixMode.NONE, True)
+    text = (FIXTURES / "TL006-autotune-stale-key" / "slow.py").read_text(encoding="utf-8").replace(
+        "@triton.autotune(  # expect: TL006",
+        "# the key leaves out N and K on purpose\nUNRELATED = 1\n" + "\n" * gap + "@triton.autotune(")
+    text = "".join(f"def _pad{i}(x):\n    return x + {i}\n\n\n" for i in range(8)) + text
+    incremental = IncrementalLinter(linter)
+    full, fast = _both(incremental, linter, text)
+    assert incremental.stats["linted"] > 1  # linted in slices
+    assert sum(d.code == "TL006" for d in full.diagnostics) == (gap > 1)
+    assert _comparable(fast) == _comparable(full)

@@ -47,7 +47,10 @@ class Engine:
         return [rule for rule in rules
                 if holds(requirements[rule.id] if rule.id in requirements else rule_requirement(rule), text)]
 
-    def run(self, file: ParsedFile, model: ModuleModel, project: Project, rules: Iterable[Rule]) -> list[Diagnostic]:
+    def run(self, file: ParsedFile, model: ModuleModel, project: Project, rules: Iterable[Rule],
+            fit: bool = True) -> list[Diagnostic]:
+        """The findings of `rules`; with `fit` False their headlines are left for the caller to fit (the
+        language server's slices fit them once the rows they quote are placed)."""
         diagnostics = []
         for rule in self.could_match(rules, file.text):
             enter(f"rule {rule.id}")  # what a file that runs past the time limit names
@@ -59,7 +62,7 @@ class Engine:
                 try:
                     verdict = self._evaluate(rule, ctx)
                     if verdict is not None:
-                        diagnostics.append(self._diagnostic(rule, ctx, verdict))
+                        diagnostics.append(self._diagnostic(rule, ctx, verdict, fit))
                 except Deferred:
                     raise
                 except Exception as exc:  # a rule must never take the run down without saying which
@@ -92,18 +95,19 @@ class Engine:
                 verdict.related.extend(result.related)
         return verdict
 
-    def _diagnostic(self, rule: Rule, ctx: MatchContext, verdict: Verdict) -> Diagnostic:
+    def _diagnostic(self, rule: Rule, ctx: MatchContext, verdict: Verdict, fit: bool = True) -> Diagnostic:
         variables = {"measured": evidence.measured_phrase(rule.id), **verdict.vars}
         start, end = verdict.span or ctx.span()
         lines = ctx.file.lines
         fix = self._fix(rule, ctx, verdict, variables)  # a fixer may add notes (why no fix is offered)
         notes = [render(note, ctx.node, ctx.file.text, variables) for note in rule.notes if note_applies(note, variables)]
+        message = render(rule.message, ctx.node, ctx.file.text, variables)
         return Diagnostic(
             code=rule.id,
             name=rule.name,
             severity=verdict.severity or rule.severity,
             category=rule.category,
-            message=fit_headline(render(rule.message, ctx.node, ctx.file.text, variables)),
+            message=fit_headline(message) if fit else message,
             filename=ctx.file.path,
             location=lines.position(start),
             end_location=lines.position(end),

@@ -7,11 +7,13 @@ included: a config's `"BLOCK_M"`, a key, a launch) and on those that bind a name
 follow a kernel to its launches and back, so the units linked that way, in either direction, form one
 component. Imports, and the statements that act at module level (calls, `if`/`try` blocks, anything that is
 not a definition or an assignment) together with the components they mention, are the core: in every
-slice. A slice is the module text with every unit outside its component and the core reduced to its line breaks,
-so each line and column (and the line numbers messages quote) is the module's own, and character offsets
-map back piece by piece; comments and blank lines stay, for the rules that read the comment above a
-statement. Each slice is linted alone and its
-findings are cached by its text: an edit re-lints the slices whose text changed. Suppressions and TL900 are
+slice. A slice is the text of its component and the core, with the comments of the module (for the rules
+that read the comment above a statement), each stretch left out between them reduced to a few line breaks. Each
+slice is linted alone and its findings are cached by its text: an edit re-lints the slices whose text
+changed. A slice's text does not change when an edit elsewhere moves its rows, so its findings are reused,
+moved: character offsets map back piece by piece, and the rows messages quote are marked while the slice is
+linted (its syntax tree's rows are `templates.Row`s) and turned into the module's rows when the findings are
+placed (headlines are fitted then, as their length depends on the rows). Suppressions and TL900 are
 applied to the merged findings, on the whole text, as a full lint does.
 
 Module-wide facts that are not names (the module calls `triton.set_allocator`, some `tl.dot` passes
@@ -23,16 +25,19 @@ from __future__ import annotations
 
 import ast
 import bisect
+import itertools
 import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable
 
 from tritonlint.analysis.model import ModuleModel
-from tritonlint.diagnostics import Diagnostic
+from tritonlint.diagnostics import Diagnostic, Edit, Fix, Position, Span
 from tritonlint.linter import FileLinter
 from tritonlint.results import FileResult, FixMode
-from tritonlint.source import ParsedFile, SourceText
+from tritonlint.source import LineIndex, ParsedFile, SourceText
+from tritonlint.templates import ROW_CLOSE, ROW_OPEN, Row, fit_headline, place_rows
 from tritonlint.timelimit import FileTimeout, enter, time_limit
+from tritonlint.walk import walk
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -45,9 +50,11 @@ if TYPE_CHECKING:
 MODULE_FACTS = re.compile(r"set_allocator|trans_a|trans_b|pre_hook")
 IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 LINE_END = re.compile(r"\r\n|\r|\n")
-NOT_NEWLINE = re.compile(r"[^\r\n]")
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign, ast.AugAssign)
 MIN_UNITS = 8  # below this a full lint costs about as much as the bookkeeping
+# Rows a left-out stretch keeps in a slice, at most: rules read up to three lines above a statement (TL006's
+# comments that explain a key), so a comment must stay as far from it as in the text, or stay out of reach.
+STRETCH_ROWS = 4
 
 
 @dataclass
@@ -76,7 +83,6 @@ class IncrementalLinter:
         self.linter = linter
         self.slices: dict[str, SliceResult] = {}
         self.known: dict[str, Unit] = {}  # a unit's facts by its text
-        self.blanked: dict[str, str] = {}  # a unit's text with its characters turned to spaces
         self.text: str | None = None  # the last text that parsed, and its units
         self.units: list[Unit] = []
         self.stats = {"linted": 0, "reused": 0}  # slices of the last text
@@ -90,7 +96,7 @@ class IncrementalLinter:
         def full() -> FileResult:
             return linter.lint_source(source, path, display, module, project)
 
-        if linter.mode is not FixMode.NONE or "triton" not in text:
+        if linter.mode is not FixMode.NONE or "triton" not in text or ROW_OPEN in text or ROW_CLOSE in text:
             return full()
         ran = linter.settings.rules_for(linter.engine.rules, display)
         rules = linter.engine.could_match(ran, text)
@@ -217,14 +223,13 @@ class IncrementalLinter:
         stats = {"linted": 0, "reused": 0}
         imports = [(u.start, u.end) for u in units if u.kind == "import"]
         elsewhere = [(units[i].start, units[i].end) for own in components for i in own]
-        facts = {i for i, u in enumerate(units) if u.fact}
+        always = sorted(core | {i for i, u in enumerate(units) if u.fact})
         bound = {name for own in components for i in own for name in units[i].binds}  # by the components
-        pieces = self._pieces(text, units)
-        starts = tuple(u.start for u in units)
+        comments = _comments(text, units)
+        lines = LineIndex(text)
         for own in [sorted(core)] + components:
-            keep = core | facts | set(own)
-            slice_text = "".join([part for i, (gap, segment, blank) in enumerate(pieces)
-                                  for part in (gap, segment if i in keep else blank)] + [text[units[-1].end:]])
+            kept = sorted([(units[i].start, units[i].end) for i in set(always).union(own)] + comments)
+            slice_text, offsets = _compact(text, kept)
             found = slices.get(slice_text) or self.slices.get(slice_text)
             if found is None or not _still_valid(found, project):
                 found = self._lint_slice(slice_text, display, module, project, rules)
@@ -233,10 +238,10 @@ class IncrementalLinter:
                 project.consulted.update(q for q, _ in found.lookups)
                 stats["reused"] += 1
             slices[slice_text] = found
-            key = (starts, tuple(own))
+            key = (tuple(offsets.pieces), tuple(units[i].start for i in own), len(text))
             if found.placed is None or found.placed[0] != key:  # where its findings lie, and which are its own
-                offsets = _offsets(pieces, keep, units)
-                relocated = found.diagnostics if offsets.identical else list(map(offsets.relocate, found.diagnostics))
+                place = Placement(offsets, slice_text, lines)
+                relocated = [place.diagnostic(d) for d in found.diagnostics]
                 if own and units[own[0]].kind == "node":  # a component: what lies in its units
                     spans = [(units[i].start, units[i].end) for i in own]
                     owns: Callable[[int], bool] = lambda offset: _inside(offset, spans)  # noqa: E731
@@ -246,39 +251,33 @@ class IncrementalLinter:
                     owns = lambda offset: not _inside(offset, elsewhere)  # noqa: E731
                     owned = {q: s for q, s in found.summaries.items() if _top_name(q, module) not in bound}
                 found.placed = (key, [d for d in relocated if not _inside(d.start, imports) and owns(d.start)],
-                                [d for d in relocated if _inside(d.start, imports)], owned)
+                                [d for d in relocated if _inside(d.start, imports)],
+                                {q: place.summary(s) for q, s in owned.items()})
             diagnostics += found.placed[1]
             shared += [d for d in found.placed[2] if d not in shared]
             summaries.update(found.placed[3])
         self.slices, self.stats = slices, stats
         segments = {text[u.start:u.end] for u in units}  # what the next edit can reuse
         self.known = {k: v for k, v in self.known.items() if k in segments}
-        self.blanked = {k: v for k, v in self.blanked.items() if k in segments}
         return diagnostics + shared, summaries
-
-    def _pieces(self, text: str, units: list[Unit]) -> list[tuple[str, str, str]]:
-        """Each unit with the text before it: the gap (kept in every slice), the unit, and the unit reduced to
-        its line breaks (rows stay, so do the line numbers messages quote; an edited unit's characters do not)."""
-        pieces, last = [], 0
-        for unit in units:
-            segment = text[unit.start:unit.end]
-            blank = self.blanked.get(segment)
-            if blank is None:
-                blank = self.blanked[segment] = "".join(LINE_END.findall(segment))
-            pieces.append((text[last:unit.start], segment, blank))
-            last = unit.end
-        return pieces
 
     def _lint_slice(self, text: str, display: str, module: str, project: Project, rules: list[Rule]) -> SliceResult:
         enter("parse")
         tree = ast.parse(text, filename=display)
+        rows = [Row(row) for row in range(text.count("\n") + text.count("\r") + 2)]
+        for node in walk(tree):  # rows quoted in messages are the slice's: marked, placed with the findings
+            if isinstance(node, (ast.stmt, ast.expr, ast.excepthandler, ast.arg, ast.keyword, ast.alias,
+                                 ast.pattern)):
+                node.lineno = rows[node.lineno]
+                if node.end_lineno is not None:
+                    node.end_lineno = rows[node.end_lineno]
         parsed = ParsedFile(display, SourceText(text, "utf-8", False, "\n"), tree, module)
         enter("model")
         model = ModuleModel(tree, module, display, is_package=display.endswith("__init__.py"), text=text,
                             imported=project.module_model if project.sources else None)
         before = set(project.consulted)
         project.consulted.clear()
-        diagnostics = self.linter.engine.run(parsed, model, project, rules)
+        diagnostics = self.linter.engine.run(parsed, model, project, rules, fit=False)
         lookups = tuple((q, _lookup(project, q)) for q in sorted(project.consulted))
         project.consulted.update(before)
         return SliceResult(diagnostics, model.summaries(), lookups)
@@ -293,13 +292,13 @@ def _unit(statements: list[ast.stmt], segment: str) -> Unit:
         kind = "core"
     binds: set[str] = set()
     for statement in statements:
-        binds.update(_bound(statement))
+        binds.update(_bound(statement, "global" in segment))  # no `global`: no walk of every body
     words = () if all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) for s in statements) \
         else IDENTIFIER.findall(segment)  # a docstring's words name nothing
     return Unit(0, 0, kind, frozenset(binds), frozenset(words), MODULE_FACTS.search(segment) is not None)
 
 
-def _bound(statement: ast.stmt) -> set[str]:
+def _bound(statement: ast.stmt, globals_: bool) -> set[str]:
     """The module-level names a top-level statement binds (function bodies bind locals, except `global`s)."""
     names: set[str] = set()
     stack: list[ast.AST] = [statement]
@@ -307,7 +306,8 @@ def _bound(statement: ast.stmt) -> set[str]:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
-            names.update(n for g in ast.walk(node) if isinstance(g, ast.Global) for n in g.names)
+            if globals_:
+                names.update(n for g in ast.walk(node) if isinstance(g, ast.Global) for n in g.names)
             stack.extend(node.decorator_list)
             continue
         if isinstance(node, ast.Lambda):
@@ -331,51 +331,109 @@ def _bound(statement: ast.stmt) -> set[str]:
 
 
 class Offsets:
-    """Where a slice's character offsets lie in the text: pieces copied as they are, and units reduced to
-    their line breaks (an offset there, which no finding should have, goes to the same row of the unit)."""
+    """Where a slice's character offsets lie in the text: pieces copied as they are, and the line breaks that
+    stand for what the slice left out (an offset there, which no finding should have, goes to its start)."""
 
     def __init__(self) -> None:
         self.starts: list[int] = []  # in the slice
-        self.pieces: list[tuple[int, str | None]] = []  # start in the text; the text of a reduced unit
+        self.pieces: list[tuple[int, bool]] = []  # start in the text; whether the piece stands for left-out text
 
-    def add(self, start: int, real: int, segment: str | None = None) -> None:
+    def add(self, start: int, real: int, left_out: bool = False) -> None:
         self.starts.append(start)
-        self.pieces.append((real, segment))
-
-    @property
-    def identical(self) -> bool:
-        return all(real == start for start, (real, _) in zip(self.starts, self.pieces))
+        self.pieces.append((real, left_out))
 
     def __call__(self, offset: int) -> int:
         index = bisect.bisect_right(self.starts, offset) - 1
-        real, segment = self.pieces[index]
-        if segment is None:
-            return real + offset - self.starts[index]
-        rows = len(LINE_END.findall("".join(LINE_END.findall(segment))[:offset - self.starts[index]]))
-        line_starts = [0] + [m.end() for m in LINE_END.finditer(segment)]
-        return real + line_starts[min(rows, len(line_starts) - 1)]
+        real, left_out = self.pieces[index]
+        return real if left_out else real + offset - self.starts[index]
 
-    def relocate(self, diagnostic: Diagnostic) -> Diagnostic:
-        fix = diagnostic.fix
+
+class Placement:
+    """A slice's findings (and kernel summaries) as they lie in the text: offsets, positions and the rows
+    quoted in messages (Row markers) moved piece by piece (each piece is whole lines, so only rows move),
+    headlines fitted."""
+
+    def __init__(self, offsets: Offsets, slice_text: str, lines: LineIndex) -> None:
+        self.offsets, self.lines = offsets, lines
+        in_slice = LineIndex(slice_text)
+        self.rows = [in_slice.row_of(start) for start in offsets.starts]  # 0-based, where each piece starts
+        self.shift = [lines.row_of(real) - row for (real, _), row in zip(offsets.pieces, self.rows)]
+
+    def row(self, row: int) -> int:
+        """The text's 1-based row of the slice's 1-based row `row`."""
+        return row + self.shift[max(bisect.bisect_right(self.rows, row - 1) - 1, 0)]
+
+    def at(self, offset: int, position: Position) -> tuple[int, Position]:
+        """Where a slice's offset, at `position` in the slice, lies in the text."""
+        offsets = self.offsets
+        index = max(bisect.bisect_right(offsets.starts, offset) - 1, 0)
+        real, left_out = offsets.pieces[index]
+        if left_out:  # no finding should lie there: the start of what was left out
+            return real, self.lines.position(real)
+        return real + offset - offsets.starts[index], Position(position.row + self.shift[index], position.column)
+
+    def diagnostic(self, d: Diagnostic) -> Diagnostic:
+        at, row = self.at, self.row
+        fix = d.fix
         if fix is not None:
-            fix = replace(fix, edits=tuple(replace(e, start=self(e.start), end=self(e.end)) for e in fix.edits))
-        return replace(diagnostic, start=self(diagnostic.start), end=self(diagnostic.end), fix=fix,
-                       related=tuple(replace(r, start=self(r.start), end=self(r.end)) for r in diagnostic.related))
+            edits = []
+            for e in fix.edits:
+                (start, location), (end, end_location) = at(e.start, e.location), at(e.end, e.end_location)
+                edits.append(Edit(start, end, place_rows(e.content, row), location, end_location))
+            fix = Fix(fix.applicability, place_rows(fix.message, row), tuple(edits))
+        related = []
+        for r in d.related:
+            (start, location), (end, end_location) = at(r.start, r.location), at(r.end, r.end_location)
+            related.append(Span(start, end, location, end_location))
+        moved = object.__new__(Diagnostic)  # a copy (every field), then what moves: cheaper than replace()
+        moved.__dict__.update(d.__dict__)
+        moved.start, moved.location = at(d.start, d.location)
+        moved.end, moved.end_location = at(d.end, d.end_location)
+        moved.fix, moved.message, moved.related = fix, fit_headline(place_rows(d.message, row)), tuple(related)
+        moved.notes = [place_rows(note, row) for note in d.notes]
+        return moved
+
+    def summary(self, summary: JitFunction) -> JitFunction:
+        autotune = summary.autotune
+        if autotune is not None:
+            configs = autotune.configs and [replace(c, line=self.row(c.line)) for c in autotune.configs]
+            autotune = replace(autotune, line=self.row(autotune.line), configs=configs)
+        return replace(summary, line=self.row(summary.line), autotune=autotune)
 
 
-def _offsets(pieces: list[tuple[str, str, str]], keep: set[int], units: list[Unit]) -> Offsets:
-    """Where the offsets of a slice lie in the text."""
+def _comments(text: str, units: list[Unit]) -> list[tuple[int, int]]:
+    """The spans of the lines between units (and around them) that are not blank: comments, kept in every
+    slice for the rules that read the comment above a statement."""
+    spans = []
+    last = 0
+    for start, end in [(u.start, u.end) for u in units] + [(len(text), len(text))]:
+        if text[last:start].strip():
+            for line in re.finditer(r"[^\r\n]*(?:\r\n|\r|\n)?", text[last:start]):
+                if line.group().strip():
+                    spans.append((last + line.start(), last + line.end()))
+        last = end
+    return spans
+
+
+def _compact(text: str, kept: list[tuple[int, int]]) -> tuple[str, Offsets]:
+    """The slice: the kept spans of the text (whole lines, in order) with each stretch left out between them
+    reduced to at most STRETCH_ROWS line breaks (and the one before them to nothing). Its text does not
+    change when rows move outside what it keeps, so its findings are reused, moved (quoted rows included)."""
+    parts: list[str] = []
     offsets, length, last = Offsets(), 0, 0
-    for index, (gap, segment, blank) in enumerate(pieces):
-        if index in keep:
-            continue
-        offsets.add(length, last)
-        length += units[index].start - last
-        offsets.add(length, units[index].start, segment)
-        length += len(blank)
-        last = units[index].end
-    offsets.add(length, last)
-    return offsets
+    for start, end in kept + [(len(text), len(text))]:
+        if last and start > last:  # nothing stands for what leads
+            breaks = "".join(m.group() for m in itertools.islice(LINE_END.finditer(text, last, start), STRETCH_ROWS))
+            if breaks:  # its own line breaks: "\r" + "\n" would make one
+                offsets.add(length, last, True)
+                parts.append(breaks)
+                length += len(breaks)
+        if end > start:
+            offsets.add(length, start)
+            parts.append(text[start:end])
+            length += end - start
+        last = end
+    return "".join(parts), offsets
 
 
 def _common(a: str, b: str, part: Callable[[str, int], str], limit: int | None = None) -> int:

@@ -13,11 +13,13 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
+from cattrs import Converter
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import default_converter
 
 from tritonlint import __version__, evidence
 from tritonlint.analysis.model import JitFunction, ModuleModel
@@ -208,7 +210,9 @@ class TritonLintServer(LanguageServer):
     def __init__(self) -> None:
         # Full sync: pygls splits incremental edits at every str.splitlines() break (form feeds among them),
         # which the protocol does not count as line breaks; a whole buffer per edit costs little over a pipe.
-        super().__init__("tritonlint", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Full)
+        self.json = DiagnosticJson()
+        super().__init__("tritonlint", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Full,
+                         converter_factory=self.json.converter)
         self.documents: dict[str, Document] = {}
         self.store = SummaryStore()
         self.client_settings = ClientSettings()
@@ -363,7 +367,13 @@ class TritonLintServer(LanguageServer):
         converted = {}
         for d in result.diagnostics:
             entry = known.get(id(d))
-            converted[id(d)] = entry if entry is not None and entry[0] is d else (d, self.to_lsp(d, positions, document.uri))
+            if entry is None or entry[0] is not d:
+                entry = (d, self.to_lsp(d, positions, document.uri))
+                self.json.keep(entry[1])
+            converted[id(d)] = entry
+        for finding, item in document.converted.values():  # what this buffer no longer sends
+            if converted.get(id(finding), (None,))[0] is not finding:
+                self.json.drop(item)
         document.converted, document.converted_for = converted, setting
         found = [converted[id(d)][1] for d in result.diagnostics]
         if result.skipped:
@@ -432,6 +442,32 @@ class TritonLintServer(LanguageServer):
         workspace = self.client_capabilities.workspace
         if workspace and workspace.diagnostics and workspace.diagnostics.refresh_support:
             self.workspace_diagnostic_refresh(None)
+
+
+class DiagnosticJson:
+    """The JSON form of each protocol diagnostic a buffer sends, built once and sent with every response that
+    still holds it (cattrs costs more than the rest of a response)."""
+
+    def __init__(self) -> None:
+        self.cache: dict[int, tuple[lsp.Diagnostic, Any]] = {}  # by id of the protocol diagnostic
+        self.plain: Callable[[lsp.Diagnostic], Any] = lambda item: None
+
+    def converter(self) -> Converter:
+        """pygls's converter, reading diagnostics from the cache."""
+        converter: Converter = default_converter()  # type: ignore[no-untyped-call]
+        self.plain = converter.get_unstructure_hook(lsp.Diagnostic)
+        converter.register_unstructure_hook(lsp.Diagnostic, self.unstructure)
+        return converter
+
+    def keep(self, item: lsp.Diagnostic) -> None:
+        self.cache[id(item)] = (item, self.plain(item))
+
+    def drop(self, item: lsp.Diagnostic) -> None:
+        self.cache.pop(id(item), None)
+
+    def unstructure(self, item: lsp.Diagnostic) -> Any:
+        hit = self.cache.get(id(item))
+        return hit[1] if hit is not None and hit[0] is item else self.plain(item)
 
 
 def _point(finding: Diagnostic, extra: int = 0) -> lsp.Position:

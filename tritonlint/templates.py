@@ -4,7 +4,7 @@ rule's conditions provide (and `{measured}`, the committed GPU evidence)."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from tritonlint.sgutil import span_text
 
@@ -12,6 +12,10 @@ if TYPE_CHECKING:
     from ast_grep_py import SgNode
 
 HEADLINE_LIMIT = 160  # characters: a message is a headline, the details are its notes
+# A row quoted in a message while it may still move (the language server's slices, tritonlint/incremental.py):
+# written as ROW_OPEN + digits + ROW_CLOSE, turned into the row of the module by `place_rows`.
+ROW_OPEN, ROW_CLOSE = "\ue000", "\ue001"
+ROW_MARK = re.compile("\ue000(\\d+)\ue001")
 METAVAR = re.compile(r"\$(?:\$\$)?([A-Z_][A-Z0-9_]*)")
 TEMPLATE_VAR = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 
@@ -42,6 +46,26 @@ def note_applies(template: str, variables: dict[str, str]) -> bool:
 
 
 _CODE_SPAN = re.compile(r"`([^`]+)`")
+
+
+class Row(int):
+    """A row of a syntax tree whose rows may still move: quoted in a message (str, format, repr), it is
+    written as a marker that `place_rows` turns into the row it ends up at. Arithmetic gives plain ints."""
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        return f"{ROW_OPEN}{int(self)}{ROW_CLOSE}"
+
+    __repr__ = __str__
+
+    def __format__(self, spec: str) -> str:
+        return str(self) if spec in ("", "d") else format(int(self), spec)
+
+
+def place_rows(text: str, row: Callable[[int], int]) -> str:
+    """`text` with its quoted rows (Row markers) turned into the rows `row` gives them."""
+    return ROW_MARK.sub(lambda m: str(row(int(m.group(1)))), text) if ROW_OPEN in text else text
 
 
 def fit_headline(message: str, limit: int = HEADLINE_LIMIT) -> str:
