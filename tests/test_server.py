@@ -331,6 +331,24 @@ async def test_configuration_reload_and_bad_configuration(tmp_path: Path) -> Non
 
 
 @pytest.mark.asyncio
+async def test_a_changed_triton_pin_is_seen(tmp_path: Path) -> None:
+    capabilities = lsp.ClientCapabilities(workspace=lsp.WorkspaceClientCapabilities(
+        did_change_watched_files=lsp.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True)))
+    block_pointer = ("import triton\nimport triton.language as tl\n\n@triton.jit\ndef k(a_ptr, M, K):\n"
+                     "    p = tl.make_block_ptr(a_ptr, (M, K), (K, 1), (0, 0), (64, 64), (1, 0))\n")
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("triton==3.6.0\n")
+    async with editor(tmp_path, capabilities) as ed:
+        uri = ed.open("k.py", block_pointer)
+        assert "TL103" not in codes(await ed.diagnostics(uri))  # block pointers work in 3.6
+        requirements.write_text("triton==3.9.0\n")
+        ed.client.diagnostics.pop(uri, None)
+        ed.client.workspace_did_change_watched_files(lsp.DidChangeWatchedFilesParams(
+            [lsp.FileEvent(requirements.as_uri(), lsp.FileChangeType.Changed)]))
+        assert "TL103" in codes(await ed.diagnostics(uri, until=lambda d: "TL103" in codes(d)))
+
+
+@pytest.mark.asyncio
 async def test_client_settings(tmp_path: Path) -> None:
     async with editor(tmp_path, options={"ignore": ["TL001"]}) as ed:
         uri = ed.open("k.py", TL001)

@@ -110,7 +110,7 @@ class IncrementalLinter:
         result = FileResult(display, module)
         try:
             with time_limit(linter.settings.file_timeout):
-                diagnostics, result.summaries = self._lint_slices(text, display, module, project, rules, units)
+                diagnostics, result.summaries = self._lint_slices(text, display, module, project, rules, units, path)
                 result.diagnostics = linter.suppressed(diagnostics, text, display, ran)
         except (Exception, FileTimeout):  # noqa: BLE001 - a timeout, a crash, a deferral: as a full lint reports it
             return full()
@@ -213,7 +213,7 @@ class IncrementalLinter:
     # -- linting the slices
 
     def _lint_slices(self, text: str, display: str, module: str, project: Project, rules: list[Rule],
-                     units: list[Unit]) -> tuple[list[Diagnostic], dict[str, JitFunction]]:
+                     units: list[Unit], path: Path | None) -> tuple[list[Diagnostic], dict[str, JitFunction]]:
         core, components = self._components(units)
         # An edit that rebinds names merges or splits components: the cache keeps only the slices of this text.
         slices: dict[str, SliceResult] = {}
@@ -232,7 +232,7 @@ class IncrementalLinter:
             slice_text, offsets = _compact(text, kept)
             found = slices.get(slice_text) or self.slices.get(slice_text)
             if found is None or not _still_valid(found, project):
-                found = self._lint_slice(slice_text, display, module, project, rules)
+                found = self._lint_slice(slice_text, display, module, project, rules, path)
                 stats["linted"] += 1
             else:
                 project.consulted.update(q for q, _ in found.lookups)
@@ -261,7 +261,8 @@ class IncrementalLinter:
         self.known = {k: v for k, v in self.known.items() if k in segments}
         return diagnostics + shared, summaries
 
-    def _lint_slice(self, text: str, display: str, module: str, project: Project, rules: list[Rule]) -> SliceResult:
+    def _lint_slice(self, text: str, display: str, module: str, project: Project, rules: list[Rule],
+                    path: Path | None) -> SliceResult:
         enter("parse")
         tree = ast.parse(text, filename=display)
         rows = [Row(row) for row in range(text.count("\n") + text.count("\r") + 2)]
@@ -271,7 +272,8 @@ class IncrementalLinter:
                 node.lineno = rows[node.lineno]
                 if node.end_lineno is not None:
                     node.end_lineno = rows[node.end_lineno]
-        parsed = ParsedFile(display, SourceText(text, "utf-8", False, "\n"), tree, module)
+        parsed = ParsedFile(display, SourceText(text, "utf-8", False, "\n"), tree, module,
+                            str(path) if path is not None else None)
         enter("model")
         model = ModuleModel(tree, module, display, is_package=display.endswith("__init__.py"), text=text,
                             imported=project.module_model if project.sources else None)

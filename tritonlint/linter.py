@@ -56,7 +56,7 @@ class FileLinter:
         rules = self.settings.rules_for(self.engine.rules, display)
         try:
             with time_limit(self.settings.file_timeout):
-                lint = self._lint_text(source.text, display, module, project, rules, result)
+                lint = self._lint_text(source.text, display, module, project, rules, result, path)
                 if lint is None:
                     return result
                 if self.mode is not FixMode.NONE:
@@ -79,7 +79,7 @@ class FileLinter:
         return result
 
     def _lint_text(self, text: str, display: str, module: str, project: Project, rules: list[Rule],
-                   result: FileResult) -> list[Diagnostic] | None:
+                   result: FileResult, path: Path | None = None) -> list[Diagnostic] | None:
         """Findings for one text, or None when it does not parse (a TL000 finding is recorded instead)."""
         ran = rules
         enter("parse")
@@ -94,7 +94,8 @@ class FileLinter:
             if self._syntax_failed(problem, display, result):
                 return None
             assert tree is not None
-            parsed = ParsedFile(display, SourceText(text, "utf-8", False, "\n"), tree, module)
+            parsed = ParsedFile(display, SourceText(text, "utf-8", False, "\n"), tree, module,
+                                str(path) if path is not None else None)
             enter("model")
             model = ModuleModel(tree, module, display, is_package=display.endswith("__init__.py"), text=text,
                                 imported=project.module_model if project.sources else None)
@@ -163,7 +164,7 @@ class FileLinter:
             fix_codes = {id(d.fix): d.code for d in candidates}
             result.fixed_codes.update(fix_codes[id(f)] for f in taken)
             text = new_text
-            relinted = self._lint_text(text, display, module, project, rules, result)
+            relinted = self._lint_text(text, display, module, project, rules, result, path)
             if relinted is None:  # cannot happen after the syntax check above; stay safe regardless
                 break
             diagnostics = relinted

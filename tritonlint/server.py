@@ -286,6 +286,9 @@ class TritonLintServer(LanguageServer):
         self.reload()
 
     def reload(self) -> None:
+        from tritonlint.analysis.triton_versions import project_pin  # the pin may have changed with the files
+
+        project_pin.cache_clear()
         self.configs.clear()
         self.config_paths.clear()
         self.reported.clear()
@@ -316,7 +319,7 @@ class TritonLintServer(LanguageServer):
             if incremental is None or incremental.linter is not config.linter or document.generation != self.generation:
                 incremental = document.incremental = IncrementalLinter(config.linter)
                 document.generation = self.generation
-            result = incremental.lint_source(source, None, display, module, project)
+            result = incremental.lint_source(source, document.path, display, module, project)
             if result.internal_error:
                 self.show_error(result.internal_error)
             if result.timed_out and document.result is not None:
@@ -642,7 +645,7 @@ def build_server() -> TritonLintServer:
         workspace = ls.client_capabilities.workspace
         watched = workspace and workspace.did_change_watched_files
         if watched and watched.dynamic_registration:
-            watchers = [lsp.FileSystemWatcher(f"**/{name}") for name in (*CONFIG_FILES, "*.py")]
+            watchers = [lsp.FileSystemWatcher(f"**/{name}") for name in (*CONFIG_FILES, "*.py", "requirements*.txt")]
             ls.client_register_capability(lsp.RegistrationParams([lsp.Registration(
                 "tritonlint-watch", lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
                 lsp.DidChangeWatchedFilesRegistrationOptions(watchers))]))
@@ -690,8 +693,8 @@ def build_server() -> TritonLintServer:
 
     @server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def watched(ls: TritonLintServer, params: lsp.DidChangeWatchedFilesParams) -> None:
-        if any(is_config(change.uri) for change in params.changes):
-            ls.reload()
+        if any(is_config(change.uri) or "/requirements" in change.uri for change in params.changes):
+            ls.reload()  # the configuration, or the triton pin TL103 reads
         else:
             ls.generation += 1  # a module on disk changed: the buffers that launch its kernels may change
         ls.relint_all()

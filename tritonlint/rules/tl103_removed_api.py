@@ -164,9 +164,9 @@ def triton_api_version(ctx: MatchContext, target: str = "") -> Verdict | None:
         else _import_use(ctx)
     if use is None or guarded(ctx) is not None:
         return None
-    if not target and ctx.file.path and ctx.file.path != "-":
-        ctx.project.consulted.add(triton_pin_key(ctx.file.path))  # a cached result holds while the pin does
-    at = target_for(ctx.file.path, target)
+    if not target and ctx.file.location and ctx.file.location != "-":
+        ctx.project.consulted.add(triton_pin_key(ctx.file.location))  # a cached result holds while the pin does
+    at = target_for(ctx.file.location, target)
     judged = judge(use.entry, at)
     if judged is None:
         return None

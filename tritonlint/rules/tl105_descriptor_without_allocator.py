@@ -38,10 +38,10 @@ def _sets_allocator(ctx: MatchContext) -> bool:
         return True
     ctx.project.consulted.add(SETS_ALLOCATOR)  # a cached result holds only while the project's answer does
     files = ctx.project.files
-    if not files and os.path.isfile(ctx.file.path):
-        around = ("project-files", os.path.abspath(ctx.file.path))
+    if not files and os.path.isfile(ctx.file.location):
+        around = ("project-files", os.path.abspath(ctx.file.location))
         if around not in ctx.project.facts:
-            ctx.project.facts[around] = files_around(ctx.file.path)
+            ctx.project.facts[around] = files_around(ctx.file.location)
         files = ctx.project.facts[around]  # type: ignore[assignment]
     key = ("sets-allocator", files)
     if key not in ctx.project.facts:
