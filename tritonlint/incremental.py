@@ -272,8 +272,7 @@ class IncrementalLinter:
                 node.lineno = rows[node.lineno]
                 if node.end_lineno is not None:
                     node.end_lineno = rows[node.end_lineno]
-        parsed = ParsedFile(display, SourceText(text, "utf-8", False, "\n"), tree, module,
-                            str(path) if path is not None else None)
+        parsed = ParsedFile(display, SourceText(text, "utf-8", False, "\n"), tree, module, path)
         enter("model")
         model = ModuleModel(tree, module, display, is_package=display.endswith("__init__.py"), text=text,
                             imported=project.module_model if project.sources else None)

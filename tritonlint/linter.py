@@ -94,8 +94,7 @@ class FileLinter:
             if self._syntax_failed(problem, display, result):
                 return None
             assert tree is not None
-            parsed = ParsedFile(display, SourceText(text, "utf-8", False, "\n"), tree, module,
-                                str(path) if path is not None else None)
+            parsed = ParsedFile(display, SourceText(text, "utf-8", False, "\n"), tree, module, path)
             enter("model")
             model = ModuleModel(tree, module, display, is_package=display.endswith("__init__.py"), text=text,
                                 imported=project.module_model if project.sources else None)

@@ -190,9 +190,9 @@ class ParsedFile:
     """One decoded file with both of its trees."""
 
     def __init__(self, path: str, source: SourceText, tree: ast.Module, module: str,
-                 location: str | None = None) -> None:
+                 location: str | Path | None = None) -> None:
         self.path = path  # as displayed (relative to the configuration's folder where it lies below it)
-        self.location = location or path  # where it lies on disk, for what rules read beside it
+        self.location = str(location) if location is not None else path  # on disk, for what rules read beside it
         self.source = source
         self.text = source.text
         self.tree = tree

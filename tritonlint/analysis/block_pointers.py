@@ -75,22 +75,22 @@ class _FunctionIndex:
 
 
 def _index(model: ModuleModel, function: ast.FunctionDef) -> _FunctionIndex:
-    key = ("block-pointer-index", id(function))
-    found = model.memo.get(key)
-    if found is None:
-        assigns: dict[int, ast.Assign] = {}
-        names: dict[str, list[ast.Name]] = {}
-        parents: dict[int, ast.AST] = {}
-        for node in ast.walk(function):
-            for child in ast.iter_child_nodes(node):
-                parents[id(child)] = node
-            if isinstance(node, ast.Assign):
-                assigns.setdefault(id(node.value), node)
-            elif isinstance(node, ast.Name):
-                names.setdefault(node.id, []).append(node)
-        taken = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)} | set(names)
-        found = model.memo[key] = _FunctionIndex(assigns, taken, parents, names)
-    return found
+    return model.memoized(("block-pointer-index", id(function)), lambda: _build_index(function))
+
+
+def _build_index(function: ast.FunctionDef) -> _FunctionIndex:
+    assigns: dict[int, ast.Assign] = {}
+    names: dict[str, list[ast.Name]] = {}
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(function):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+        if isinstance(node, ast.Assign):
+            assigns.setdefault(id(node.value), node)
+        elif isinstance(node, ast.Name):
+            names.setdefault(node.id, []).append(node)
+    taken = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)} | set(names)
+    return _FunctionIndex(assigns, taken, parents, names)
 
 
 def call_of(model: ModuleModel, function: ast.FunctionDef, callee: ast.expr) -> ast.Call | None:

@@ -58,21 +58,14 @@ def scenarios(model: ModuleModel, function: JitFunction, limit: int = 64) -> lis
     """The bindings a kernel body can be evaluated under: constexpr defaults, then each autotune config,
     each literal-valued launch in this module and the heuristics that fold to constants. Memoized per module
     (several rules ask for every call of a kernel); the caller must not change them."""
-    key = ("scenarios", id(function), limit)
-    found = model.memo.get(key)
-    if found is None:
-        found = model.memo[key] = _scenarios(model, function, limit)
-    return found
+    return model.memoized(("scenarios", id(function), limit), lambda: _scenarios(model, function, limit))
 
 
 def scenario_scopes(model: ModuleModel, function: JitFunction) -> list[LocalScope]:
     """A LocalScope per scenario of `scenarios`, in its order, memoized per module: a scope evaluates the
     function's assignments lazily and keeps them, so every rule that evaluates in the kernel shares that."""
-    key = ("scenario-scopes", id(function))
-    found = model.memo.get(key)
-    if found is None:
-        found = model.memo[key] = [LocalScope(model, env, function.node) for env in scenarios(model, function)]
-    return found
+    return model.memoized(("scenario-scopes", id(function)),
+                          lambda: [LocalScope(model, env, function.node) for env in scenarios(model, function)])
 
 
 def _scenarios(model: ModuleModel, function: JitFunction, limit: int) -> list[dict[str, Binding]]:

@@ -103,17 +103,16 @@ def _grown_tuple(expr: ast.expr, scope: HostScope, depth: int = 4) -> ast.expr |
         return grown[0][1]
     if len(grown) != 2:
         return None
-    branch = next((node for node in walk(scope.node) if isinstance(node, ast.If)
-                   and any(n is grown[0][0] for s in node.body for n in walk(s))
-                   and any(n is grown[1][0] for s in node.orelse for n in walk(s))), None)
-    if branch is None:
-        branch = next((node for node in walk(scope.node) if isinstance(node, ast.If)
-                       and any(n is grown[1][0] for s in node.body for n in walk(s))
-                       and any(n is grown[0][0] for s in node.orelse for n in walk(s))), None)
-        grown.reverse()
-    if branch is None:
-        return None
-    return ast.copy_location(ast.IfExp(branch.test, grown[0][1], grown[1][1]), branch)
+
+    def holds(body: list[ast.stmt], stmt: ast.stmt) -> bool:
+        return any(n is stmt for s in body for n in walk(s))
+
+    for branch in walk(scope.node):
+        if isinstance(branch, ast.If):
+            for (then, body), (other, orelse) in (grown, grown[::-1]):
+                if holds(branch.body, then) and holds(branch.orelse, other):
+                    return ast.copy_location(ast.IfExp(branch.test, body, orelse), branch)
+    return None
 
 
 def _changed_in_place(name: str, scope: HostScope) -> bool:

@@ -15,11 +15,13 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 from tritonlint.analysis.configs import ConfigInterpreter
 from tritonlint.analysis.consteval import Binding, Evaluator, literal_value
 from tritonlint.walk import children, walk
+
+T = TypeVar("T")
 
 # Re-exports and old homes of the names rules care about, mapped to one spelling.
 _CANONICAL_PREFIXES = (
@@ -174,7 +176,7 @@ class ModuleModel:
         self.launches: list[LaunchSite] = []
         # What checks derive from this module and ask for again at every match (a host scope, the calls
         # that hand a kernel over): computed once per module, keyed by (what, node id).
-        self.memo: dict[tuple[Any, ...], Any] = {}
+        self.memo: dict[tuple[Any, ...], Any] = {}  # see memoized
         self.text = text
         self._statements = _Statements(tree, None if text is None else _launch_lines(text))
         self._collect_module_names()
@@ -611,6 +613,12 @@ class ModuleModel:
             if len(nested) == 1 and name not in self.local_names and name not in self.imports:
                 return nested[0]
         return None
+
+    def memoized(self, key: tuple[Any, ...], make: Callable[[], T]) -> T:
+        """The value kept under `key` in `memo`, made by `make` the first time it is asked for."""
+        if key not in self.memo:
+            self.memo[key] = make()
+        return self.memo[key]  # type: ignore[no-any-return]
 
     def summaries(self) -> dict[str, JitFunction]:
         return {f.qualname: f.summary() for f in self.functions if ".<locals>." not in f.qualname}

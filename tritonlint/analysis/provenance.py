@@ -85,11 +85,7 @@ class Provenance:
 
     @classmethod
     def of(cls, host: HostScope) -> Provenance:
-        key = ("provenance", id(host.node))
-        found = host.model.memo.get(key)
-        if found is None:
-            found = host.model.memo[key] = cls(host)
-        return found
+        return host.model.memoized(("provenance", id(host.node)), lambda: cls(host))
 
     @staticmethod
     def _shape_source(value: ast.expr) -> ast.expr | None:

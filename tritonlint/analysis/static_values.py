@@ -38,11 +38,7 @@ def evaluations(model: ModuleModel, function: JitFunction, exprs: list[ast.expr]
 def passed_params(model: ModuleModel, function: JitFunction) -> set[str]:
     """Parameters some call in this module passes explicitly: a launch of the kernel, or a call of a jit
     helper by its name. Memoized per module."""
-    key = ("passed-params", id(function))
-    found = model.memo.get(key)
-    if found is None:
-        found = model.memo[key] = _passed_params(model, function)
-    return found
+    return model.memoized(("passed-params", id(function)), lambda: _passed_params(model, function))
 
 
 def _passed_params(model: ModuleModel, function: JitFunction) -> set[str]:
@@ -64,14 +60,14 @@ def _passed_params(model: ModuleModel, function: JitFunction) -> set[str]:
 
 def _calls_by_name(model: ModuleModel) -> dict[str, list[ast.Call]]:
     """The module's calls of a plain name, by that name, in walk order: one walk for all its functions."""
-    key = ("calls-by-name", 0)
-    found = model.memo.get(key)
-    if found is None:
-        found = model.memo[key] = {}
+    def index() -> dict[str, list[ast.Call]]:
+        found: dict[str, list[ast.Call]] = {}
         for node in walk(model.tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 found.setdefault(node.func.id, []).append(node)
-    return found
+        return found
+
+    return model.memoized(("calls-by-name",), index)
 
 
 def is_power_of_two(value: int) -> bool:

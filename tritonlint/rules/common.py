@@ -57,9 +57,6 @@ def not_other_backend(ctx: MatchContext, names: list[str]) -> bool:
     (`if _is_hip:`, `if current_platform.is_rocm():`)."""
     function = ctx.function
     patterns = tuple(names)
-    key = ("other-backend", function.name if function else None, patterns)  # asked at every call of some rules
-    found = ctx.model.memo.get(key)
-    if found is None:
-        found = ctx.model.memo[key] = other_backend(ctx.file.path, function.name if function else None,
-                                                    ctx.file.text, ctx.model.tree, patterns)
-    return not found
+    name = function.name if function else None
+    return not ctx.model.memoized(("other-backend", name, patterns),  # asked at every call of some rules
+                                  lambda: other_backend(ctx.file.path, name, ctx.file.text, ctx.model.tree, patterns))

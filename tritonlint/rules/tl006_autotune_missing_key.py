@@ -249,13 +249,14 @@ class KernelUses:
         passed = dict(zip((p.name for p in helper.params), call.args))
         passed.update({kw.arg: kw.value for kw in call.keywords if kw.arg})
         placed = frozenset(name for name, value in passed.items() if self._is_position(value))
-        key = ("tl006-returns", helper.qualname, self.depth - 1, placed)
-        depends = self.model.memo.get(key)
-        if depends is None:
-            inner = KernelUses(model, helper, set(), self.depth - 1, scan=False, positions=placed)
-            depends = self.model.memo[key] = frozenset().union(*(
-                inner.params_of(node.value) for node in walk(helper.node)
-                if isinstance(node, ast.Return) and node.value is not None))
+        body, callee = helper.node, helper
+
+        def returned() -> frozenset[str]:
+            inner = KernelUses(model, callee, set(), self.depth - 1, scan=False, positions=placed)
+            return frozenset().union(*(inner.params_of(node.value) for node in walk(body)
+                                       if isinstance(node, ast.Return) and node.value is not None))
+
+        depends = self.model.memoized(("tl006-returns", helper.qualname, self.depth - 1, placed), returned)
         return [value for name, value in passed.items() if name in depends]
 
     def _rebound(self, name: ast.Name) -> list[ast.expr] | None:
@@ -1154,11 +1155,9 @@ def _callable_names(model: ModuleModel, function: ast.FunctionDef | ast.AsyncFun
 def _calls_in_module(model: ModuleModel) -> list[tuple[ast.AST | None, ast.Call]]:
     """Every call of the module with the function whose names its arguments read (None: module level; a
     lambda's or a closure's calls belong to the function around it), found once per module."""
-    key = ("tl006-calls",)
-    found = model.memo.get(key)
-    if found is None:
+    def calls() -> list[tuple[ast.AST | None, ast.Call]]:
         up = parents(model.tree)
-        found = []
+        found: list[tuple[ast.AST | None, ast.Call]] = []
         for call in walk(model.tree):
             if isinstance(call, ast.Call):
                 read = {n.id for a in [*call.args, *call.keywords] for n in walk(a) if isinstance(n, ast.Name)}
@@ -1167,8 +1166,9 @@ def _calls_in_module(model: ModuleModel) -> list[tuple[ast.AST | None, ast.Call]
                                                  and read & set(HostScope.of(model, scope).values)):
                     scope = up.get(id(scope))  # a closure reads the names of the function around it
                 found.append((scope, call))
-        model.memo[key] = found
-    return found
+        return found
+
+    return model.memoized(("tl006-calls",), calls)
 
 
 def _is_parameter(scope: HostScope, name: str) -> bool:

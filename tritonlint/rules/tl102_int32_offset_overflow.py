@@ -23,11 +23,8 @@ def _overflows(ctx: MatchContext) -> Overflows:
 
 
 def _sources_by_span(ctx: MatchContext, found: Overflows) -> dict[tuple[int, int], ast.Call]:
-    key = ("int32-offset-sources", id(found))
-    spans = ctx.model.memo.get(key)
-    if spans is None:
-        spans = ctx.model.memo[key] = {ctx.file.span_of(call): call for call in found.sources.values()}
-    return spans
+    return ctx.model.memoized(("int32-offset-sources", id(found)),
+                              lambda: {ctx.file.span_of(call): call for call in found.sources.values()})
 
 
 @condition("int32-offset-product", provides=("source", "kind", "multipliers", "lines"))

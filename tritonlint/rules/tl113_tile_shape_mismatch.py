@@ -57,10 +57,8 @@ def tile_shape_mismatch(ctx: MatchContext, other_backends: list[str] | None = No
     if function is None or function.node is None:
         return None
     backends = tuple(ctx.arg(other_backends) or ())
-    key = ("tl113-verdicts", id(function), backends)
-    verdicts = ctx.model.memo.get(key)
-    if verdicts is None:
-        verdicts = ctx.model.memo[key] = _verdicts(ctx, function, backends)
+    verdicts = ctx.model.memoized(("tl113-verdicts", id(function), backends),
+                                  lambda: _verdicts(ctx, function, backends))
     return verdicts.get(ctx.span())
 
 
