@@ -169,6 +169,44 @@ def test_notebooks_are_linted_cell_by_cell_and_fixed_in_place(tmp_path):
     assert run_cli(".", cwd=tmp_path).returncode == 0 and run_cli(".", "--fix", cwd=tmp_path).returncode == 0
 
 
+ROW_MAX = """\
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def row_max(x_ptr, out_ptr, N, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < N, other=0.0)
+    tl.store(out_ptr, tl.max(x, axis=0))
+"""
+
+
+def test_rows_quoted_in_notebook_messages_count_within_the_cell(tmp_path):
+    cells = [{"cell_type": "markdown", "metadata": {}, "source": ["# Row max\n", "\n"]},
+             {"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": [], "source": "import torch\n"},
+             {"cell_type": "code", "execution_count": 2, "metadata": {}, "outputs": [], "source": ROW_MAX}]
+    (tmp_path / "t.ipynb").write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    [finding] = json.loads(run_cli("t.ipynb", "--select", "TL108", "--output-format", "json", cwd=tmp_path).stdout)
+    assert (finding["cell"], finding["location"]["row"]) == (3, 8)
+    assert "`tl.max(x, axis=0)` at line 9," in finding["message"]
+
+
+def test_a_row_quoted_from_another_cell_names_that_cell():
+    from tritonlint.diagnostics import Diagnostic, Position
+    from tritonlint.notebook import Notebook
+    from tritonlint.templates import Row
+
+    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "source": "a = 1\nb = 2\n"},
+             {"cell_type": "code", "metadata": {}, "outputs": [], "source": "c = 3\n"}]
+    notebook = Notebook.parse(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    a_row, c_row = notebook.starts[0] + 1, notebook.starts[1]
+    found = Diagnostic("TL999", "x", "warning", "correctness", f"`c` at line {Row(c_row)} uses `b` of line {Row(a_row)}",
+                       "t.ipynb", Position(c_row, 1), Position(c_row, 6), 0, 1, notes=[f"see line {Row(c_row)}"])
+    mapped = notebook.map(found)
+    assert (mapped.cell, mapped.message, mapped.notes) == (2, "`c` at line 1 uses `b` of line 2 of cell 1", ["see line 1"])
+
+
 WRONG_RULE = """\
 id: ACME001
 name: debug-barrier

@@ -35,9 +35,8 @@ from tritonlint.diagnostics import Diagnostic, Edit, Fix, Position, Span
 from tritonlint.linter import FileLinter
 from tritonlint.results import FileResult, FixMode
 from tritonlint.source import LineIndex, ParsedFile, SourceText
-from tritonlint.templates import ROW_CLOSE, ROW_OPEN, Row, fit_headline, place_rows
+from tritonlint.templates import ROW_CLOSE, ROW_OPEN, fit_headline, mark_rows, place_rows
 from tritonlint.timelimit import FileTimeout, enter, time_limit
-from tritonlint.walk import walk
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -265,13 +264,7 @@ class IncrementalLinter:
                     path: Path | None) -> SliceResult:
         enter("parse")
         tree = ast.parse(text, filename=display)
-        rows = [Row(row) for row in range(text.count("\n") + text.count("\r") + 2)]
-        for node in walk(tree):  # rows quoted in messages are the slice's: marked, placed with the findings
-            if isinstance(node, (ast.stmt, ast.expr, ast.excepthandler, ast.arg, ast.keyword, ast.alias,
-                                 ast.pattern)):
-                node.lineno = rows[node.lineno]
-                if node.end_lineno is not None:
-                    node.end_lineno = rows[node.end_lineno]
+        mark_rows(tree, text)  # rows quoted in messages are the slice's: marked, placed with the findings
         parsed = ParsedFile(display, SourceText(text, "utf-8", False, "\n"), tree, module, path)
         enter("model")
         model = ModuleModel(tree, module, display, is_package=display.endswith("__init__.py"), text=text,

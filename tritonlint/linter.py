@@ -24,6 +24,7 @@ from tritonlint.source import (
     syntax_problem,
 )
 from tritonlint.suppression import UNUSED, Suppressions
+from tritonlint.templates import ROW_CLOSE, ROW_OPEN, mark_rows
 from tritonlint.timelimit import WRITE, FileTimeout, enter, message, time_limit
 
 MAX_FIX_ROUNDS = 10
@@ -36,6 +37,7 @@ class FileLinter:
         self.known = known  # every rule's code and name, for TL900's unknown codes
         self.mode = mode
         self.unsafe = unsafe
+        self.mark_rows = False  # quoted rows as Row markers, for texts whose rows are placed later (notebooks)
 
     def lint_path(self, path: Path, display: str, module: str, project: Project) -> FileResult:
         result = FileResult(display, module)
@@ -94,6 +96,8 @@ class FileLinter:
             if self._syntax_failed(problem, display, result):
                 return None
             assert tree is not None
+            if self.mark_rows and ROW_OPEN not in text and ROW_CLOSE not in text:
+                mark_rows(tree, text)
             parsed = ParsedFile(display, SourceText(text, "utf-8", False, "\n"), tree, module, path)
             enter("model")
             model = ModuleModel(tree, module, display, is_package=display.endswith("__init__.py"), text=text,
@@ -103,7 +107,7 @@ class FileLinter:
             result.links = (module_links(model, project.linted_modules) or ModuleLinks()) if project.linted_modules \
                 else None
             if rules:
-                diagnostics = self.engine.run(parsed, model, project, rules)
+                diagnostics = self.engine.run(parsed, model, project, rules, fit=not self.mark_rows)
         return self.suppressed(diagnostics, text, display, ran)
 
     def suppressed(self, diagnostics: list[Diagnostic], text: str, display: str, ran: list[Rule]) -> list[Diagnostic]:

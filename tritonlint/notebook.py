@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from tritonlint.diagnostics import Diagnostic, Edit, Position, Span
+from tritonlint.templates import fit_headline, place_rows
 
 SEPARATOR = "# %% <cell>\n"  # a comment line no fix touches: the fixed text splits back into cells there
 _MAGIC = re.compile(r"^(\s*)# <magic (\d+)>$", re.MULTILINE)
@@ -79,11 +80,17 @@ class Notebook:
         def at(position: Position) -> Position:
             return Position(self.locate(position.row)[1], position.column)
 
-        fix = d.fix and dataclasses.replace(d.fix, edits=tuple(
-            Edit(e.start, e.end, e.content, at(e.location), at(e.end_location)) for e in d.fix.edits))
+        def quoted(row: int) -> str:  # a row quoted in a message: the row within its cell, and the cell if another
+            where, within = self.locate(row)
+            return str(within) if where == cell else f"{within} of cell {where}"
+
+        fix = d.fix and dataclasses.replace(d.fix, message=place_rows(d.fix.message, quoted), edits=tuple(
+            Edit(e.start, e.end, place_rows(e.content, quoted), at(e.location), at(e.end_location))
+            for e in d.fix.edits))
         related = tuple(Span(s.start, s.end, at(s.location), at(s.end_location)) for s in d.related)
         return dataclasses.replace(d, location=at(d.location), end_location=at(d.end_location), fix=fix,
-                                   related=related, cell=cell)
+                                   related=related, cell=cell, message=fit_headline(place_rows(d.message, quoted)),
+                                   notes=[place_rows(note, quoted) for note in d.notes])
 
     def dumps(self, fixed: str) -> str | None:
         """The notebook's JSON with the fixed cells, or None when the fixed text no longer splits into the

@@ -159,11 +159,12 @@ def _lint_notebook(source: SourceText, path: Path, display: str, module: str, pr
         return result
     mode = linter.mode
     linter.mode = FixMode.DIFF if mode is FixMode.FIX else mode  # the linter must not write the joined text
+    linter.mark_rows = True  # rows quoted in messages count in the joined text until mapped to their cells
     try:
         result = linter.lint_source(SourceText(notebook.text, "utf-8", False, "\n"), None, display, module,
                                     project, result)
     finally:
-        linter.mode = mode
+        linter.mode, linter.mark_rows = mode, False
     if result.fixed is not None:
         written = notebook.dumps(result.fixed)
         try:

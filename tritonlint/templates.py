@@ -3,10 +3,12 @@ rule's conditions provide (and `{measured}`, the committed GPU evidence)."""
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import TYPE_CHECKING, Callable
 
 from tritonlint.sgutil import span_text
+from tritonlint.walk import walk
 
 if TYPE_CHECKING:
     from ast_grep_py import SgNode
@@ -63,8 +65,19 @@ class Row(int):
         return str(self) if spec in ("", "d") else format(int(self), spec)
 
 
-def place_rows(text: str, row: Callable[[int], int]) -> str:
-    """`text` with its quoted rows (Row markers) turned into the rows `row` gives them."""
+def mark_rows(tree: ast.AST, text: str) -> None:
+    """Give the nodes of `tree` (parsed from `text`) Row line numbers, so that the rows their findings quote
+    can be placed later. `text` must hold no Row marker of its own."""
+    rows = [Row(row) for row in range(text.count("\n") + text.count("\r") + 2)]
+    for node in walk(tree):
+        if isinstance(node, (ast.stmt, ast.expr, ast.excepthandler, ast.arg, ast.keyword, ast.alias, ast.pattern)):
+            node.lineno = rows[node.lineno]
+            if node.end_lineno is not None:
+                node.end_lineno = rows[node.end_lineno]
+
+
+def place_rows(text: str, row: Callable[[int], int | str]) -> str:
+    """`text` with its quoted rows (Row markers) turned into the rows (or the words) `row` gives them."""
     return ROW_MARK.sub(lambda m: str(row(int(m.group(1)))), text) if ROW_OPEN in text else text
 
 
