@@ -67,6 +67,15 @@ def test_context_modules_findings_are_not_reported_when_they_do_not_use_the_give
     assert result.returncode == 0 and _findings(result) == []
 
 
+def test_a_kernel_module_is_not_reported_for_being_launched_from_a_given_file(tmp_path):
+    unkeyed = KERNELS.replace('key=["n"]', 'key=[]')  # TL006 in kernels.py, judged from launch.py's launch
+    repo = _repo(tmp_path, kernels=unkeyed, launch=LAUNCH.replace(", BLOCK_SIZE=1024", ""))
+    assert ("kernels.py", "TL006") in _findings(run_cli("check", "--output-format", "json", "--no-cache", ".", cwd=repo))
+    for cache in (["--no-cache"], [], []):
+        result = run_cli("check", "--output-format", "json", *cache, "launch.py", cwd=repo)
+        assert result.returncode == 0 and _findings(result) == [], result.stdout + result.stderr
+
+
 def test_editing_the_kernel_module_invalidates_the_cached_launch_result(tmp_path):
     repo = _repo(tmp_path, kernels=KERNELS.replace('{"BLOCK_SIZE": 4096}', '{"BLOCK": 4096}').replace(
         '{"BLOCK_SIZE": 1024}', '{"BLOCK": 1024}'))

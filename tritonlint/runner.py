@@ -19,6 +19,7 @@ from tritonlint import inputs
 from tritonlint.analysis.launch_index import (
     ModuleLinks,
     build_index,
+    is_launch_dependency,
     launch_dependency,
     read_links,
     recorded_launchers,
@@ -287,7 +288,7 @@ def _reported(work: list[Job], results: list[FileResult], facts: dict[int, Facts
               linted: frozenset[str], repeated: set[str]) -> list[FileResult]:
     """The results of the given files, and of the project's other modules whose launches use a kernel of a
     given file: a change to a kernel can break the launches of modules nobody passed (pre-commit passes only
-    what is staged)."""
+    what is staged). Not the reverse: a kernel's module is not reported for being launched from a given file."""
     given = {(job.module, source_root(job.display, job.module)) for job in work if not job.context}
     given_modules = Counter(module for module, _ in given)
     reported = []
@@ -301,7 +302,8 @@ def _reported(work: list[Job], results: list[FileResult], facts: dict[int, Facts
         root = source_root(job.display, job.module)
         # A module name several files share resolves, as Python would, to the one under the importer's root.
         uses_given = any(module in given_modules and (module not in repeated or (module, root) in given)
-                         for module in (defining_module(target, linted) for target in consulted))
+                         for module in (defining_module(target, linted) for target in consulted
+                                        if not is_launch_dependency(target)))
         if r.diagnostics and uses_given:
             reported.append(r)
     return reported

@@ -95,8 +95,11 @@ def launch_dependency(module: str) -> str:
     return f"{module}.{LAUNCHES}"
 
 
+def is_launch_dependency(target: object) -> bool:
+    return isinstance(target, str) and target.endswith("." + LAUNCHES)
+
+
 def recorded_launchers(deps: object) -> frozenset[str]:
     """The launching modules a cached result was judged with, from its recorded dependencies."""
-    suffix = "." + LAUNCHES
-    return frozenset(target[:-len(suffix)] for target in deps if isinstance(target, str)  # type: ignore[attr-defined]
-                     and target.endswith(suffix))
+    return frozenset(target[:-len(LAUNCHES) - 1] for target in deps  # type: ignore[attr-defined]
+                     if is_launch_dependency(target))
