@@ -7,9 +7,10 @@ server's CPU time (user + system, from /proc) over all the edits.
 
 The default edit changes one line in place (`2048 //` <-> `4096 //` in a kernel's loop bound);
 `--edit newline` inserts, then deletes, an empty line in the first kernel's body, which moves every line
-below it.
+below it; `--edit comment` inserts, then deletes, a comment line between two top-level statements (above a
+launch function half-way down the file).
 
-    python bench/lsp_latency.py [--edits 40] [--edit line|newline] [--output bench/results/lsp_latency.json]
+    python bench/lsp_latency.py [--edits 40] [--edit line|newline|comment] [--output bench/results/lsp_latency.json]
 """
 
 from __future__ import annotations
@@ -143,12 +144,15 @@ def measure(edits: int, kind: str = "line") -> dict[str, Any]:
         first = connection.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})
         lines = text.split("\n")
         target = next(i for i, line in enumerate(lines) if "tl.static_range" in line)
+        if kind == "comment":
+            launches = [i for i, line in enumerate(lines) if line.startswith("def launch_")]
+            target = launches[len(launches) // 2]
         times, counts = [], []
         cpu_before = _cpu_seconds(connection.process.pid)
         for edit in range(edits):
-            if kind == "newline":
+            if kind in ("newline", "comment"):
                 if edit % 2 == 0:
-                    lines.insert(target, "")
+                    lines.insert(target, "" if kind == "newline" else "# the launch: a grid over the tuned blocks")
                 else:
                     del lines[target]
             else:
@@ -199,7 +203,7 @@ def _cpu() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--edits", type=int, default=40)
-    parser.add_argument("--edit", choices=("line", "newline"), default="line")
+    parser.add_argument("--edit", choices=("line", "newline", "comment"), default="line")
     parser.add_argument("--output", type=Path)
     args = parser.parse_args()
     result = measure(args.edits, args.edit)

@@ -291,6 +291,20 @@ def test_moved_rows_reuse_the_findings_moved(tmp_path: Path) -> None:
     assert _comparable(fast) == _comparable(full)
 
 
+def test_a_comment_between_top_level_statements_relints_the_slice_below_it(tmp_path: Path) -> None:
+    linter = make_linter(load_rules([]), Settings(root=tmp_path), FixMode.NONE, True)
+    incremental = IncrementalLinter(linter)
+    text = gemm_file(6)
+    _both(incremental, linter, text)
+    lines = text.split("\n")
+    third = [i for i, line in enumerate(lines) if line.startswith("@triton.autotune")][2]
+    for comment in ("# tuned on H200", "# tuned on H100"):  # typed, then changed
+        lines[third - 1] = comment
+        full, fast = _both(incremental, linter, "\n".join(lines))
+        assert incremental.stats == {"linted": 1, "reused": 6}  # the third kernel's slice, not every slice
+        assert _comparable(fast) == _comparable(full)
+
+
 def test_rows_are_marked_while_they_may_move() -> None:
     row = Row(12)
     assert row == 12 and hash(row) == hash(12) and type(row + 1) is int

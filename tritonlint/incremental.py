@@ -7,8 +7,9 @@ included: a config's `"BLOCK_M"`, a key, a launch) and on those that bind a name
 follow a kernel to its launches and back, so the units linked that way, in either direction, form one
 component. Imports, and the statements that act at module level (calls, `if`/`try` blocks, anything that is
 not a definition or an assignment) together with the components they mention, are the core: in every
-slice. A slice is the text of its component and the core, with the comments of the module (for the rules
-that read the comment above a statement), each stretch left out between them reduced to a few line breaks. Each
+slice. A slice is the text of its component and the core, each unit with the comment lines between it and
+the unit before (for the rules that read the comment above a statement), each stretch left out between them
+reduced to a few line breaks: an edit to a comment between top-level statements re-lints one slice. Each
 slice is linted alone and its findings are cached by its text: an edit re-lints the slices whose text
 changed. A slice's text does not change when an edit elsewhere moves its rows, so its findings are reused,
 moved: character offsets map back piece by piece, and the rows messages quote are marked while the slice is
@@ -224,10 +225,11 @@ class IncrementalLinter:
         elsewhere = [(units[i].start, units[i].end) for own in components for i in own]
         always = sorted(core | {i for i, u in enumerate(units) if u.fact})
         bound = {name for own in components for i in own for name in units[i].binds}  # by the components
-        comments = _comments(text, units)
         lines = LineIndex(text)
+        comments = _comments(text, units, lines)
         for own in [sorted(core)] + components:
-            kept = sorted([(units[i].start, units[i].end) for i in set(always).union(own)] + comments)
+            kept = sorted({(units[i].start, units[i].end) for i in set(always).union(own)}
+                          | {span for i in set(always).union(own) for span in comments.get(i, ())})
             slice_text, offsets = _compact(text, kept)
             found = slices.get(slice_text) or self.slices.get(slice_text)
             if found is None or not _still_valid(found, project):
@@ -395,16 +397,25 @@ class Placement:
         return replace(summary, line=self.row(summary.line), autotune=autotune)
 
 
-def _comments(text: str, units: list[Unit]) -> list[tuple[int, int]]:
-    """The spans of the lines between units (and around them) that are not blank: comments, kept in every
-    slice for the rules that read the comment above a statement."""
-    spans = []
+def _comments(text: str, units: list[Unit], lines: LineIndex) -> dict[int, list[tuple[int, int]]]:
+    """The spans of the lines between units that are not blank (comments), by the units they can explain: the
+    unit right below and any unit that starts within reach below (STRETCH_ROWS - 1 rows); those after the last
+    unit go with it. A slice keeps the comments of its units: rules read the comments above a statement,
+    none reads one below it."""
+    spans: dict[int, list[tuple[int, int]]] = {}
     last = 0
-    for start, end in [(u.start, u.end) for u in units] + [(len(text), len(text))]:
+    for index, (start, end) in enumerate([(u.start, u.end) for u in units] + [(len(text), len(text))]):
         if text[last:start].strip():
             for line in re.finditer(r"[^\r\n]*(?:\r\n|\r|\n)?", text[last:start]):
                 if line.group().strip():
-                    spans.append((last + line.start(), last + line.end()))
+                    span = (last + line.start(), last + line.end())
+                    reach = lines.row_of(span[0]) + STRETCH_ROWS - 1
+                    below = min(index, len(units) - 1)
+                    spans.setdefault(below, []).append(span)
+                    for later in range(below + 1, len(units)):
+                        if lines.row_of(units[later].start) > reach:
+                            break
+                        spans.setdefault(later, []).append(span)
         last = end
     return spans
 
