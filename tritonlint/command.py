@@ -243,19 +243,16 @@ def guard(run: Callable[[], None]) -> None:
         sys.exit(EXIT_ERROR)
 
 
-def main(argv: list[str] | None = None) -> None:
-    """The console script's lint: read here where `parse` can, else by click (cli.main)."""
-    args = sys.argv[1:] if argv is None else list(argv)
+def main(args: list[str]) -> bool:
+    """Run the lint this command line asks for, where `parse` can read it; False where click must (cli.main)."""
     values = parse(args)
     if values is None:
-        from tritonlint.cli import main as full
-
-        full(args)
-        return
+        return False
     for stream in (sys.stdout, sys.stderr):  # a message with a character the locale cannot encode is no crash
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
     guard(lambda: check(**values))  # type: ignore[arg-type]
+    return True
 
 def check(paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool, show_fixes: bool, output_format: str,
           output_file: str | None, statistics: bool, exit_zero: bool, color: str, force_exclude: bool,

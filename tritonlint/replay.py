@@ -185,13 +185,16 @@ def main(argv: list[str] | None = None) -> None:
     # defaults ask costs more than it frees in a run this short (the runner relaxes it so for its files too).
     gc.set_threshold(100_000, 50, 100)
     dataclass_code.install()
-    from tritonlint.command import main as run  # click only where its parser is needed
+    from tritonlint.command import main as lint  # click only where its parser is needed
 
     real, tee = sys.stdout, _Tee(sys.stdout)
     sys.stdout = tee
     inputs.start()
     try:
-        run(args)
+        if not lint(args):
+            from tritonlint.cli import main as run
+
+            run(args)
     except SystemExit as exit:
         if exit.code in (0, 1):
             try:

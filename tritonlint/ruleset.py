@@ -11,7 +11,6 @@ those built into tritonlint.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,7 +132,9 @@ def load_rule_file(path: Path) -> Rule:
         raise RuleFileError(path, "<yaml>", f"expands to more than {MAX_YAML_VALUES} values "
                             "(an alias that refers to itself, or aliases nested to explode)")
     rule = _RuleBuilder(path, data).build()
-    rule.fingerprint = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    from tritonlint.cache import blake2b
+
+    rule.fingerprint = blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
     return rule
 
 
@@ -470,9 +471,9 @@ def load_rules(extra_dirs: list[Path] = (), cache_folder: Path | None = None) ->
 
 def _rules_cache_path(folder: Path, files: list[Path]) -> Path | None:
     from tritonlint import __version__
-    from tritonlint.cache import tool_digest
+    from tritonlint.cache import blake2b, tool_digest
 
-    hasher = hashlib.blake2b(tool_digest().encode(), digest_size=16)
+    hasher = blake2b(tool_digest().encode(), digest_size=16)
     for path in files:
         try:
             hasher.update(f"\0{path}\0".encode() + path.read_bytes())

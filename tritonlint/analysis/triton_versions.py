@@ -5,7 +5,6 @@ distribution an installed or unpacked package came in) read as a range of versio
 
 from __future__ import annotations
 
-import configparser
 import re
 import sys
 from dataclasses import dataclass
@@ -135,6 +134,8 @@ def _requirement_lines(folder: Path) -> list[tuple[str, str]]:
         found += [(d, "pyproject.toml") for d in deps if isinstance(d, str)]
     setup_cfg = folder / "setup.cfg"
     if setup_cfg.is_file():
+        import configparser  # here: few projects have one, and importing it costs a lint ~2 ms
+
         parser = configparser.ConfigParser()
         try:
             parser.read(setup_cfg, encoding="utf-8")
