@@ -7,6 +7,8 @@ import ast
 import textwrap
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.helpers import lint_code
 from tritonlint.analysis.flow import FunctionFlow
@@ -288,3 +290,18 @@ def test_flow_merges_branches_and_carries_values_around_loops():
     [loop] = [s for s in function.body if isinstance(s, ast.For)]
     assert flow.enclosing_loops(names[("z", 8)]) == [loop]
     assert flow.enclosing_loops(names[("n", 6)]) == []  # the iterable is evaluated outside the loop body
+
+
+@settings(max_examples=300, deadline=None)
+@given(word=st.text(alphabet="abcdgfhinpuxyz*?[]\n", max_size=6))
+def test_backend_patterns_match_words_as_fnmatchcase_does(word):
+    """Words and `word*` patterns are compared as words and prefixes, the others through fnmatch's regex: the
+    same answers as one regex of every translated pattern."""
+    import fnmatch
+    import re
+
+    from tritonlint.analysis.backends import _pattern_matcher
+
+    patterns = ("ascend", "npu", "gcu*", "gfx*", "rdna*", "a?c", "x[yz]*", "*hip", "", "q*", "b*c*", "[")
+    expected = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns)).match(word) is not None
+    assert _pattern_matcher(patterns)(word) is expected

@@ -179,12 +179,12 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(code)
     import gc
 
-    from tritonlint import dataclass_code
+    from tritonlint import startup_cache
 
     # Importing the command line and the linter makes many objects and few cycles: collecting as often as the
     # defaults ask costs more than it frees in a run this short (the runner relaxes it so for its files too).
     gc.set_threshold(100_000, 50, 100)
-    dataclass_code.install()
+    startup_cache.install()
     from tritonlint.command import main as lint  # click only where its parser is needed
 
     real, tee = sys.stdout, _Tee(sys.stdout)
@@ -202,7 +202,7 @@ def main(argv: list[str] | None = None) -> None:
             except Exception:  # noqa: BLE001 - a record not written costs the next run time, never this run's result
                 pass
         sys.stdout = real
-        dataclass_code.save()
+        startup_cache.save()
         _exit_now(exit.code)
         raise
     finally:
