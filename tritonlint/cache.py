@@ -363,7 +363,23 @@ def open_cache(folder: Path, settings: Settings, rules: list[Rule], unsafe: bool
     effective = dataclasses.replace(settings, cache_dir=None, fail_level="warning", baseline=None,
                                     file_timeout=0.0)  # what changes no finding
     identity = [(rule.id, rule.path, rule.fingerprint) if rule.fingerprint else rule for rule in rules]
-    return LintCache(folder, configuration_key(effective, identity, unsafe))
+    return LintCache(folder, configuration_key(effective, identity, unsafe, _tables_digest()))
+
+
+def _tables_digest() -> list[tuple[str, str | None]]:
+    """The rules' data tables (rules/data, such as TL103's API versions) by their contents: the results rules
+    computed from a table are stale once it changes (a development checkout's edit; a release changes the
+    version)."""
+    from tritonlint import ruledata
+
+    found: list[tuple[str, str | None]] = []
+    for path in ruledata.data_files():
+        try:
+            with open(path, "rb") as stream:
+                found.append((os.path.basename(path), digest(stream.read())))
+        except OSError:
+            found.append((os.path.basename(path), None))
+    return found
 
 
 class Session:
