@@ -37,9 +37,9 @@ from tritonlint.analysis.project import defining_module
 from tritonlint.inputs import CACHE_DIR_NAME, RACY_NS
 
 try:  # hashlib's own blake2b, without hashlib loading OpenSSL first (a tenth of the imports of a one-file lint)
-    from _blake2 import blake2b
+    from _blake2 import blake2b as blake2b
 except ImportError:  # a Python built without it
-    from hashlib import blake2b
+    from hashlib import blake2b as blake2b
 
 if TYPE_CHECKING:
     from tritonlint.config import Settings
@@ -88,6 +88,7 @@ def _dumps(value: Any) -> bytes:
 
 @dataclass
 class Entry:
+    """One file's cached result: its digest and stat, what it depended on, and its pickled findings."""
     display: str
     module: str
     digest: str

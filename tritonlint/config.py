@@ -32,6 +32,7 @@ class ConfigError(Exception):
 
 @dataclass
 class Settings:
+    """The resolved configuration of a run (file, command line and defaults)."""
     root: Path = field(default_factory=Path.cwd)
     config_path: Path | None = None
     select: list[str] | None = None  # None: every rule

@@ -48,6 +48,7 @@ class RuleFileError(Exception):
 
 @dataclass(frozen=True)
 class FixSpec:
+    """A rule file's `fix`."""
     applicability: str
     message: str
     fixer: str | None = None
@@ -56,6 +57,7 @@ class FixSpec:
 
 @dataclass(frozen=True)
 class OptionSpec:
+    """A rule option: name, type, default and doc."""
     name: str
     type: str
     default: Any
@@ -64,18 +66,21 @@ class OptionSpec:
 
 @dataclass(frozen=True)
 class Condition:
+    """A `where` condition of a rule file, with its arguments."""
     name: str
     args: dict[str, Any]
 
 
 @dataclass(frozen=True)
 class Example:
+    """A code example of a rule file's tests, with its fixed text."""
     code: str
     fixed: str | None = None  # expected text after --fix/--unsafe-fixes, for invalid examples
 
 
 @dataclass
 class Rule:
+    """A rule, validated from its file."""
     id: str
     name: str
     severity: str

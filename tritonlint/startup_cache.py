@@ -86,8 +86,8 @@ def _regex_compiler(compiler: object, engine: _Engine) -> object:
         if engine.given is not None and _at_import():
             final, code, groups, groupindex, indexgroup = engine.given
             # as plain ints: the compiler's opcodes are an int subclass, which marshal does not take
-            _known[key] = (int(final), [int(op) for op in code], int(groups),  # type: ignore[call-overload, union-attr]
-                           dict(groupindex), tuple(indexgroup))  # type: ignore[call-overload]
+            _known[key] = (int(final), [int(op) for op in code], int(groups),
+                           dict(groupindex), tuple(indexgroup))
             _used.add(key)
             _new = True
         return compiled

@@ -118,6 +118,7 @@ def _leaves(statements: list[ast.stmt]) -> bool:
 
 @dataclass
 class _Uses:
+    """How a module uses one function: defined in a backend branch, and where it is referenced."""
     defined_in_branch: bool = False
     references: list[tuple[bool, tuple[str, ...]]] = field(default_factory=list)  # (in such a branch, enclosing defs)
 

@@ -33,6 +33,7 @@ def show(version: Version) -> str:
 
 @dataclass(frozen=True)
 class ApiEntry:
+    """One API of the Triton versions table and the versions that changed it."""
     api: str  # qualified name; `callee(keyword=)` for a keyword argument
     kind: str  # removed | moved | deprecated | introduced
     replacement: str | None
@@ -45,6 +46,7 @@ class ApiEntry:
 
 @dataclass(frozen=True)
 class Table:
+    """The Triton API versions table (rules/data/triton-api-versions.yaml), parsed."""
     newest: Version
     entries: dict[str, ApiEntry]
     modules: frozenset[str]  # entries that are modules: `triton.ops.matmul` is a use of `triton.ops`
@@ -81,6 +83,7 @@ def table() -> Table:
 # ---- the project's own requirement ------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Target:
+    """The Triton versions a project allows, and where that was read."""
     low: Version  # the lowest version the project allows: for APIs it may use too early
     high: Version  # the highest: for APIs removed under it
     source: str  # where it comes from, for the message
