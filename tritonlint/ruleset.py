@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tritonlint import inputs, ruledata
+from tritonlint import evidence, inputs, ruledata
 from tritonlint.diagnostics import APPLICABILITIES, SEVERITIES, rule_page_url
 from tritonlint.sgutil import AstGrepError, compile_check, find_all, parse_snippet
 from tritonlint.templates import METAVAR, TEMPLATE_VAR
@@ -437,7 +437,8 @@ def rule_files(extra_dirs: list[Path] = ()) -> list[Path]:  # type: ignore[assig
 def load_rules(extra_dirs: list[Path] = (), cache_folder: Path | None = None) -> list[Rule]:  # type: ignore[assignment]
     """Every rule file, validated, and the rules' data tables (ruledata). With `cache_folder`, rules validated
     before from files with the same contents, and tables parsed before, are read back from the cache instead
-    (parsing YAML and matching every example costs more than a run that finds all its files in the cache)."""
+    (parsing YAML and matching every example costs more than a run that finds all its files in the cache), with
+    the GPU evidence the messages quote (evidence.load: reading its JSON costs a lint with findings more)."""
     files = rule_files(extra_dirs)
     tables = [Path(path) for path in ruledata.data_files()]
     cached = _rules_cache_path(cache_folder, files + tables) if cache_folder is not None else None
@@ -446,10 +447,12 @@ def load_rules(extra_dirs: list[Path] = (), cache_folder: Path | None = None) ->
 
         try:
             stored = safe_loads(cached.read_bytes())
-            if isinstance(stored, tuple) and len(stored) == 2 and isinstance(stored[0], list) \
-                    and all(isinstance(r, Rule) for r in stored[0]) and isinstance(stored[1], dict):
+            if isinstance(stored, tuple) and len(stored) == 3 and isinstance(stored[0], list) \
+                    and all(isinstance(r, Rule) for r in stored[0]) and isinstance(stored[1], dict) \
+                    and isinstance(stored[2], (dict, type(None))):
                 touch(cached)  # in use: not stale
                 ruledata.provide(stored[1])
+                evidence.provide(stored[2])
                 return stored[0]
         except Exception:  # noqa: BLE001 - absent or unreadable: load the files
             pass
@@ -468,7 +471,7 @@ def load_rules(extra_dirs: list[Path] = (), cache_folder: Path | None = None) ->
         from tritonlint.cache import write_file
 
         try:
-            write_file(cached, lambda: (rules, parsed))
+            write_file(cached, lambda: (rules, parsed, evidence.load()))
         except OSError:
             pass  # the run goes on; the next one validates the files again
     return rules
