@@ -305,3 +305,17 @@ def test_backend_patterns_match_words_as_fnmatchcase_does(word):
     patterns = ("ascend", "npu", "gcu*", "gfx*", "rdna*", "a?c", "x[yz]*", "*hip", "", "q*", "b*c*", "[")
     expected = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns)).match(word) is not None
     assert _pattern_matcher(patterns)(word) is expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet="ahipgfxmdAHIPb._ 09\u00e4\nqz", max_size=12))
+def test_a_backend_prefix_is_found_at_word_starts_as_the_regex_found_it(text):
+    import re
+
+    from tritonlint.analysis.backends import _may_mention_backend
+
+    for patterns in [("hip", "gfx*", "amd"), ("a.b", "x[y]", "q?z"), (), ("*x",), ("Hip", "ROCM")]:
+        prefixes = [re.split(r"[*?\[]", p.lower(), maxsplit=1)[0] for p in patterns]
+        expected = not prefixes or not all(prefixes) or re.search(
+            r"(?<![a-z0-9])(?:" + "|".join(map(re.escape, prefixes)) + ")", text.lower()) is not None
+        assert _may_mention_backend(text, patterns) is expected

@@ -10,7 +10,7 @@ a file beside tritonlint's own byte code (as Python keeps `.pyc` files in `__pyc
 text from there: dataclasses runs the code that compiling its text gives, and `re` builds the pattern from the
 engine code its compiler gave. The objects are the ones compiling would make; a file that is absent, damaged,
 from another Python or not writable only costs the compiling. Kept: tritonlint's own data classes, and patterns
-compiled while a module is imported (a pattern built at run time from a file's names is not kept)."""
+compiled while a module is imported or written as constants (a pattern built from a file's names is not kept)."""
 
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ def _regex_compiler(compiler: object, engine: _Engine) -> object:
             compiled = real(pattern, flags)
         finally:
             compiler._sre = engine.engine  # type: ignore[attr-defined]
-        if engine.given is not None and _at_import():
+        if engine.given is not None and _same_every_run(pattern):
             final, code, groups, groupindex, indexgroup = engine.given
             # as plain ints: the compiler's opcodes are an int subclass, which marshal does not take
             _known[key] = (int(final), [int(op) for op in code], int(groups),
@@ -95,12 +95,13 @@ def _regex_compiler(compiler: object, engine: _Engine) -> object:
     return compile
 
 
-def _at_import() -> bool:
-    """Whether the pattern being compiled is one of a module's top-level statements (the same at every run)."""
+def _same_every_run(pattern: object) -> bool:
+    """Whether the pattern being compiled is the same at every run: compiled by a module's top-level statements,
+    or written as a constant in the code that compiles it (not built from a file's names)."""
     frame = sys._getframe(2)
     while frame is not None and frame.f_globals.get("__name__") in ("re", "re._compiler", __name__):
         frame = frame.f_back  # type: ignore[assignment]
-    return frame is not None and frame.f_code.co_name == "<module>"
+    return frame is not None and (frame.f_code.co_name == "<module>" or pattern in frame.f_code.co_consts)
 
 
 def install() -> None:
