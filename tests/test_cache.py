@@ -350,3 +350,27 @@ def test_a_cache_in_use_is_not_stale(project, rules, monkeypatch):
     os.utime(cache_file, (month_ago, month_ago))
     _, linted = counting.run(project, rules)  # served from the cache, which it marks as used
     assert linted == [] and cache_file.stat().st_mtime > month_ago + 60
+
+
+def test_a_changed_rule_data_table_gives_the_results_another_key(tmp_path, monkeypatch):
+    """Rules compute findings from their data tables (TL103's API versions): cached results must not outlive
+    an edit of a table (a development checkout changes it without a new version)."""
+    import shutil
+
+    from tritonlint import ruledata
+    from tritonlint.cache import open_cache
+    from tritonlint.command import load_project
+
+    tables = tmp_path / "data"
+    shutil.copytree(ruledata.data_dir(), tables)
+    monkeypatch.setattr(ruledata, "data_dir", lambda: str(tables))
+    settings, rules = load_project(None, tmp_path)
+
+    def key() -> str:
+        return open_cache(tmp_path / "cache", settings, rules, False).key
+
+    before = key()
+    assert key() == before
+    table = next(tables.glob("*.yaml"))
+    table.write_text(table.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    assert key() != before

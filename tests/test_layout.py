@@ -8,7 +8,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "tritonlint"
 # The stages that drive a run: nothing below them may import them.
-DRIVERS = {"engine", "linter", "runner", "cli", "reporting", "cache", "ruleset", "explain", "workers", "fixes",
+DRIVERS = {"engine", "linter", "runner", "cli", "command", "reporting", "cache", "ruleset", "explain", "workers", "fixes",
            "server", "__main__"}
 
 

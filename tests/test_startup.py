@@ -17,7 +17,8 @@ CONFIG = 'extend-rules = ["acme"]\n'
 RULE_LOADING = ("yaml", "tritonlint.strict_yaml", "tritonlint.context")
 # Never needed to lint a file without fixes, whatever the cache holds.
 NEVER_FOR_A_LINT = ("libcst", "tritonlint.server", "pygls", "lsprotocol", "tritonlint.explain", "tritonlint.notebook",
-                    "tritonlint.adoption", "tritonlint.ruletest", "tritonlint.docs", "tempfile", "traceback")
+                    "tritonlint.adoption", "tritonlint.ruletest", "tritonlint.docs", "tempfile", "traceback",
+                    "click", "tritonlint.cli", "hashlib", "configparser", "difflib")
 # What a run served from the cache does without: the analysis, the matcher, the rules' code.
 LINTING = ("tritonlint.linter", "tritonlint.engine", "tritonlint.analysis.model", "tritonlint.rules", "ast_grep_py",
            "tritonlint.suppression", "difflib", "json")
@@ -128,7 +129,7 @@ def test_an_unchanged_run_is_replayed_without_the_command_line(tmp_path):
     assert first[0] == 1 and "ACME001" in first[1], first
     _age(tmp_path)
     second, imported = _run(tmp_path, "k.py")  # served from the cache, and recorded
-    assert second == first and "click" in imported and len(_records(tmp_path)) == 1
+    assert second == first and "tritonlint.command" in imported and len(_records(tmp_path)) == 1
     third, imported = _run(tmp_path, "k.py")
     assert third == first
     assert not _loaded(imported, NOT_FOR_A_REPLAY + RULE_LOADING + LINTING + NEVER_FOR_A_LINT), \
@@ -235,3 +236,61 @@ def test_a_recorded_run_unused_for_30_days_is_pruned(tmp_path):
     os.utime(version / "run-00000000.record", (old, old))
     prune_stale(tmp_path)
     assert sorted(p.name for p in version.iterdir()) == ["run-11111111.record"]
+
+
+_KEPT = """
+import re, sys
+from tritonlint import startup_cache as kept
+kept._PATH = sys.argv[1]
+kept.install()
+import tomllib
+import tritonlint.command, tritonlint.linter, tritonlint.rules
+from tritonlint.diagnostics import Span
+compiled = [key for key in kept._known if isinstance(key, tuple)]
+texts = [key for key in kept._known if isinstance(key, str)]
+# what was served is what compiling gives: patterns compare by their engine code, code objects by their contents
+assert all(re.compile(*key) == kept._compile_regex(*key) for key in compiled)
+assert all(kept._known[text] == compile(text, "<string>", "exec", dont_inherit=True) for text in texts)
+print(len(compiled), len(texts), len(kept._used), kept._new, repr(Span(1, 2, (1, 0), (1, 1))))
+kept.save()
+"""
+
+
+def test_what_python_compiles_at_start_is_kept_and_served_as_compiled(tmp_path):
+    """startup_cache: the second process serves dataclass methods and module-level patterns from the file the
+    first wrote, and they equal what compiling gives; a damaged file is compiled again and rewritten."""
+    import subprocess
+    import sys
+
+    kept = tmp_path / "kept.marshal"
+
+    def run() -> list[str]:
+        done = subprocess.run([sys.executable, "-c", _KEPT, str(kept)], capture_output=True, text=True, check=False,
+                              cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        assert done.returncode == 0, done.stderr
+        return done.stdout.split(maxsplit=4)
+
+    patterns, texts, used, new, span = run()
+    assert int(patterns) > 20 and int(texts) > 200 and new == "True" and kept.exists()
+    again = run()
+    assert again == [patterns, texts, str(int(patterns) + int(texts)), "False", span]  # every one served
+    kept.write_bytes(b"not marshal data")
+    assert run()[3] == "True" and run()[3] == "False"
+
+
+@pytest.mark.parametrize("config", ["tritonlint.toml", "pyproject.toml"])
+def test_a_run_recorded_in_the_configured_cache_dir_is_replayed_from_there(tmp_path, config):
+    """A `cache-dir` set in the configuration file: the record is written there, and found there."""
+    _project(tmp_path)
+    (tmp_path / "tritonlint.toml").unlink()
+    settings = CONFIG + 'cache-dir = "build/tl-cache"  # kept out of the source folder\n'
+    (tmp_path / config).write_text(settings if config == "tritonlint.toml" else
+                                   f'[project]\nname = "x"\n\n[tool.tritonlint]\n{settings}')
+    first, _ = _run(tmp_path, "k.py")
+    assert first[0] == 1 and "ACME001" in first[1], first
+    _age(tmp_path)
+    second, _ = _run(tmp_path, "k.py")
+    records = sorted((tmp_path / "build" / "tl-cache").rglob("run-*.record"))
+    assert second == first and len(records) == 1 and not (tmp_path / ".tritonlint_cache").exists()
+    third, imported = _run(tmp_path, "k.py")
+    assert third == first and "tritonlint.command" not in imported, sorted(imported)

@@ -7,6 +7,8 @@ import ast
 import textwrap
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.helpers import lint_code
 from tritonlint.analysis.flow import FunctionFlow
@@ -288,3 +290,32 @@ def test_flow_merges_branches_and_carries_values_around_loops():
     [loop] = [s for s in function.body if isinstance(s, ast.For)]
     assert flow.enclosing_loops(names[("z", 8)]) == [loop]
     assert flow.enclosing_loops(names[("n", 6)]) == []  # the iterable is evaluated outside the loop body
+
+
+@settings(max_examples=300, deadline=None)
+@given(word=st.text(alphabet="abcdgfhinpuxyz*?[]\n", max_size=6))
+def test_backend_patterns_match_words_as_fnmatchcase_does(word):
+    """Words and `word*` patterns are compared as words and prefixes, the others through fnmatch's regex: the
+    same answers as one regex of every translated pattern."""
+    import fnmatch
+    import re
+
+    from tritonlint.analysis.backends import _pattern_matcher
+
+    patterns = ("ascend", "npu", "gcu*", "gfx*", "rdna*", "a?c", "x[yz]*", "*hip", "", "q*", "b*c*", "[")
+    expected = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns)).match(word) is not None
+    assert _pattern_matcher(patterns)(word) is expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet="ahipgfxmdAHIPb._ 09\u00e4\nqz", max_size=12))
+def test_a_backend_prefix_is_found_at_word_starts_as_the_regex_found_it(text):
+    import re
+
+    from tritonlint.analysis.backends import _may_mention_backend
+
+    for patterns in [("hip", "gfx*", "amd"), ("a.b", "x[y]", "q?z"), (), ("*x",), ("Hip", "ROCM")]:
+        prefixes = [re.split(r"[*?\[]", p.lower(), maxsplit=1)[0] for p in patterns]
+        expected = not prefixes or not all(prefixes) or re.search(
+            r"(?<![a-z0-9])(?:" + "|".join(map(re.escape, prefixes)) + ")", text.lower()) is not None
+        assert _may_mention_backend(text, patterns) is expected

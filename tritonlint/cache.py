@@ -21,7 +21,6 @@ error, and unpickling admits tritonlint's own data classes only: a cache file is
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import io
 import os
 import pickle
@@ -37,6 +36,11 @@ from tritonlint import __version__, inputs
 from tritonlint.analysis.project import defining_module
 from tritonlint.inputs import CACHE_DIR_NAME, RACY_NS
 
+try:  # hashlib's own blake2b, without hashlib loading OpenSSL first (a tenth of the imports of a one-file lint)
+    from _blake2 import blake2b as blake2b
+except ImportError:  # a Python built without it
+    from hashlib import blake2b as blake2b
+
 if TYPE_CHECKING:
     from tritonlint.config import Settings
     from tritonlint.diagnostics import Diagnostic
@@ -50,7 +54,7 @@ Signature = tuple[int, int, int, int]  # st_mtime_ns, st_ctime_ns, st_size, st_i
 
 
 def digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    return blake2b(data, digest_size=16).hexdigest()
 
 
 def signature(stat: os.stat_result) -> Signature:
@@ -84,6 +88,7 @@ def _dumps(value: Any) -> bytes:
 
 @dataclass
 class Entry:
+    """One file's cached result: its digest and stat, what it depended on, and its pickled findings."""
     display: str
     module: str
     digest: str
@@ -132,7 +137,7 @@ def _well_formed(entry: Any) -> bool:
 def configuration_key(*parts: Any) -> str:
     """The key of one configuration: the tool itself, the Python it runs on, and `parts` (the effective
     settings and rules, by their reprs; a rule read from a file by the file's digest)."""
-    hasher = hashlib.blake2b(digest_size=16)
+    hasher = blake2b(digest_size=16)
     hasher.update(f"{__version__}\0{sys.version_info[:2]}\0{FORMAT}\0{tool_digest()}\0".encode())
     hasher.update(f"{matcher_identity()}\0".encode())
     for part in parts:
@@ -279,13 +284,11 @@ def prune_stale(folder: Path, now: float | None = None) -> None:
 def write_file(path: Path, content: Callable[[], Any]) -> None:
     """Pickle `content()` to `path` atomically; `content` runs under the lock, so it may merge with what
     another run wrote meanwhile."""
-    import tempfile  # here: only a run that lints something writes
-
     path.parent.mkdir(parents=True, exist_ok=True)
     _mark(path.parent.parent)
     with _locked(path.with_suffix(".lock")):
         payload = pickle.dumps(content(), protocol=pickle.HIGHEST_PROTOCOL)
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.stem}.", dir=path.parent)
+        handle, temporary = _create_temporary(path)
         try:
             with os.fdopen(handle, "wb") as stream:
                 stream.write(payload)
@@ -296,6 +299,18 @@ def write_file(path: Path, content: Callable[[], Any]) -> None:
             except OSError:
                 pass
             raise
+
+
+def _create_temporary(path: Path) -> tuple[int, str]:
+    """A new file beside `path` for this process alone, as tempfile.mkstemp makes one (importing tempfile
+    cost a one-file lint 11 M instructions, callgrind): one left by an ended process of the same id is replaced."""
+    temporary = str(path.parent / f".{path.stem}.{os.getpid()}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        return os.open(temporary, flags, 0o600), temporary
+    except FileExistsError:
+        os.unlink(temporary)
+        return os.open(temporary, flags, 0o600), temporary
 
 
 def _mark(folder: Path) -> None:
@@ -349,7 +364,23 @@ def open_cache(folder: Path, settings: Settings, rules: list[Rule], unsafe: bool
     effective = dataclasses.replace(settings, cache_dir=None, fail_level="warning", baseline=None,
                                     file_timeout=0.0)  # what changes no finding
     identity = [(rule.id, rule.path, rule.fingerprint) if rule.fingerprint else rule for rule in rules]
-    return LintCache(folder, configuration_key(effective, identity, unsafe))
+    return LintCache(folder, configuration_key(effective, identity, unsafe, _tables_digest()))
+
+
+def _tables_digest() -> list[tuple[str, str | None]]:
+    """The rules' data tables (rules/data, such as TL103's API versions) by their contents: the results rules
+    computed from a table are stale once it changes (a development checkout's edit; a release changes the
+    version)."""
+    from tritonlint import ruledata
+
+    found: list[tuple[str, str | None]] = []
+    for path in ruledata.data_files():
+        try:
+            with open(path, "rb") as stream:
+                found.append((os.path.basename(path), digest(stream.read())))
+        except OSError:
+            found.append((os.path.basename(path), None))
+    return found
 
 
 class Session:

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from tritonlint import inputs
+from tritonlint.inputs import CONFIG_FILES
 from tritonlint.discovery import DEFAULT_EXCLUDE
 from tritonlint.ruleset import Rule
 from tritonlint.timelimit import DEFAULT_SECONDS, MAX_SECONDS
 
-CONFIG_FILES = ("tritonlint.toml", ".tritonlint.toml", "pyproject.toml")
 _LIST_KEYS = ("select", "extend-select", "ignore", "exclude", "extend-exclude", "extend-rules")
 _GENERAL_KEYS = {*_LIST_KEYS, "per-file-ignores", "target", "respect-gitignore", "cache-dir", "fail-level", "baseline",
                  "file-timeout"}
@@ -32,6 +32,7 @@ class ConfigError(Exception):
 
 @dataclass
 class Settings:
+    """The resolved configuration of a run (file, command line and defaults)."""
     root: Path = field(default_factory=Path.cwd)
     config_path: Path | None = None
     select: list[str] | None = None  # None: every rule

@@ -26,12 +26,14 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class ParamSpec:
+    """The type of a condition's argument, and whether it is required."""
     type: str  # "int", "str", "bool", "list"
     required: bool = True
 
 
 @dataclass
 class Verdict:
+    """What a condition decides about a match: variables, severity, span, notes, data for the fixer."""
     vars: dict[str, str] = field(default_factory=dict)
     severity: str | None = None  # overrides the rule's default severity
     span: tuple[int, int] | None = None  # character offsets, when the finding belongs elsewhere than the match
@@ -43,6 +45,7 @@ class Verdict:
 
 @dataclass(frozen=True)
 class ConditionSpec:
+    """A registered condition (`@condition`): its function, arguments and prefilter."""
     name: str
     function: Callable[..., Verdict | bool | None]
     params: dict[str, ParamSpec]
@@ -58,6 +61,7 @@ class ConditionSpec:
 
 @dataclass(frozen=True)
 class FixerSpec:
+    """A registered fixer (`@fixer`)."""
     name: str
     function: Callable[..., Any]
     doc: str

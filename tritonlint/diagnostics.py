@@ -46,6 +46,7 @@ class Span:
 
 @dataclass(frozen=True)
 class Fix:
+    """A fix: its applicability, message and edits."""
     applicability: str
     message: str
     edits: tuple[Edit, ...]
@@ -53,6 +54,7 @@ class Fix:
 
 @dataclass
 class Diagnostic:
+    """One finding, as every output format reports it."""
     code: str
     name: str
     severity: str

@@ -26,6 +26,7 @@ PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")
 
 @dataclass(frozen=True)
 class _Pattern:
+    """A compiled exclude or .gitignore pattern."""
     regex: re.Pattern[str]
     negated: bool
     dir_only: bool
@@ -138,6 +139,7 @@ def _exclude_matcher(excludes: tuple[str, ...]) -> re.Pattern[str] | None:
 
 @dataclass
 class Discovery:
+    """The files found under the given paths, and the paths that could not be walked."""
     files: list[Path]
     problems: list[tuple[Path, str]]  # paths that could not be walked, with a one-line reason
 

@@ -8,6 +8,7 @@ import os
 
 RACY_NS = 2_000_000_000  # a path modified this recently may change again without its stat showing it
 CACHE_DIR_NAME = ".tritonlint_cache"
+CONFIG_FILES = ("tritonlint.toml", ".tritonlint.toml", "pyproject.toml")  # in the order config.find_config tries them
 
 Stat = tuple[int, int, int, int, int] | None  # st_mtime_ns, st_ctime_ns, st_size, st_ino, st_mode; None: absent
 Noted = Stat | bool  # a stat, or for a path whose existence alone matters, whether it exists

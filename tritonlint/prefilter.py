@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Token:
+    """A word the file's text must contain."""
     text: str
 
     def holds(self, source: str) -> bool:
@@ -34,6 +35,7 @@ class Token:
 
 @dataclass(frozen=True)
 class Regex:
+    """A regular expression the file's text must match."""
     regex: re.Pattern[str]
 
     def holds(self, source: str) -> bool:
@@ -42,6 +44,7 @@ class Regex:
 
 @dataclass(frozen=True)
 class AllOf:
+    """Requirements that must all hold."""
     parts: tuple[Requirement, ...]
 
     def holds(self, source: str) -> bool:
@@ -50,6 +53,7 @@ class AllOf:
 
 @dataclass(frozen=True)
 class AnyOf:
+    """Requirements of which one must hold."""
     parts: tuple[Requirement, ...]
 
     def holds(self, source: str) -> bool:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from typing import Any, TextIO
 
 from tritonlint import __version__, inputs
-from tritonlint.inputs import CACHE_DIR_NAME, RACY_NS
+from tritonlint.inputs import CACHE_DIR_NAME, CONFIG_FILES, RACY_NS
 
 FORMAT = 1
 _ENVIRONMENT = ("NO_COLOR", "FORCE_COLOR")  # besides every TRITONLINT_* variable
@@ -62,26 +62,70 @@ def _key(args: list[str], stdout: TextIO) -> str:
                   str(stdout.encoding), _pack(sys.path), _pack(args), _pack(environment)])
 
 
-def _cache_dir_override(args: list[str]) -> str | None:
+def _option(args: list[str], name: str) -> str | None:
     for index, arg in enumerate(args):
-        if arg == "--cache-dir" and index + 1 < len(args):
+        if arg == name and index + 1 < len(args):
             return args[index + 1]
-        if arg.startswith("--cache-dir="):
+        if arg.startswith(f"{name}="):
             return arg.partition("=")[2]
-    return os.environ.get("TRITONLINT_CACHE_DIR") or None
+    return None
+
+
+def _configured_cache_dir(path: str) -> str | None:
+    """The `cache-dir` a configuration file sets, read off its lines without a TOML parser (importing one costs
+    more than a replayed run): only a guess at where to look, which the record's own check makes safe."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as stream:
+            text = stream.read()
+    except OSError:
+        return None
+    pyproject = path.endswith("pyproject.toml")
+    ours = not pyproject  # tritonlint's own files keep the settings at the top level
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("["):
+            ours = pyproject and line.replace(" ", "") == "[tool.tritonlint]"
+        elif ours and line.startswith("cache-dir"):
+            value = line.partition("=")[2].split("#")[0].strip()
+            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+                return os.path.join(os.path.dirname(path), value[1:-1])
+    return None
+
+
+def _config_file(folder: str) -> str | None:
+    """The configuration file config.find_config would take, as far as a glance at the files tells."""
+    while True:
+        for name in CONFIG_FILES:
+            path = os.path.join(folder, name)
+            if os.path.isfile(path):
+                if name != "pyproject.toml":
+                    return path
+                try:
+                    with open(path, encoding="utf-8", errors="replace") as stream:
+                        if "[tool.tritonlint" in stream.read():
+                            return path
+                except OSError:
+                    pass
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
 
 
 def _folders(args: list[str]) -> list[str]:
-    """Where a record for these arguments may be: the --cache-dir given, else the default cache folder in the
-    folder of the paths or above it. Only where to look: a record found is trusted only after checking."""
-    override = _cache_dir_override(args)
+    """Where a record for these arguments may be: the --cache-dir given, else the `cache-dir` of the
+    configuration file and the default cache folder in the folder of the paths or above it. Only where to look:
+    a record found is trusted only after checking."""
+    override = _option(args, "--cache-dir") or os.environ.get("TRITONLINT_CACHE_DIR")
     if override:
         return [os.path.abspath(override)]
     paths = [os.path.abspath(arg) for arg in args if not arg.startswith("-") and os.path.exists(arg)]
     folder = os.path.commonpath(paths) if paths else os.getcwd()
     if not os.path.isdir(folder):
         folder = os.path.dirname(folder)
-    found = []
+    config = _option(args, "--config") or _config_file(folder)
+    configured = _configured_cache_dir(os.path.abspath(config)) if config else None
+    found = [os.path.abspath(configured)] if configured else []
     while True:
         found.append(os.path.join(folder, CACHE_DIR_NAME))
         parent = os.path.dirname(folder)
@@ -177,20 +221,49 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(0)
     if code is not None:
         sys.exit(code)
-    from tritonlint.cli import main as run
+    import gc
+
+    from tritonlint import startup_cache
+
+    # Importing the command line and the linter makes many objects and few cycles: collecting as often as the
+    # defaults ask costs more than it frees in a run this short (the runner relaxes it so for its files too).
+    gc.set_threshold(100_000, 50, 100)
+    startup_cache.install()
+    from tritonlint.command import main as lint  # click only where its parser is needed
 
     real, tee = sys.stdout, _Tee(sys.stdout)
     sys.stdout = tee
     inputs.start()
     try:
-        run(args)
+        if not lint(args):
+            from tritonlint.cli import main as run
+
+            run(args)
     except SystemExit as exit:
         if exit.code in (0, 1):
             try:
                 _write(key, "".join(tee.parts), exit.code)
             except Exception:  # noqa: BLE001 - a record not written costs the next run time, never this run's result
                 pass
+        sys.stdout = real
+        startup_cache.save()
+        _exit_now(exit.code)
         raise
     finally:
         sys.stdout = real
         inputs.finish()
+
+
+def _exit_now(code: object) -> None:
+    """Exit without tearing the interpreter down: freeing every object of the analysis one by one cost a
+    one-file lint a twentieth of its instructions (callgrind), for a process that is about to end anyway. Only
+    once the output is flushed, and not after a pool of worker processes (multiprocessing's exit handlers
+    wait for them)."""
+    if not (code is None or isinstance(code, int)) or "multiprocessing" in sys.modules:
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return  # as a normal exit reports it
+    os._exit(code or 0)

@@ -22,6 +22,7 @@ class FixMode(Enum):
 
 @dataclass
 class FileResult:
+    """What linting one file gives back: its findings, kernel summaries and launches, or why not."""
     path: str
     module: str = ""
     diagnostics: list[Diagnostic] = field(default_factory=list)

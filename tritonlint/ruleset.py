@@ -11,13 +11,12 @@ those built into tritonlint.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tritonlint import inputs, ruledata
+from tritonlint import evidence, inputs, ruledata
 from tritonlint.diagnostics import APPLICABILITIES, SEVERITIES, rule_page_url
 from tritonlint.sgutil import AstGrepError, compile_check, find_all, parse_snippet
 from tritonlint.templates import METAVAR, TEMPLATE_VAR
@@ -49,6 +48,7 @@ class RuleFileError(Exception):
 
 @dataclass(frozen=True)
 class FixSpec:
+    """A rule file's `fix`."""
     applicability: str
     message: str
     fixer: str | None = None
@@ -57,6 +57,7 @@ class FixSpec:
 
 @dataclass(frozen=True)
 class OptionSpec:
+    """A rule option: name, type, default and doc."""
     name: str
     type: str
     default: Any
@@ -65,18 +66,21 @@ class OptionSpec:
 
 @dataclass(frozen=True)
 class Condition:
+    """A `where` condition of a rule file, with its arguments."""
     name: str
     args: dict[str, Any]
 
 
 @dataclass(frozen=True)
 class Example:
+    """A code example of a rule file's tests, with its fixed text."""
     code: str
     fixed: str | None = None  # expected text after --fix/--unsafe-fixes, for invalid examples
 
 
 @dataclass
 class Rule:
+    """A rule, validated from its file."""
     id: str
     name: str
     severity: str
@@ -133,7 +137,9 @@ def load_rule_file(path: Path) -> Rule:
         raise RuleFileError(path, "<yaml>", f"expands to more than {MAX_YAML_VALUES} values "
                             "(an alias that refers to itself, or aliases nested to explode)")
     rule = _RuleBuilder(path, data).build()
-    rule.fingerprint = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    from tritonlint.cache import blake2b
+
+    rule.fingerprint = blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
     return rule
 
 
@@ -431,7 +437,8 @@ def rule_files(extra_dirs: list[Path] = ()) -> list[Path]:  # type: ignore[assig
 def load_rules(extra_dirs: list[Path] = (), cache_folder: Path | None = None) -> list[Rule]:  # type: ignore[assignment]
     """Every rule file, validated, and the rules' data tables (ruledata). With `cache_folder`, rules validated
     before from files with the same contents, and tables parsed before, are read back from the cache instead
-    (parsing YAML and matching every example costs more than a run that finds all its files in the cache)."""
+    (parsing YAML and matching every example costs more than a run that finds all its files in the cache), with
+    the GPU evidence the messages quote (evidence.load: reading its JSON costs a lint with findings more)."""
     files = rule_files(extra_dirs)
     tables = [Path(path) for path in ruledata.data_files()]
     cached = _rules_cache_path(cache_folder, files + tables) if cache_folder is not None else None
@@ -440,10 +447,12 @@ def load_rules(extra_dirs: list[Path] = (), cache_folder: Path | None = None) ->
 
         try:
             stored = safe_loads(cached.read_bytes())
-            if isinstance(stored, tuple) and len(stored) == 2 and isinstance(stored[0], list) \
-                    and all(isinstance(r, Rule) for r in stored[0]) and isinstance(stored[1], dict):
+            if isinstance(stored, tuple) and len(stored) == 3 and isinstance(stored[0], list) \
+                    and all(isinstance(r, Rule) for r in stored[0]) and isinstance(stored[1], dict) \
+                    and isinstance(stored[2], (dict, type(None))):
                 touch(cached)  # in use: not stale
                 ruledata.provide(stored[1])
+                evidence.provide(stored[2])
                 return stored[0]
         except Exception:  # noqa: BLE001 - absent or unreadable: load the files
             pass
@@ -462,7 +471,7 @@ def load_rules(extra_dirs: list[Path] = (), cache_folder: Path | None = None) ->
         from tritonlint.cache import write_file
 
         try:
-            write_file(cached, lambda: (rules, parsed))
+            write_file(cached, lambda: (rules, parsed, evidence.load()))
         except OSError:
             pass  # the run goes on; the next one validates the files again
     return rules
@@ -470,9 +479,9 @@ def load_rules(extra_dirs: list[Path] = (), cache_folder: Path | None = None) ->
 
 def _rules_cache_path(folder: Path, files: list[Path]) -> Path | None:
     from tritonlint import __version__
-    from tritonlint.cache import tool_digest
+    from tritonlint.cache import blake2b, tool_digest
 
-    hasher = hashlib.blake2b(tool_digest().encode(), digest_size=16)
+    hasher = blake2b(tool_digest().encode(), digest_size=16)
     for path in files:
         try:
             hasher.update(f"\0{path}\0".encode() + path.read_bytes())

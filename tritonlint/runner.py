@@ -45,6 +45,7 @@ PARALLEL_THRESHOLD = 24  # below this many files a process pool costs more than 
 
 @dataclass
 class Job:
+    """One file to lint (or to read for its kernels and launches)."""
     path: Path
     display: str
     module: str
@@ -64,6 +65,7 @@ class Facts:
 
 @dataclass
 class RunResult:
+    """A run's results, and the paths it could not walk."""
     files: list[FileResult] = field(default_factory=list)
     problems: list[tuple[str, str]] = field(default_factory=list)  # (path, reason) for paths not walked
 

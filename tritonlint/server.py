@@ -25,7 +25,6 @@ from tritonlint import __version__, evidence
 from tritonlint.analysis.model import JitFunction, ModuleModel
 from tritonlint.analysis.project import Project, module_name
 from tritonlint.config import (
-    CONFIG_FILES,
     ConfigError,
     Settings,
     build_settings,
@@ -38,6 +37,7 @@ from tritonlint.config import (
 from tritonlint.diagnostics import Diagnostic
 from tritonlint.fixes import apply_fixes
 from tritonlint.incremental import IncrementalLinter
+from tritonlint.inputs import CONFIG_FILES
 from tritonlint.linter import FileLinter
 from tritonlint.results import FileResult, FixMode
 from tritonlint.ruleset import Rule, RuleFileError, load_rules

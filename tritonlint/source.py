@@ -38,6 +38,7 @@ class SourceError(Exception):
 
 @dataclass(frozen=True)
 class SourceText:
+    """A file's decoded text, and how to write it back as it was encoded."""
     text: str
     encoding: str  # as Python names it: "utf-8", "latin-1", ...
     bom: bool
@@ -148,6 +149,7 @@ class LineIndex:
 
 @dataclass(frozen=True)
 class SyntaxProblem:
+    """Where and why a text does not parse."""
     message: str
     row: int
     column: int

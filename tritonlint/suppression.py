@@ -34,6 +34,7 @@ _NEVER_JUDGED = {"TL000", "TL900", "syntax-error", "unused-suppression"}
 
 @dataclass
 class Directive:
+    """One suppression comment: its kind, codes and the rows it covers."""
     kind: str  # "ignore", "file-ignore" or "noqa"
     row: int
     start: int  # character offsets of the directive in the file
@@ -63,6 +64,7 @@ def _matches(code: str, diagnostic: Diagnostic) -> bool:
 
 @dataclass
 class Suppressions:
+    """A file's suppression comments."""
     directives: list[Directive] = field(default_factory=list)
 
     @classmethod

@@ -38,6 +38,7 @@ _LOAD_OPTIONS = {"boundary_check"}
 
 @dataclass
 class Rewrite:
+    """The edits that rewrite a block pointer's use, and the line to add after a statement."""
     edits: list[tuple[ast.AST, str]]  # node -> its replacement text
     after: tuple[ast.Assign, str]  # the statement after which a line is added (same indentation), and the line
 

@@ -55,6 +55,7 @@ class ConfigValue:
 
 @dataclass
 class _Function:
+    """A function the config interpreter may call, with the interpreter of its module."""
     node: ast.FunctionDef
     interpreter: ConfigInterpreter  # of the module that defines it: its names are that module's
 

@@ -18,12 +18,14 @@ Number = int
 
 @dataclass(frozen=True)
 class Binding:
+    """A constant a name is bound to, and where the binding comes from."""
     value: object  # int, float, bool or str
     origin: str  # human-readable: "config #2", "module constant", "constexpr default", "launch at line 80"
 
 
 @dataclass(frozen=True)
 class Value:
+    """An evaluated integer and the named bindings it depends on."""
     value: int
     sources: tuple[tuple[str, Binding], ...] = ()  # the named bindings the value depends on
 

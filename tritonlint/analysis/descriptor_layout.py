@@ -25,6 +25,7 @@ UNKNOWN_TEXT = "..."
 
 @dataclass
 class Axis:
+    """One axis of a tile's addressing: offset vector, stride, block size, offset and bound (source text)."""
     vector: str = ""  # the offset vector's name, e.g. offs_m
     stride: str = UNKNOWN_TEXT
     block: str = UNKNOWN_TEXT
@@ -34,6 +35,7 @@ class Axis:
 
 @dataclass
 class Layout:
+    """A tensor's tile addressing by rows and columns, as a descriptor would express it."""
     base: str
     rows: Axis = field(default_factory=Axis)
     cols: Axis = field(default_factory=Axis)

@@ -66,6 +66,7 @@ def canonical(name: str | None) -> str | None:
 
 @dataclass
 class Param:
+    """A parameter of a jit function."""
     name: str
     is_constexpr: bool
     annotation: str | None = None
@@ -75,6 +76,7 @@ class Param:
 
 @dataclass
 class TuneConfig:
+    """One `triton.Config` of an autotune list, as far as its values are constants."""
     index: int  # position in the configs list, 0-based
     meta: dict[str, object | None]  # meta-parameters; None where the value is not a constant
     num_warps: object | None = None
@@ -85,6 +87,7 @@ class TuneConfig:
 
 @dataclass
 class Autotune:
+    """A function's `@triton.autotune`: its configs, key and the other arguments rules read."""
     line: int
     configs: list[TuneConfig] | None  # None: not statically known
     key: list[str] | None  # None: not a literal list
@@ -108,6 +111,7 @@ class Autotune:
 
 @dataclass
 class JitFunction:
+    """A `@triton.jit` function: its parameters, decorators and what the rules need of its body."""
     name: str
     qualname: str  # module.name for module-level functions; module.<locals>.name otherwise
     path: str
@@ -135,6 +139,7 @@ class JitFunction:
 
 @dataclass
 class LaunchArg:
+    """One argument of a kernel launch."""
     name: str | None  # keyword name; None for a positional (`*args` too, its node is a Starred); "**" for `**kwargs`
     text: str
     value: object | None  # literal value, else None
@@ -144,6 +149,7 @@ class LaunchArg:
 
 @dataclass
 class LaunchSite:
+    """A kernel launch, `kernel[grid](...)`, with its arguments."""
     target: str | None  # qualified name of the launched object
     callee_text: str
     line: int

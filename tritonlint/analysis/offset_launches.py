@@ -30,6 +30,7 @@ TINY_LITERAL = 16
 
 @dataclass(frozen=True)
 class Extent:
+    """How large a launch makes a count: large, small or unknown, and why."""
     kind: str  # large | small | unknown
     why: str = ""  # large: the launch and the count; small: what bounds it
 

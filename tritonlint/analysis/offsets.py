@@ -32,6 +32,7 @@ WIDE = ("int64", "uint64", "i64")
 
 @dataclass
 class Product:
+    """A product of offsets in a kernel, with the runtime argument that multiplies it."""
     node: ast.BinOp
     sources: frozenset[int]  # ids of the source calls
     multiplier: str  # the runtime argument's text

@@ -17,6 +17,7 @@ _RESHAPES = ("view", "reshape", "flatten")
 
 @dataclass(frozen=True)
 class Origin:
+    """Where a host value passed to a launch comes from (a shape, a length, a constant...)."""
     kind: str  # shape | numel | len | literal | constant | bucket | cdiv | product | bounded | param | unknown
     text: str  # the source it stands for
     tensor: str | None = None  # shape / numel / len: of which tensor (source text)

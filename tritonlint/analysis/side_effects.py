@@ -44,6 +44,7 @@ _MAKE_DESCRIPTOR = frozenset({f"{TL}.make_tensor_descriptor", f"{TL}._experiment
 
 @dataclass
 class Effect:
+    """A write through a pointer argument: an atomic or an in-place store."""
     param: str  # the pointer argument of the analysed function
     kind: str  # "atomic" | "in-place"
     op: str  # "atomic_add", "store", ...
@@ -413,6 +414,7 @@ def _holds(part: ast.AST | list[ast.stmt], child: ast.AST) -> bool:
 
 @dataclass
 class HelperCall:
+    """A call of a jit helper, with the summary of what the helper writes."""
     node: ast.FunctionDef | ast.AsyncFunctionDef
     summary: Summary
 

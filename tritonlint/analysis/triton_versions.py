@@ -5,7 +5,6 @@ distribution an installed or unpacked package came in) read as a range of versio
 
 from __future__ import annotations
 
-import configparser
 import re
 import sys
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ def show(version: Version) -> str:
 
 @dataclass(frozen=True)
 class ApiEntry:
+    """One API of the Triton versions table and the versions that changed it."""
     api: str  # qualified name; `callee(keyword=)` for a keyword argument
     kind: str  # removed | moved | deprecated | introduced
     replacement: str | None
@@ -46,6 +46,7 @@ class ApiEntry:
 
 @dataclass(frozen=True)
 class Table:
+    """The Triton API versions table (rules/data/triton-api-versions.yaml), parsed."""
     newest: Version
     entries: dict[str, ApiEntry]
     modules: frozenset[str]  # entries that are modules: `triton.ops.matmul` is a use of `triton.ops`
@@ -82,6 +83,7 @@ def table() -> Table:
 # ---- the project's own requirement ------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Target:
+    """The Triton versions a project allows, and where that was read."""
     low: Version  # the lowest version the project allows: for APIs it may use too early
     high: Version  # the highest: for APIs removed under it
     source: str  # where it comes from, for the message
@@ -135,6 +137,8 @@ def _requirement_lines(folder: Path) -> list[tuple[str, str]]:
         found += [(d, "pyproject.toml") for d in deps if isinstance(d, str)]
     setup_cfg = folder / "setup.cfg"
     if setup_cfg.is_file():
+        import configparser  # here: few projects have one, and importing it costs a lint ~2 ms
+
         parser = configparser.ConfigParser()
         try:
             parser.read(setup_cfg, encoding="utf-8")

@@ -79,6 +79,7 @@ class GridInfo:
 
 @dataclass
 class LaunchProblems:
+    """A launch's arguments that conflict with the autotuned values, and its frozen grids."""
     conflicts: list[tuple[LaunchArg, tuple[str, str]]]  # (argument, (what it passes, what then fails))
     frozen: list[FrozenGrid]
 

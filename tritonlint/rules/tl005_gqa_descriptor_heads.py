@@ -81,6 +81,7 @@ class ShapeItem:
 
 @dataclass(frozen=True)
 class Bound:
+    """What a name is bound to where a descriptor's shape uses it."""
     value: ast.expr | ShapeItem | None  # None: bound in a way this analysis does not follow
     line: int
 
@@ -301,6 +302,7 @@ class HeadScope:
 # ---- the descriptor ------------------------------------------------------------------------------------
 @dataclass
 class Finding:
+    """A K/V descriptor sized with the query head count, and the head count to use."""
     tensor: str
     factor: ast.expr  # the query head count in the shape
     query_heads: str

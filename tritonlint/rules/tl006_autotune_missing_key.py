@@ -83,6 +83,7 @@ _EXPLAINS = re.compile(r"\b(omit|left out|leave out|leaves out|not in|exclud|int
 
 @dataclass(frozen=True)
 class Reason:
+    """Why a parameter belongs in the autotune key: how the kernel uses it."""
     kind: str  # one of KINDS
     line: int
     text: str  # the source it was seen in

@@ -49,6 +49,7 @@ def _short(api: str) -> str:
 
 @dataclass
 class Use:
+    """A use of an API of the versions table, as the code spells it."""
     entry: ApiEntry
     written: str  # how the code spells it
     span: tuple[int, int]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import difflib
 
 from tritonlint.analysis.model import Autotune, JitFunction, ModuleModel
 from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
@@ -32,6 +31,8 @@ def closest(name: str, params: list[str]) -> tuple[list[str], str | None]:
     same_case = [p for p in params if p.lower() == name.lower()]
     if same_case:
         return same_case, same_case[0] if len(same_case) == 1 else None
+    import difflib  # here: only a finding needs it, and importing it costs every lint
+
     scored = sorted(((difflib.SequenceMatcher(None, name.lower(), p.lower()).ratio(), p) for p in params),
                     reverse=True)
     close = [(score, p) for score, p in scored if score >= 0.6][:3]
