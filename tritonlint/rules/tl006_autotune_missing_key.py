@@ -956,6 +956,15 @@ class LaunchValues:
                 return False
         return True
 
+    def one_literal(self) -> set[str]:
+        """The arguments every launch here passes as one and the same literal (`BLOCK_SIZE_B=1`)."""
+        if not self.sites:
+            return set()
+        first = {name: ast.dump(value) for name, value in self.sites[0][1].items() if isinstance(value, ast.Constant)}
+        return {name for name, dumped in first.items()
+                if all(isinstance(passed.get(name), ast.Constant) and ast.dump(passed[name]) == dumped
+                       for _, passed in self.sites[1:])}
+
     def never_passed(self, name: str) -> bool:
         """No launch here passes the argument: without a default, the autotuner's configs must supply it."""
         return bool(self.sites) and not self.open and all(name not in passed for _, passed in self.sites)
@@ -1025,6 +1034,7 @@ class LaunchValues:
                 return None
             named = buckets + [k for k in key if k in passed and k not in buckets and self._bucket_call(scope, passed[k])]
             found = next((k for k in named if k in passed and leaf in self.sources(scope, passed[k])), None) or next(
+                (k for k in key if k in passed and leaf in self._rounded_from(scope, passed[k])), None) or next(
                 (k for k in key if k in passed and k != name and self.sources(scope, passed[k]) == {leaf}
                  and self._leaf(scope, passed[k]) is None and self._arithmetic(scope, passed[k])), None)
             if found is None:
@@ -1039,6 +1049,39 @@ class LaunchValues:
             expr = values[0] if values is not None and len(values) == 1 else expr
         name = last_name(expr.func) if isinstance(expr, ast.Call) else None
         return name is not None and bool(BUCKET_WORDS & set(name_words(name)))
+
+    def _rounded_from(self, scope: HostScope, expr: ast.expr, depth: int = 4) -> set[str]:
+        """The host values of a size this expression rounds up to a power of two (`triton.next_power_of_2(H)`, a
+        helper named so), at most raised to a floor after (`max(16, BLOCK_H)`, also through a reassignment):
+        every size up to the next power of two gets the same value and the same tile, so the value buckets the
+        size. Empty for anything else; a cap (`min(..., 64)`) is a clip, which maps sizes that need different
+        work to one value."""
+        if isinstance(expr, ast.Name):
+            values = scope.values_of(expr.id)
+            if not values or not depth:
+                return set()
+            own = [v for v in values if not any(isinstance(n, ast.Name) and n.id == expr.id for n in walk(v))]
+            rounded = [self._rounded_from(scope, v, depth - 1) for v in own]
+            floors_ok = all(self._floor_of(v) is not None for v in values if not any(v is o for o in own))
+            return set().union(*rounded) if rounded and all(rounded) and floors_ok else set()
+        floored = self._floor_of(expr)
+        if floored is not None:
+            return self._rounded_from(scope, floored, depth)
+        words = set(name_words(last_name(expr.func) or "")) if isinstance(expr, ast.Call) else set()
+        if not (len(getattr(expr, "args", ())) == 1 and "next" in words and ("pow2" in words or {"power", "of", "2"} <= words)):
+            return set()
+        return self.sources(scope, expr.args[0])  # type: ignore[attr-defined]
+
+    @staticmethod
+    def _floor_of(expr: ast.expr) -> ast.expr | None:
+        """x in `max(16, x)`: a value raised to a constant floor."""
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "max" \
+                and len(expr.args) == 2 and not expr.keywords:
+            consts = [a for a in expr.args if isinstance(a, ast.Constant)]
+            rest = [a for a in expr.args if not isinstance(a, ast.Constant)]
+            if len(consts) == 1 and len(rest) == 1:
+                return rest[0]
+        return None
 
     def _arithmetic(self, scope: HostScope, expr: ast.expr, depth: int = 4) -> bool:
         """Plain arithmetic on names and literals, through the local assignments (`dim0 + pad_x`): a
@@ -1237,10 +1280,13 @@ def autotune_key_omissions(ctx: MatchContext, ignore: list[str] | None = None) -
     autotune = kernel.autotune
     if autotune.configs is not None and len(autotune.configs) < 2:
         return None  # nothing to tune
+    launches = LaunchValues(ctx.model, kernel, ctx.project)
+    # With configs that cannot be read, the block sizes are presumed tuned, except one that every launch passes
+    # as the same literal: configs cannot set what a launch passes (Triton refuses the conflict, see TL004).
     tuned = autotune.tuned_meta if autotune.configs is not None else {
-        name for name in kernel.constexprs if is_block_name(name) and name not in kernel.heuristics}
+        name for name in kernel.constexprs if is_block_name(name) and name not in kernel.heuristics} - launches.one_literal()
     uses = KernelUses(ctx.model, kernel, tuned)
-    omissions = Omissions(ctx, kernel, uses, call, ignore or [])
+    omissions = Omissions(ctx, kernel, uses, call, ignore or [], launches)
     missing = [(p.name, uses.reasons[p.name]) for p in kernel.params
                if p.name in uses.reasons and omissions.covered(p) is None]
     if not missing:
@@ -1288,7 +1334,8 @@ def _some(names: list[str], width: int = 40) -> str:
 class Omissions:
     """Why an argument that drives the work may still be left out of the key."""
 
-    def __init__(self, ctx: MatchContext, kernel: JitFunction, uses: KernelUses, call: ast.Call, ignore: list[str]):
+    def __init__(self, ctx: MatchContext, kernel: JitFunction, uses: KernelUses, call: ast.Call, ignore: list[str],
+                 launches: LaunchValues):
         autotune: Autotune = kernel.autotune  # type: ignore[assignment]
         self.ctx = ctx
         self.key = autotune.key or []
@@ -1296,7 +1343,7 @@ class Omissions:
         self.uses = uses
         self.skip = (set(self.key) | autotune.tuned_meta | set(kernel.heuristics) | set(ignore)
                      | not_specialized(ctx.model, kernel) | {"num_warps", "num_stages", "num_ctas"})
-        self.launches = LaunchValues(ctx.model, kernel, ctx.project)
+        self.launches = launches
         self.first_line = min([call.lineno] + [d.lineno for d in kernel.node.decorator_list])  # type: ignore[union-attr]
         self.last_line = call.end_lineno or call.lineno
         self._follows: dict[str, bool | None] = {}
@@ -1375,7 +1422,8 @@ EXEMPTIONS: tuple[Exemption, ...] = (
               "None`): Triton's key sees whether a tensor argument is None", lambda o, p: o.none_tested(p)),
     Exemption("bucketed", "an argument a bucketed key entry covers (CACHE_KEY_SEQLEN_Q for seqlen_q, a key entry "
               "every launch computes from it with a bucket, such as `bucket_M = get_bucket_m(B * S)` or `lq_key = "
-              "bucket_seqlen(max_lq)`, or one computed from it "
+              "bucket_seqlen(max_lq)`, a size rounded up to a power of two, `BLOCK_H = max(16, "
+              "triton.next_power_of_2(H))`, or one computed from it "
               "alone by arithmetic, such as a padded size `out_x = dim0 + pad`)", lambda o, p:
               bool(bucketed_by(p.name, o.key) or o.launches.bucketed_in(p.name, o.key))),
     Exemption("pinned", "a constexpr the kernel pins to one value (`tl.static_assert(n == 4)`): it compiles "
