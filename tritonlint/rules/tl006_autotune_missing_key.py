@@ -114,6 +114,7 @@ class KernelUses:
         self.derived: dict[str, set[str]] = {}  # local name -> the parameters its value depends on
         self.position: set[str] = set(positions)  # locals derived from a program index (and such arguments)
         self.along_block: set[str] = set()  # locals built from tl.arange over a tuned block
+        self.loaded: set[str] = set()  # locals whose value is read from memory (data)
         self.reasons: dict[str, Reason] = {}
         self._loops: set[int] | None = None
         self._guards: dict[int, set[str]] | None = None
@@ -141,7 +142,8 @@ class KernelUses:
         pairs = [pair for n in walk(root) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
                  for pair in _assigned_pairs(n) if pair[0] not in self.params]
         # Program-index positions first: what depends on a parameter is judged knowing them.
-        for test, names in ((self._is_position, self.position), (self._along_block, self.along_block)):
+        for test, names in ((self._is_position, self.position), (self._along_block, self.along_block),
+                            (self._reads_memory, self.loaded)):
             changed = True
             while changed:
                 changed = False
@@ -168,6 +170,27 @@ class KernelUses:
             found = self._walked[id(expr)] = (frozenset(n.id for n in nodes if isinstance(n, ast.Name)),
                                                [n for n in nodes if isinstance(n, ast.Call)])
         return found
+
+    def _reads_memory(self, expr: ast.AST) -> bool:
+        """The expression holds data read from memory (`y = tl.load(Y + row)`, also through locals)."""
+        names, calls = self._walk(expr)
+        return not names.isdisjoint(self.loaded) or any(
+            (self.model.qualify(call.func) or "") in MEMORY_CALLS for call in calls)
+
+    def _selector_params(self, test: ast.expr) -> set[str]:
+        """The parameters a branch test selects on. A value compared with data read from memory (`if y ==
+        IGNORE_INDEX:` with y a loaded label) only names a sentinel: the data picks the branch at run time, and
+        every value of the sentinel compiles the same two paths. What the data side itself is computed from
+        still selects (`tl.max(ids <= SQ - 1) > 0`)."""
+        if isinstance(test, ast.BoolOp):
+            return set().union(*(self._selector_params(value) for value in test.values))
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self._selector_params(test.operand)
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            sides = [side for side in (test.left, test.comparators[0]) if self._reads_memory(side)]
+            if len(sides) == 1:
+                return self.params_of(sides[0])
+        return self.params_of(test)
 
     def _is_position(self, expr: ast.AST) -> bool:
         names, calls = self._walk(expr)
@@ -335,10 +358,10 @@ class KernelUses:
                     if self._along_block(side) and not self._along_block(other):
                         self._note(self.params_of(other), "mask", node)
             if isinstance(node, ast.If) and self._changes_work([node.body, node.orelse], node):
-                self._note(self.params_of(node.test), "mode", node, f"if {_short(ast.unparse(node.test))}:")
+                self._note(self._selector_params(node.test), "mode", node, f"if {_short(ast.unparse(node.test))}:")
                 self._note_optional(node)
             elif isinstance(node, ast.IfExp) and self._changes_work([[node.body], [node.orelse]], node):
-                self._note(self.params_of(node.test), "mode", node)
+                self._note(self._selector_params(node.test), "mode", node)
             if depth and isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 self._follow_helper(node, depth)
 
