@@ -1027,6 +1027,10 @@ class LaunchValues:
             constants.add(ast.unparse(value))
             return True
         leaf = self._leaf(scope, value)
+        asserted = _asserted_constant(scope, leaf) if leaf is not None else None
+        if asserted is not None:  # `assert n == 1` in the launching function: n has that one value
+            constants.add(ast.unparse(asserted))
+            return True
         if leaf is not None:  # passed as is (K=K): the key must hold that very value, not a function of it
             return leaf in {self._leaf(scope, passed[k]) for k in key if k in passed}
         keyed = set().union(set(), *(self.sources(scope, passed[k]) for k in key if k in passed))
@@ -1432,7 +1436,8 @@ EXEMPTIONS: tuple[Exemption, ...] = (
               "unknown here, supply it", lambda o, p: p.default is None and o.launches.never_passed(p.name)),
     Exemption("one-value-per-process", "an argument every launch in view passes as one constant, a module-level "
               "or imported value, a constant an autograd Function's `forward` saved on `ctx`, or a value computed "
-              "from what it passes for keyed arguments (`num_blocks=triton.cdiv(N, 64)` with N keyed), also where "
+              "from what it passes for keyed arguments (`num_blocks=triton.cdiv(N, 64)` with N keyed) or a value the "
+              "launching function asserts equal to a constant (`assert n == 1`), also where "
               "the launching function passes its own parameters on and every call of it in its module computes "
               "them so (`RMSNorm.apply(x, n_cols, min(4096, next_power_of_2(n_cols)))`); a default "
               "that names a module-level or imported value counts for launches that leave it out",
@@ -1455,6 +1460,23 @@ EXEMPTIONS: tuple[Exemption, ...] = (
               "the comment block right above them, or the docstring of the function that builds the configs", lambda o, p: bool(explaining_comment(o.ctx.file.text, o.first_line, o.last_line, p.name,
                                                        o.configs_docstring))),
 )
+
+
+def _asserted_constant(scope: HostScope, name: str) -> ast.Constant | None:
+    """The constant a host function asserts a name equal to in its own body (`assert n == 1`, not under an
+    `if`), when the function binds the name once: every launch after it passes that value."""
+    bound = scope.values.get(name) if scope.node is not None else None
+    if bound is None or len(bound) != 1:
+        return None
+    for stmt in scope.node.body:  # type: ignore[union-attr]
+        test = stmt.test if isinstance(stmt, ast.Assert) else None
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+            sides = [test.left, test.comparators[0]]
+            if any(isinstance(side, ast.Name) and side.id == name for side in sides):
+                constant = next((side for side in sides if isinstance(side, ast.Constant)), None)
+                if constant is not None:
+                    return constant
+    return None
 
 
 def pinned_constexprs(model: ModuleModel, kernel: JitFunction) -> set[str]:
