@@ -115,6 +115,7 @@ class KernelUses:
         self.derived: dict[str, set[str]] = {}  # local name -> the parameters its value depends on
         self.position: set[str] = set(positions)  # locals derived from a program index (and such arguments)
         self.along_block: set[str] = set()  # locals built from tl.arange over a tuned block
+        self.loaded: set[str] = set()  # locals whose value is read from memory (data)
         self.reasons: dict[str, Reason] = {}
         self._loops: set[int] | None = None
         self._guards: dict[int, set[str]] | None = None
@@ -142,7 +143,8 @@ class KernelUses:
         pairs = [pair for n in walk(root) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
                  for pair in _assigned_pairs(n) if pair[0] not in self.params]
         # Program-index positions first: what depends on a parameter is judged knowing them.
-        for test, names in ((self._is_position, self.position), (self._along_block, self.along_block)):
+        for test, names in ((self._is_position, self.position), (self._along_block, self.along_block),
+                            (self._reads_memory, self.loaded)):
             changed = True
             while changed:
                 changed = False
@@ -169,6 +171,27 @@ class KernelUses:
             found = self._walked[id(expr)] = (frozenset(n.id for n in nodes if isinstance(n, ast.Name)),
                                                [n for n in nodes if isinstance(n, ast.Call)])
         return found
+
+    def _reads_memory(self, expr: ast.AST) -> bool:
+        """The expression holds data read from memory (`y = tl.load(Y + row)`, also through locals)."""
+        names, calls = self._walk(expr)
+        return not names.isdisjoint(self.loaded) or any(
+            (self.model.qualify(call.func) or "") in MEMORY_CALLS for call in calls)
+
+    def _selector_params(self, test: ast.expr) -> set[str]:
+        """The parameters a branch test selects on. A value compared with data read from memory (`if y ==
+        IGNORE_INDEX:` with y a loaded label) only names a sentinel: the data picks the branch at run time, and
+        every value of the sentinel compiles the same two paths. What the data side itself is computed from
+        still selects (`tl.max(ids <= SQ - 1) > 0`)."""
+        if isinstance(test, ast.BoolOp):
+            return set().union(*(self._selector_params(value) for value in test.values))
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self._selector_params(test.operand)
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            sides = [side for side in (test.left, test.comparators[0]) if self._reads_memory(side)]
+            if len(sides) == 1:
+                return self.params_of(sides[0])
+        return self.params_of(test)
 
     def _is_position(self, expr: ast.AST) -> bool:
         names, calls = self._walk(expr)
@@ -336,10 +359,10 @@ class KernelUses:
                     if self._along_block(side) and not self._along_block(other):
                         self._note(self.params_of(other), "mask", node)
             if isinstance(node, ast.If) and self._changes_work([node.body, node.orelse], node):
-                self._note(self.params_of(node.test), "mode", node, f"if {_short(ast.unparse(node.test))}:")
+                self._note(self._selector_params(node.test), "mode", node, f"if {_short(ast.unparse(node.test))}:")
                 self._note_optional(node)
             elif isinstance(node, ast.IfExp) and self._changes_work([[node.body], [node.orelse]], node):
-                self._note(self.params_of(node.test), "mode", node)
+                self._note(self._selector_params(node.test), "mode", node)
             if depth and isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 self._follow_helper(node, depth)
 
@@ -957,6 +980,15 @@ class LaunchValues:
                 return False
         return True
 
+    def one_literal(self) -> set[str]:
+        """The arguments every launch here passes as one and the same literal (`BLOCK_SIZE_B=1`)."""
+        if not self.sites:
+            return set()
+        first = {name: ast.dump(value) for name, value in self.sites[0][1].items() if isinstance(value, ast.Constant)}
+        return {name for name, dumped in first.items()
+                if all(isinstance(passed.get(name), ast.Constant) and ast.dump(passed[name]) == dumped
+                       for _, passed in self.sites[1:])}
+
     def never_passed(self, name: str) -> bool:
         """No launch here passes the argument: without a default, the autotuner's configs must supply it."""
         return bool(self.sites) and not self.open and all(name not in passed for _, passed in self.sites)
@@ -996,6 +1028,10 @@ class LaunchValues:
             constants.add(ast.unparse(value))
             return True
         leaf = self._leaf(scope, value)
+        asserted = _asserted_constant(scope, leaf) if leaf is not None else None
+        if asserted is not None:  # `assert n == 1` in the launching function: n has that one value
+            constants.add(ast.unparse(asserted))
+            return True
         if leaf is not None:  # passed as is (K=K): the key must hold that very value, not a function of it
             return leaf in {self._leaf(scope, passed[k]) for k in key if k in passed}
         keyed = set().union(set(), *(self.sources(scope, passed[k]) for k in key if k in passed))
@@ -1026,6 +1062,7 @@ class LaunchValues:
                 return None
             named = buckets + [k for k in key if k in passed and k not in buckets and self._bucket_call(scope, passed[k])]
             found = next((k for k in named if k in passed and leaf in self.sources(scope, passed[k])), None) or next(
+                (k for k in key if k in passed and leaf in self._rounded_from(scope, passed[k])), None) or next(
                 (k for k in key if k in passed and k != name and self.sources(scope, passed[k]) == {leaf}
                  and self._leaf(scope, passed[k]) is None and self._arithmetic(scope, passed[k])), None)
             if found is None:
@@ -1040,6 +1077,39 @@ class LaunchValues:
             expr = values[0] if values is not None and len(values) == 1 else expr
         name = last_name(expr.func) if isinstance(expr, ast.Call) else None
         return name is not None and bool(BUCKET_WORDS & set(name_words(name)))
+
+    def _rounded_from(self, scope: HostScope, expr: ast.expr, depth: int = 4) -> set[str]:
+        """The host values of a size this expression rounds up to a power of two (`triton.next_power_of_2(H)`, a
+        helper named so), at most raised to a floor after (`max(16, BLOCK_H)`, also through a reassignment):
+        every size up to the next power of two gets the same value and the same tile, so the value buckets the
+        size. Empty for anything else; a cap (`min(..., 64)`) is a clip, which maps sizes that need different
+        work to one value."""
+        if isinstance(expr, ast.Name):
+            values = scope.values_of(expr.id)
+            if not values or not depth:
+                return set()
+            own = [v for v in values if not any(isinstance(n, ast.Name) and n.id == expr.id for n in walk(v))]
+            rounded = [self._rounded_from(scope, v, depth - 1) for v in own]
+            floors_ok = all(self._floor_of(v) is not None for v in values if not any(v is o for o in own))
+            return set().union(*rounded) if rounded and all(rounded) and floors_ok else set()
+        floored = self._floor_of(expr)
+        if floored is not None:
+            return self._rounded_from(scope, floored, depth)
+        words = set(name_words(last_name(expr.func) or "")) if isinstance(expr, ast.Call) else set()
+        if not (len(getattr(expr, "args", ())) == 1 and "next" in words and ("pow2" in words or {"power", "of", "2"} <= words)):
+            return set()
+        return self.sources(scope, expr.args[0])  # type: ignore[attr-defined]
+
+    @staticmethod
+    def _floor_of(expr: ast.expr) -> ast.expr | None:
+        """x in `max(16, x)`: a value raised to a constant floor."""
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "max" \
+                and len(expr.args) == 2 and not expr.keywords:
+            consts = [a for a in expr.args if isinstance(a, ast.Constant)]
+            rest = [a for a in expr.args if not isinstance(a, ast.Constant)]
+            if len(consts) == 1 and len(rest) == 1:
+                return rest[0]
+        return None
 
     def _arithmetic(self, scope: HostScope, expr: ast.expr, depth: int = 4) -> bool:
         """Plain arithmetic on names and literals, through the local assignments (`dim0 + pad_x`): a
@@ -1238,10 +1308,13 @@ def autotune_key_omissions(ctx: MatchContext, ignore: list[str] | None = None) -
     autotune = kernel.autotune
     if autotune.configs is not None and len(autotune.configs) < 2:
         return None  # nothing to tune
+    launches = LaunchValues(ctx.model, kernel, ctx.project)
+    # With configs that cannot be read, the block sizes are presumed tuned, except one that every launch passes
+    # as the same literal: configs cannot set what a launch passes (Triton refuses the conflict, see TL004).
     tuned = autotune.tuned_meta if autotune.configs is not None else {
-        name for name in kernel.constexprs if is_block_name(name) and name not in kernel.heuristics}
+        name for name in kernel.constexprs if is_block_name(name) and name not in kernel.heuristics} - launches.one_literal()
     uses = KernelUses(ctx.model, kernel, tuned)
-    omissions = Omissions(ctx, kernel, uses, call, ignore or [])
+    omissions = Omissions(ctx, kernel, uses, call, ignore or [], launches)
     missing = [(p.name, uses.reasons[p.name]) for p in kernel.params
                if p.name in uses.reasons and omissions.covered(p) is None]
     if not missing:
@@ -1289,7 +1362,8 @@ def _some(names: list[str], width: int = 40) -> str:
 class Omissions:
     """Why an argument that drives the work may still be left out of the key."""
 
-    def __init__(self, ctx: MatchContext, kernel: JitFunction, uses: KernelUses, call: ast.Call, ignore: list[str]):
+    def __init__(self, ctx: MatchContext, kernel: JitFunction, uses: KernelUses, call: ast.Call, ignore: list[str],
+                 launches: LaunchValues):
         autotune: Autotune = kernel.autotune  # type: ignore[assignment]
         self.ctx = ctx
         self.key = autotune.key or []
@@ -1297,7 +1371,7 @@ class Omissions:
         self.uses = uses
         self.skip = (set(self.key) | autotune.tuned_meta | set(kernel.heuristics) | set(ignore)
                      | not_specialized(ctx.model, kernel) | {"num_warps", "num_stages", "num_ctas"})
-        self.launches = LaunchValues(ctx.model, kernel, ctx.project)
+        self.launches = launches
         self.first_line = min([call.lineno] + [d.lineno for d in kernel.node.decorator_list])  # type: ignore[union-attr]
         self.last_line = call.end_lineno or call.lineno
         self._follows: dict[str, bool | None] = {}
@@ -1363,7 +1437,8 @@ EXEMPTIONS: tuple[Exemption, ...] = (
               "unknown here, supply it", lambda o, p: p.default is None and o.launches.never_passed(p.name)),
     Exemption("one-value-per-process", "an argument every launch in view passes as one constant, a module-level "
               "or imported value, a constant an autograd Function's `forward` saved on `ctx`, or a value computed "
-              "from what it passes for keyed arguments (`num_blocks=triton.cdiv(N, 64)` with N keyed), also where "
+              "from what it passes for keyed arguments (`num_blocks=triton.cdiv(N, 64)` with N keyed) or a value the "
+              "launching function asserts equal to a constant (`assert n == 1`), also where "
               "the launching function passes its own parameters on and every call of it in its module computes "
               "them so (`RMSNorm.apply(x, n_cols, min(4096, next_power_of_2(n_cols)))`); a default "
               "that names a module-level or imported value counts for launches that leave it out",
@@ -1376,7 +1451,8 @@ EXEMPTIONS: tuple[Exemption, ...] = (
               "None`): Triton's key sees whether a tensor argument is None", lambda o, p: o.none_tested(p)),
     Exemption("bucketed", "an argument a bucketed key entry covers (CACHE_KEY_SEQLEN_Q for seqlen_q, a key entry "
               "every launch computes from it with a bucket, such as `bucket_M = get_bucket_m(B * S)` or `lq_key = "
-              "bucket_seqlen(max_lq)`, or one computed from it "
+              "bucket_seqlen(max_lq)`, a size rounded up to a power of two, `BLOCK_H = max(16, "
+              "triton.next_power_of_2(H))`, or one computed from it "
               "alone by arithmetic, such as a padded size `out_x = dim0 + pad`)", lambda o, p:
               bool(bucketed_by(p.name, o.key) or o.launches.bucketed_in(p.name, o.key))),
     Exemption("pinned", "a constexpr the kernel pins to one value (`tl.static_assert(n == 4)`): it compiles "
@@ -1385,6 +1461,23 @@ EXEMPTIONS: tuple[Exemption, ...] = (
               "the comment block right above them, or the docstring of the function that builds the configs", lambda o, p: bool(explaining_comment(o.ctx.file.text, o.first_line, o.last_line, p.name,
                                                        o.configs_docstring))),
 )
+
+
+def _asserted_constant(scope: HostScope, name: str) -> ast.Constant | None:
+    """The constant a host function asserts a name equal to in its own body (`assert n == 1`, not under an
+    `if`), when the function binds the name once: every launch after it passes that value."""
+    bound = scope.values.get(name) if scope.node is not None else None
+    if bound is None or len(bound) != 1:
+        return None
+    for stmt in scope.node.body:  # type: ignore[union-attr]
+        test = stmt.test if isinstance(stmt, ast.Assert) else None
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+            sides = [test.left, test.comparators[0]]
+            if any(isinstance(side, ast.Name) and side.id == name for side in sides):
+                constant = next((side for side in sides if isinstance(side, ast.Constant)), None)
+                if constant is not None:
+                    return constant
+    return None
 
 
 def pinned_constexprs(model: ModuleModel, kernel: JitFunction) -> set[str]:
