@@ -222,7 +222,7 @@ _TABLES = re.compile(r"cos|sin|freq|rope|cache|table|weight|^w_|_w$|^w[a-z]{0,2}
 _SMALL_WORDS = re.compile(r"per_|_per|draft|spec|page|req|seqs\b|num_seq|n_seq|program|partial|layer|slot",
                           re.IGNORECASE)
 # Tensors that hold offsets, indices or lengths (one entry per sequence, group or request), not data.
-_METADATA = re.compile(r"offset|indic|index|idx|len|cu_seq|ptr|table|ids?$|mask|scale|loc|pos_ids|starts?$|ends?$",
+_METADATA = re.compile(r"offset|(^|_)offs$|indic|index|idx|len|cu_seq|ptr|table|ids?$|mask|scale|loc|pos_ids|starts?$|ends?$",
                        re.IGNORECASE)
 
 
