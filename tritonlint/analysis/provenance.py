@@ -25,6 +25,7 @@ class Origin:
     names: tuple[str, ...] = ()  # host names on the way, nearest the launch first
     parts: tuple[Origin, ...] = ()  # cdiv: (dividend, divisor); product: the factors; bucket: its argument
     divisor: int | None = None  # cdiv: the divisor, when a constant
+    last: bool = False  # shape: the tensor's last dimension (`x.shape[-1]`, `d` of `b, d = x.shape`)
 
     def describe(self) -> str:
         via = f"`{self.names[0]}` = " if self.names else ""
@@ -78,7 +79,7 @@ class Provenance:
 
     def __init__(self, host: HostScope) -> None:
         self.host = host
-        self.unpacked: dict[str, tuple[ast.expr, int]] = {}  # M, K = x.shape -> M: (x, 0)
+        self.unpacked: dict[str, tuple[ast.expr, int, bool]] = {}  # M, K = x.shape -> M: (x, 0, False)
         self.asserted: set[str] = set()  # names an assert bounds by a small literal (`assert 2 <= m <= 8`)
         root = host.node or host.model.tree
         for node in walk(root):
@@ -87,9 +88,11 @@ class Provenance:
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple):
                 source = self._shape_source(node.value)
                 if source is not None:
-                    for index, element in enumerate(node.targets[0].elts):
-                        if isinstance(element, ast.Name):
-                            self.unpacked[element.id] = (source, index)
+                    elements = node.targets[0].elts
+                    whole = not (isinstance(node.value, ast.Subscript) and isinstance(node.value.slice, ast.Slice))
+                    for index, element in enumerate(elements):
+                        if isinstance(element, ast.Name):  # the last name of a whole shape is its last dimension
+                            self.unpacked[element.id] = (source, index, whole and index == len(elements) - 1)
 
     @classmethod
     def of(cls, host: HostScope) -> Provenance:
@@ -118,9 +121,9 @@ class Provenance:
             return bool(value.args) and _literal_int(value.args[0]) == -1
         return False
 
-    def _shape(self, tensor: ast.expr, index: int | None, text: str) -> Origin:
+    def _shape(self, tensor: ast.expr, index: int | None, text: str, last: bool = False) -> Origin:
         return Origin("shape", text, tensor=ast.unparse(tensor), index=index,
-                      rows=index == 0 and self._flattened(tensor))
+                      rows=index == 0 and self._flattened(tensor), last=last or index == -1)
 
     def origin(self, node: ast.expr, depth: int = 0) -> Origin:
         text = ast.unparse(node)
@@ -161,8 +164,8 @@ class Provenance:
         if name in self.asserted:
             return Origin("bounded", name, names=(name,))
         if name in self.unpacked:
-            tensor, index = self.unpacked[name]
-            return replace(self._shape(tensor, index, f"{ast.unparse(tensor)}.shape[{index}]"), names=(name,))
+            tensor, index, last = self.unpacked[name]
+            return replace(self._shape(tensor, index, f"{ast.unparse(tensor)}.shape[{index}]", last), names=(name,))
         value = self.host.value_of(name)
         if value is not None:
             inner = self.origin(value, depth + 1)

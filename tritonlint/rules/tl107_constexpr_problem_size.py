@@ -113,16 +113,16 @@ def _leading_dimension_only(origin: Origin) -> bool:
 
 def _weight_beside_features(origin: Origin, others: list[Origin]) -> bool:
     """Whether the launch passes another tensor's last dimension and no other size of it (an activation's
-    features, `K = x.shape[-1]`), and no other size of this value's tensor: then this tensor is the other
+    features, `K = x.shape[-1]` or `d` of `batch, d = x.shape`), and no other size of this value's tensor: then this tensor is the other
     operand of a linear map, a weight laid out [out, in], and its leading dimension the output features,
     fixed per model. Not when the features come from a tensor named as a weight (`weight.shape[-1]` beside
     `x.shape[0]` of a row norm: there the leading dimension is the activation's)."""
-    sizes: dict[str, set[int | None]] = {}
+    sizes: dict[str, set[bool]] = {}  # tensor -> whether each of its sizes passed is its last dimension
     for other in others:
         for part in _sized(other):
-            sizes.setdefault(part.tensor or "", set()).add(part.index if part.kind == "shape" else None)
+            sizes.setdefault(part.tensor or "", set()).add(part.kind == "shape" and part.last)
     return origin.tensor not in sizes and any(
-        indices == {-1} and not table(tensor) for tensor, indices in sizes.items())
+        kinds == {True} and not table(tensor) for tensor, kinds in sizes.items())
 
 
 def _sized(origin: Origin) -> list[Origin]:
