@@ -71,6 +71,11 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
     runtime = set().union(*(_tensors(origin) for param, expr in values.items()
                             if (spec := kernel.param(param)) is not None and not spec.is_constexpr
                             and varies_with_input(origin := provenance.origin(expr))))
+    # A caller's parameter annotated `int` passed as a runtime argument (`n_out: int`): a size the author
+    # chose to pass at run time, as above, though no tensor's shape tells it.
+    ints = _int_parameters(host.node)
+    runtime_int = any(isinstance(expr, ast.Name) and expr.id in ints for param, expr in values.items()
+                      if (spec := kernel.param(param)) is not None and not spec.is_constexpr)
     origins = {param: provenance.origin(expr) for param, expr in values.items()}
     for param, expr in values.items():
         spec = kernel.param(param)
@@ -81,7 +86,7 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
         origin = origins[param]
         if any(pool_size(name) for name in origin.all_names()):
             continue
-        if runtime and _leading_dimension_only(origin) and origin.tensor not in runtime:
+        if (runtime or runtime_int) and _leading_dimension_only(origin) and origin.tensor not in runtime:
             continue  # GEMM(a, b, M, N: constexpr) with M from a: b's leading dimension is a weight's (N)
         if _leading_dimension_only(origin) and _weight_beside_features(origin, [o for p, o in origins.items() if p != param]):
             continue  # GEMV(x, w, K=x.shape[-1], N=w.shape[0]): N is the weight's output features
@@ -98,6 +103,15 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
                               f"`tl.constexpr` from `{param}` (a runtime integer; Triton still specializes on "
                               "divisibility by 16 and on 1), or bucket it with triton.next_power_of_2."])
     return None
+
+
+def _int_parameters(function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> set[str]:
+    """The host function's parameters annotated `int`."""
+    if function is None:
+        return set()
+    args = function.args
+    return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]
+            if isinstance(a.annotation, ast.Name) and a.annotation.id == "int"}
 
 
 def _tensors(origin: Origin) -> set[str]:
