@@ -76,3 +76,34 @@ def test_tl109_one_tile_row_needs_the_same_count(rules):
     found = [d for d in lint_code(code, rules, select=["TL109"]).diagnostics if d.code == "TL109"]
     assert [d.location.row for d in found] == [code.splitlines().index(
         "    k[(B, max_seq_len)](x, BLOCK=triton.next_power_of_2(head_dim))") + 1]
+
+
+# A GEMV under neutral names: the launch passes the activation's features (K = x.shape[-1]) and the leading
+# dimension of `codes`, so `codes` reads as the weight laid out [out, in] and N as its output features.
+GEMV = textwrap.dedent('''
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def gemv(x_ptr, w_ptr, out_ptr, M: tl.constexpr, K: tl.constexpr, N: tl.constexpr, BLOCK_K: tl.constexpr):
+        tl.store(out_ptr + tl.program_id(0), tl.sum(tl.load(x_ptr + tl.arange(0, BLOCK_K)), 0) * N * K * M)
+
+    def linear(x, codes):
+        K, N = x.shape[-1], codes.shape[0]
+        gemv[(N,)](x, codes, x, 1, K, N, 1024)
+    ''')
+
+
+def _tl107(code: str, rules) -> list[str]:
+    return [d.message for d in lint_code(code, rules, select=["TL107"]).diagnostics if d.code == "TL107"]
+
+
+def test_a_weights_output_features_beside_an_activations_features_are_not_flagged(rules):
+    assert _tl107(GEMV, rules) == []
+
+
+def test_the_leading_dimension_is_flagged_when_the_launch_passes_another_size_of_its_tensor(rules):
+    # codes.shape[1] passed too: `codes` is no longer known to be the other operand of a linear map
+    code = GEMV.replace("gemv[(N,)](x, codes, x, 1, K, N, 1024)", "gemv[(N,)](x, codes, x, codes.shape[1], K, N, 1024)")
+    assert any("`N`" in m for m in _tl107(code, rules))
+

@@ -26,6 +26,7 @@ class Origin:
     names: tuple[str, ...] = ()  # host names on the way, nearest the launch first
     parts: tuple[Origin, ...] = ()  # cdiv: (dividend, divisor); product: the factors; bucket: its argument
     divisor: int | None = None  # cdiv: the divisor, when a constant
+    last: bool = False  # shape: the tensor's last dimension (`x.shape[-1]`, `d` of `b, d = x.shape`)
 
     def describe(self) -> str:
         via = f"`{self.names[0]}` = " if self.names else ""
@@ -66,12 +67,20 @@ def _asserted_bounds(test: ast.expr) -> set[str]:
     return found
 
 
+def _nested_divisor(dividend: Origin, divisor: int | None) -> int | None:
+    """The divisor of a ceiling division, times that of a ceiling division it divides
+    (`cdiv(cdiv(n, 64), 32)` divides n by 2,048)."""
+    if divisor is None or dividend.kind != "cdiv" or dividend.divisor is None:
+        return divisor
+    return divisor * dividend.divisor
+
+
 class Provenance:
     """Host origins of the expressions of one host scope (a function, or the module)."""
 
     def __init__(self, host: HostScope) -> None:
         self.host = host
-        self.unpacked: dict[str, tuple[ast.expr, int]] = {}  # M, K = x.shape -> M: (x, 0)
+        self.unpacked: dict[str, tuple[ast.expr, int, bool]] = {}  # M, K = x.shape -> M: (x, 0, False)
         self.asserted: set[str] = set()  # names an assert bounds by a small literal (`assert 2 <= m <= 8`)
         root = host.node or host.model.tree
         for node in walk(root):
@@ -80,9 +89,11 @@ class Provenance:
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple):
                 source = self._shape_source(node.value)
                 if source is not None:
-                    for index, element in enumerate(node.targets[0].elts):
-                        if isinstance(element, ast.Name):
-                            self.unpacked[element.id] = (source, index)
+                    elements = node.targets[0].elts
+                    whole = not (isinstance(node.value, ast.Subscript) and isinstance(node.value.slice, ast.Slice))
+                    for index, element in enumerate(elements):
+                        if isinstance(element, ast.Name):  # the last name of a whole shape is its last dimension
+                            self.unpacked[element.id] = (source, index, whole and index == len(elements) - 1)
 
     @classmethod
     def of(cls, host: HostScope) -> Provenance:
@@ -111,9 +122,9 @@ class Provenance:
             return bool(value.args) and _literal_int(value.args[0]) == -1
         return False
 
-    def _shape(self, tensor: ast.expr, index: int | None, text: str) -> Origin:
+    def _shape(self, tensor: ast.expr, index: int | None, text: str, last: bool = False) -> Origin:
         return Origin("shape", text, tensor=ast.unparse(tensor), index=index,
-                      rows=index == 0 and self._flattened(tensor))
+                      rows=index == 0 and self._flattened(tensor), last=last or index == -1)
 
     def origin(self, node: ast.expr, depth: int = 0) -> Origin:
         text = ast.unparse(node)
@@ -138,12 +149,15 @@ class Provenance:
                 if isinstance(node.left, ast.BinOp) and isinstance(node.left.op, (ast.Add, ast.Sub)):
                     left = self.origin(node.left.left, depth + 1)
                 rows = left.kind == "numel" and right.kind == "shape" and right.index == -1
-                return Origin("cdiv", text, rows=rows, parts=(left, right), divisor=self._constant(node.right))
+                return Origin("cdiv", text, rows=rows, parts=(left, right),
+                              divisor=_nested_divisor(left, self._constant(node.right)))
             if isinstance(node.op, (ast.Add, ast.Sub)) and right.kind in ("literal", "constant"):
                 return replace(left, text=text)
         return Origin("unknown", text)
 
-    def _constant(self, node: ast.expr) -> int | None:
+    def _constant(self, node: ast.expr, depth: int = 0) -> int | None:
+        if isinstance(node, ast.Name) and depth < 4 and (local := self.host.value_of(node.id)) is not None:
+            return self._constant(local, depth + 1)  # a local block size (`BLOCK_N = 64`)
         value = self.host.model.evaluator().evaluate(node)
         return value.value if value is not None and isinstance(value.value, int) else None
 
@@ -151,8 +165,8 @@ class Provenance:
         if name in self.asserted:
             return Origin("bounded", name, names=(name,))
         if name in self.unpacked:
-            tensor, index = self.unpacked[name]
-            return replace(self._shape(tensor, index, f"{ast.unparse(tensor)}.shape[{index}]"), names=(name,))
+            tensor, index, last = self.unpacked[name]
+            return replace(self._shape(tensor, index, f"{ast.unparse(tensor)}.shape[{index}]", last), names=(name,))
         value = self.host.value_of(name)
         if value is not None:
             inner = self.origin(value, depth + 1)
@@ -183,8 +197,8 @@ class Provenance:
         if name in ("triton.next_power_of_2", "triton.language.next_power_of_2") and node.args:
             return Origin("bucket", text, parts=(self.origin(node.args[0], depth + 1),))
         if name in ("triton.cdiv", "triton.language.cdiv") and len(node.args) == 2:
-            return Origin("cdiv", text, parts=tuple(self.origin(a, depth + 1) for a in node.args),
-                          divisor=self._constant(node.args[1]))
+            parts = tuple(self.origin(a, depth + 1) for a in node.args)
+            return Origin("cdiv", text, parts=parts, divisor=_nested_divisor(parts[0], self._constant(node.args[1])))
         if isinstance(func, ast.Name) and func.id in ("min", "max") and func.id not in model.local_names:
             parts = tuple(self.origin(a, depth + 1) for a in node.args)
             if func.id == "min" and any(p.kind in ("literal", "constant") for p in parts):
@@ -196,22 +210,23 @@ class Provenance:
 # ---- what an origin means ----------------------------------------------------------------------------------
 _COUNT_WORDS = re.compile(r"(^|_)(n_?)?(num_?)?(tokens?|toks?|rows?|seq_?lens?|seqlens?|n_?ctx|ctx_?len|"
                           r"total_?len|sequence_?length|seq_?length)($|_)", re.IGNORECASE)
-_MODEL_WORDS = re.compile(r"head|dim|hidden|feat|channel|expert|vocab|embed|block|tile|group|warps?|stages?|"
+_MODEL_WORDS = re.compile(r"head|dim|hidden|feat|channel|expert|vocab|embed|block|tile|split|group|warps?|stages?|"
                           r"batch|^[bhdkv]$|^n?bs$|^n?h[vqk]$|world|rank|mix|_size$|topk|per_|_per|_ids?$|^ids?_", re.IGNORECASE)
 # Flags and modes that mention a count word (`check_all_masked_rows`, `RETURN_TOKEN_ACCURACY`).
 _FLAG = re.compile(r"^(is|has|check|return|use|enable|with|do|need|should|allow)_", re.IGNORECASE)
 # Tables indexed by position (rotary cos/sin caches): as long as the longest sequence the model takes.
-# Also tables of per-group sizes (`m_sizes` of a grouped GEMM: one entry per expert), weights by the short
+# Also tables of per-group sizes and offsets (`m_sizes`, `offs` of a grouped GEMM: one entry per expert),
+# weights by the short
 # names of projections (`w`, `w1`, `wo`, `wq`, `wlg`: w and at most two letters) and quantised weights by
 # their packing names (`packed` alone, `qweight`; not `packed_qkv`, packed varlen activations).
 _TABLES = re.compile(r"cos|sin|freq|rope|cache|table|weight|^w_|_w$|^w[a-z]{0,2}\d?$|^packed$|pool|req_to|lora|"
-                     r"(^|_)sizes$",
+                     r"(^|_)sizes$|^offs$",
                      re.IGNORECASE)
 # Counts of items rather than of data: per-request, draft and page counts, requests and sequences.
 _SMALL_WORDS = re.compile(r"per_|_per|draft|spec|page|req|seqs\b|num_seq|n_seq|program|partial|layer|slot",
                           re.IGNORECASE)
 # Tensors that hold offsets, indices or lengths (one entry per sequence, group or request), not data.
-_METADATA = re.compile(r"offset|indic|index|idx|len|cu_seq|ptr|table|ids?$|mask|scale|loc|pos_ids|starts?$|ends?$",
+_METADATA = re.compile(r"offset|(^|_)offs$|indic|index|idx|len|cu_seq|ptr|table|ids?$|mask|scale|loc|pos_ids|starts?$|ends?$",
                        re.IGNORECASE)
 
 
@@ -225,6 +240,11 @@ def pool_size(name: str) -> bool:
     """A name that says it counts the entries of a pool allocated at start-up (slots, layers, cache pages) or
     the ranks of a parallel group (EP, TP)."""
     return bool(_POOL_WORDS.search(name))
+
+
+def table(tensor: str) -> bool:
+    """A tensor named as a weight, a table (rotary caches, block tables), a pool or a quantised weight."""
+    return bool(_TABLES.search(tensor))
 
 
 def model_dimension(name: str) -> bool:
@@ -273,6 +293,11 @@ def _word(name: str) -> str:
     return "token" if "tok" in lowered else "row" if "row" in lowered else "sequence length"
 
 
+def _item_count(origin: Origin) -> bool:
+    """A count of items whatever its name: a tensor's leading dimension (`batch = lens.shape[0]`)."""
+    return origin.kind == "shape" and origin.index == 0 and not origin.rows
+
+
 COARSE_BUCKET = 1024
 
 
@@ -284,7 +309,7 @@ def varies_with_input(origin: Origin) -> str | None:
         return None
     if any(_MODEL_WORDS.search(n) or _FLAG.search(n) for n in origin.names):
         return None
-    if origin.tensor is not None and _TABLES.search(origin.tensor):
+    if origin.tensor is not None and table(origin.tensor):
         return None
     if origin.kind == "numel":
         if origin.tensor is not None and origin.tensor.endswith("]"):
@@ -302,8 +327,9 @@ def varies_with_input(origin: Origin) -> str | None:
         return f"{origin.describe()}" if origin.names and count_like(origin.names[0]) else None
     if origin.kind == "cdiv" and (origin.divisor or 0) >= COARSE_BUCKET:
         return None  # a coarse bucket, such as fla's cdiv(T, 2048 * 32): few distinct values
-    if origin.kind == "cdiv" and len(origin.parts) == 2 and varies_with_input(origin.parts[1]):
-        return None  # a size over a count of the same input (`packed_k.shape[0] // rows`): a size per item
+    if origin.kind == "cdiv" and len(origin.parts) == 2 and (varies_with_input(origin.parts[1])
+                                                             or _item_count(origin.parts[1])):
+        return None  # a size over a count of items (`packed_k.shape[0] // rows`, `tokens // batch`): per item
     if origin.kind in ("cdiv", "product"):
         return next((why for part in origin.parts[:1 if origin.kind == "cdiv" else None]
                      if (why := varies_with_input(part))), None)

@@ -151,9 +151,10 @@ def autotune_side_effects(ctx: MatchContext) -> Verdict | None:
     if hooked is None or reset is None or restore is None:
         return None
     pointers = {p.name for p in kernel.params if not p.is_constexpr}
+    # An argument in reset_to_zero is zeroed before every run, the real one included: its atomics and its
+    # in-place updates (an accumulator the caller zero-fills, read and written back) start from the same zeros.
     effects = [e for e in kernel_effects(ctx.model, kernel)
-               if e.param in pointers and e.param not in hooked and e.param not in restore
-               and not (e.kind == "atomic" and e.param in reset)]
+               if e.param in pointers and e.param not in hooked and e.param not in restore and e.param not in reset]
     if not effects:
         return None
     in_place = {e.param for e in effects if e.kind == "in-place"}

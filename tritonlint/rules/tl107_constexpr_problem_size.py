@@ -15,6 +15,7 @@ from tritonlint.analysis.provenance import (
     count_like,
     model_dimension,
     pool_size,
+    table,
     varies_with_input,
 )
 from tritonlint.analysis.triton_names import TL
@@ -70,17 +71,25 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
     runtime = set().union(*(_tensors(origin) for param, expr in values.items()
                             if (spec := kernel.param(param)) is not None and not spec.is_constexpr
                             and varies_with_input(origin := provenance.origin(expr))))
+    # A caller's parameter annotated `int` passed as a runtime argument (`n_out: int`): a size the author
+    # chose to pass at run time, as above, though no tensor's shape tells it.
+    ints = _int_parameters(host.node)
+    runtime_int = any(isinstance(expr, ast.Name) and expr.id in ints for param, expr in values.items()
+                      if (spec := kernel.param(param)) is not None and not spec.is_constexpr)
+    origins = {param: provenance.origin(expr) for param, expr in values.items()}
     for param, expr in values.items():
         spec = kernel.param(param)
         if spec is None or not spec.is_constexpr or param in needed or model_dimension(param) or pool_size(param):
             continue
         if _derived_from(expr, compiled):
             continue  # MAX_LEN=max(start_len, end_len) beside START_LEN=start_len, END_LEN=end_len
-        origin = provenance.origin(expr)
+        origin = origins[param]
         if any(pool_size(name) for name in origin.all_names()):
             continue
-        if runtime and _leading_dimension_only(origin) and origin.tensor not in runtime:
+        if (runtime or runtime_int) and _leading_dimension_only(origin) and origin.tensor not in runtime:
             continue  # GEMM(a, b, M, N: constexpr) with M from a: b's leading dimension is a weight's (N)
+        if _leading_dimension_only(origin) and _weight_beside_features(origin, [o for p, o in origins.items() if p != param]):
+            continue  # GEMV(x, w, K=x.shape[-1], N=w.shape[0]): N is the weight's output features
         why = varies_with_input(origin)
         if why is None:
             continue
@@ -96,6 +105,15 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
     return None
 
 
+def _int_parameters(function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> set[str]:
+    """The host function's parameters annotated `int`."""
+    if function is None:
+        return set()
+    args = function.args
+    return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]
+            if isinstance(a.annotation, ast.Name) and a.annotation.id == "int"}
+
+
 def _tensors(origin: Origin) -> set[str]:
     """The tensors whose shape, numel or len a value comes from."""
     return ({origin.tensor} if origin.tensor else set()).union(*(_tensors(part) for part in origin.parts))
@@ -105,6 +123,26 @@ def _leading_dimension_only(origin: Origin) -> bool:
     """A value known to vary only because it is some tensor's `shape[0]` (no name, no flattening says so)."""
     return origin.kind == "shape" and origin.index == 0 and not origin.rows \
         and not (origin.names and count_like(origin.names[0]))
+
+
+def _weight_beside_features(origin: Origin, others: list[Origin]) -> bool:
+    """Whether the launch passes another tensor's last dimension and no other size of it (an activation's
+    features, `K = x.shape[-1]` or `d` of `batch, d = x.shape`), and no other size of this value's tensor: then this tensor is the other
+    operand of a linear map, a weight laid out [out, in], and its leading dimension the output features,
+    fixed per model. Not when the features come from a tensor named as a weight (`weight.shape[-1]` beside
+    `x.shape[0]` of a row norm: there the leading dimension is the activation's)."""
+    sizes: dict[str, set[bool]] = {}  # tensor -> whether each of its sizes passed is its last dimension
+    for other in others:
+        for part in _sized(other):
+            sizes.setdefault(part.tensor or "", set()).add(part.kind == "shape" and part.last)
+    return origin.tensor not in sizes and any(
+        kinds == {True} and not table(tensor) for tensor, kinds in sizes.items())
+
+
+def _sized(origin: Origin) -> list[Origin]:
+    """The shape, numel and len origins a value is made of."""
+    own = [origin] if origin.tensor is not None else []
+    return own + [s for part in origin.parts for s in _sized(part)]
 
 
 def _derived_from(expr: ast.expr, compiled: set[str]) -> bool:

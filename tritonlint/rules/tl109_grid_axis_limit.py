@@ -13,7 +13,7 @@ from tritonlint.analysis.model import LaunchSite, ModuleModel
 from tritonlint.analysis.provenance import Origin, Provenance, grid_axes, large_count
 from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
 
-_DECODE = re.compile(r"decode", re.IGNORECASE)
+_DECODE = re.compile(r"decod|single_query", re.IGNORECASE)  # decode, decoding; vLLM v1's single-query attention
 AXIS_LIMIT = 65_535  # CUDA's gridDim.y / gridDim.z; gridDim.x takes 2**31 - 1
 
 
