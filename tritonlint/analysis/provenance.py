@@ -240,7 +240,8 @@ def count_like(name: str, rows: bool = True) -> bool:
     return rows or "row" not in match.group(0).lower()
 
 
-def _data_tensor(text: str | None) -> bool:
+def data_tensor(text: str | None) -> bool:
+    """A tensor of data, not of offsets, indices, lengths, masks or scales (by its name)."""
     return text is not None and not _METADATA.search(text.rpartition(".")[2].split("[")[0])
 
 
@@ -253,7 +254,7 @@ def large_count(origin: Origin) -> str | None:
     if any(_MODEL_WORDS.search(n) or _SMALL_WORDS.search(n) for n in origin.names):
         return None
     if origin.kind == "numel":
-        if not _data_tensor(origin.tensor):
+        if not data_tensor(origin.tensor):
             return None
         return f"{origin.describe()} counts every element of `{origin.tensor}`"
     if origin.kind == "shape" and origin.rows:
