@@ -117,3 +117,15 @@ def test_tl102_doc_lists_exactly_its_exemptions(rules):
     text = " ".join(rule.doc["what"].split())
     listed = dict(re.findall(r"- `([a-z-]+)`: (.*?)\.(?= - `|$| [A-Z])", text))
     assert listed == {e.name: " ".join(e.doc.split()) for e in EXEMPTIONS}
+
+
+def test_rows_of_routing_data_or_small_items_do_not_back_a_finding(rules):
+    """Router logits and top-k buffers are an expert count wide; a grid over the leading dimension of a
+    tensor of heads, slots or per-request entries counts few rows."""
+    for launch in ("\n\ndef run(gating_output, y):\n    num_tokens = gating_output.shape[0]\n"
+                   "    copy_rows[(num_tokens,)](gating_output, y, 8, gating_output.stride(0), BLOCK=128)\n",
+                   "\n\ndef run(logics, y):\n    head_num = logics.shape[0]\n"
+                   "    copy_rows[(head_num,)](logics, y, 8, logics.stride(0), BLOCK=128)\n",
+                   "\n\ndef run(slot_k, y):\n    copy_rows[(slot_k.shape[0],)](slot_k, y, 8, slot_k.stride(0), BLOCK=128)\n"):
+        assert _severities(rules, launch) == [], launch
+    assert _severities(rules, "\n\ndef run(x, y):\n    copy_rows[(x.shape[0],)](x, y, 8, x.stride(0), BLOCK=128)\n") == ["large"]

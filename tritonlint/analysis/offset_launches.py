@@ -4,8 +4,10 @@ every launch keeps the product far below 2^31 (a grid without that axis, a liter
 innermost stride of a tensor).
 
 Only launches in the kernel's own module are read; a kernel launched elsewhere (or only called from other
-jit functions) is `unknown`, and so is a launch whose grid or arguments cannot be followed. A decode kernel
-(`decode` in its name or its file's name) is never `large`: in a decode step the tokens are the batch.
+jit functions) is `unknown`, and so is a launch whose grid or arguments cannot be followed. A decode or draft
+kernel (`decode` or `draft` in its name or its file's name) is never `large`: in such a step the tokens are the
+batch; nor is a grid over the rows of per-token routing data (`gating_output.shape[0]`, `topk_ids`): its rows
+are an expert count or a top-k wide.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from tritonlint.analysis.host import HostScope
 from tritonlint.analysis.launches import bind_launch
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.analysis.offsets import PROGRAM_ID, Product
-from tritonlint.analysis.provenance import Origin, Provenance, data_tensor, grid_axes, large_count
+from tritonlint.analysis.provenance import (Origin, Provenance, data_tensor, grid_axes, large_count, routing_tensor,
+                                            small_item)
 
 LARGE = "large"
 SMALL = "small"
@@ -28,8 +31,9 @@ UNKNOWN = "unknown"
 # is a tiny stride such as a column stride of 1 or 2.
 SMALL_LITERAL = {1: 2 ** 15, 2: 2 ** 15}
 TINY_LITERAL = 16
-# A decode step launches one program per sequence of the batch: its "tokens" are a batch of requests.
-_DECODE = re.compile(r"decode", re.IGNORECASE)
+# A decode step launches one program per sequence of the batch: its "tokens" are a batch of requests; so does
+# a speculative draft step (a few draft tokens per request).
+_DECODE = re.compile(r"decode|draft", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -105,6 +109,8 @@ def _spans_tensor(host: HostScope, origin: Origin, products: list[Product], valu
     ones."""
     if origin.kind != "shape" or origin.index != 0 or not data_tensor(origin.tensor):
         return None
+    if any(small_item(name) for name in (*origin.names, origin.tensor or "")):
+        return None  # the rows of a tensor of heads, slots, pages, per-request or draft entries: few of them
     for product in products:
         value = values.get(product.multiplier) if product.multiplier in params else None
         stride = _stride_of(host, value) if value is not None else None
@@ -138,7 +144,7 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
                 continue
             origin = Provenance.of(host).origin(axes[axis])
             why = large_count(origin) or _spans_tensor(host, origin, products, bound.values, params)
-            if why is not None and not decode:
+            if why is not None and not decode and not routing_tensor(origin.tensor):
                 return Extent(LARGE, f"the launch at line {launch.line} starts one program per {why}")
         # Every product must be small at this launch, through its multiplier.
         for product in products:

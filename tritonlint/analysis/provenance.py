@@ -214,6 +214,22 @@ _METADATA = re.compile(r"offset|indic|index|idx|len|cu_seq|ptr|table|ids?$|mask|
                        re.IGNORECASE)
 
 
+# Tensors of per-token routing data (router logits, gating weights, top-k ids and weights): one row per token,
+# as wide as the experts or the top-k, a few hundred at most, so 1M tokens of them stay far below 2^31 elements.
+_ROUTING = re.compile(r"topk|top_k|gating|router|routing|expert", re.IGNORECASE)
+
+
+def routing_tensor(text: str | None) -> bool:
+    """A tensor named as per-token routing data (`gating_output`, `topk_ids`, `router_logits`)."""
+    return text is not None and bool(_ROUTING.search(text.rpartition(".")[2].split("[")[0]))
+
+
+def small_item(name: str) -> bool:
+    """A name that says it counts or holds small items: heads, per-request or draft entries, pages, slots,
+    layers (`head_num`, `slot_k`, `req_to_token`)."""
+    return bool(_SMALL_WORDS.search(name) or re.search("head", name, re.IGNORECASE))
+
+
 # Sizes fixed when the model or the server starts: pools (adapter slots, state slots, layers, pages and lines
 # of a cache) and the degrees of parallelism (EP, TP, ...).
 _POOL_WORDS = re.compile(r"slots?($|_)|layers?($|_)|adapters?|lora|cache_?(lines?|pages?|blocks?|slots?|entries)|"
