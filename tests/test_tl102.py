@@ -129,3 +129,25 @@ def test_rows_of_routing_data_or_small_items_do_not_back_a_finding(rules):
                    "\n\ndef run(slot_k, y):\n    copy_rows[(slot_k.shape[0],)](slot_k, y, 8, slot_k.stride(0), BLOCK=128)\n"):
         assert _severities(rules, launch) == [], launch
     assert _severities(rules, "\n\ndef run(x, y):\n    copy_rows[(x.shape[0],)](x, y, 8, x.stride(0), BLOCK=128)\n") == ["large"]
+
+
+SLOT_WRITE = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def store_kv(key_ptr, cache_ptr, slot_ptr, stride_key, stride_cache, D: tl.constexpr):
+    token = tl.program_id(0).to(tl.int64)
+    slot = tl.load(slot_ptr + token)
+    tl.store(cache_ptr + slot * stride_cache + tl.arange(0, D), tl.load(key_ptr + token * stride_key + tl.arange(0, D)))
+'''
+
+
+def test_slot_times_the_leading_stride_of_a_kv_cache_is_backed(rules):
+    """A KV cache fills the GPU memory left after the weights: a slot index times its leading stride."""
+    launch = "\n\ndef run(key, key_cache, slot_mapping):\n    store_kv[(key.shape[0],)](key, key_cache, slot_mapping, key.stride(0), key_cache.stride(0), D=128)\n"
+    assert _severities(rules, launch, kernel=SLOT_WRITE) == ["large"]
+    for other in ("cos_sin_cache", "cache_indices", "value"):  # a rotary table, an index tensor, no cache
+        assert _severities(rules, launch.replace("key_cache", other), kernel=SLOT_WRITE) == [], other
+    # an inner stride of the cache (a head) spans one block
+    assert _severities(rules, launch.replace("key_cache.stride(0)", "key_cache.stride(1)"), kernel=SLOT_WRITE) == []

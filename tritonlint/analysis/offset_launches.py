@@ -7,7 +7,8 @@ Only launches in the kernel's own module are read; a kernel launched elsewhere (
 jit functions) is `unknown`, and so is a launch whose grid or arguments cannot be followed. A decode or draft
 kernel (`decode` or `draft` in its name or its file's name) is never `large`: in such a step the tokens are the
 batch; nor is a grid over the rows of per-token routing data (`gating_output.shape[0]`, `topk_ids`): its rows
-are an expert count or a top-k wide.
+are an expert count or a top-k wide. A multiplier passed as the leading stride of a KV cache (by the
+tensor's name) makes the product `large` for a program id or a loaded index alike.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from tritonlint.analysis.host import HostScope
 from tritonlint.analysis.launches import bind_launch
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.analysis.offsets import PROGRAM_ID, Product
-from tritonlint.analysis.provenance import (Origin, Provenance, data_tensor, grid_axes, large_count, routing_tensor,
-                                            small_item)
+from tritonlint.analysis.provenance import (Origin, Provenance, data_tensor, grid_axes, kv_cache, large_count,
+                                            routing_tensor, small_item)
 
 LARGE = "large"
 SMALL = "small"
@@ -120,6 +121,19 @@ def _spans_tensor(host: HostScope, origin: Origin, products: list[Product], valu
     return None
 
 
+def _cache_rows(host: HostScope, products: list[Product], values: dict[str, ast.expr], params: set[str]) -> str | None:
+    """A product's multiplier is the leading stride of a KV cache (`key_cache.stride(0)`): the index steps over
+    the cache's blocks or slots, and serving engines size a KV cache to the GPU memory left after the weights,
+    gigabytes, so its elements pass 2^31. Not rotary cos/sin caches (one row per position) nor the cache's
+    index tensors (`cache_indices`, `cache_loc`)."""
+    for product in products:
+        value = values.get(product.multiplier) if product.multiplier in params else None
+        stride = _stride_of(host, value) if value is not None else None
+        if stride is not None and stride[1] == 0 and kv_cache(stride[0]):
+            return f"`{ast.unparse(value)}` steps over the blocks or slots of the KV cache `{stride[0]}`"  # type: ignore[arg-type]
+    return None
+
+
 def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, products: list[Product],
                   path: str = "") -> Extent:
     """How the launches of `function` (defined in the file at `path`) bound the products of `source` (a
@@ -146,6 +160,9 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
             why = large_count(origin) or _spans_tensor(host, origin, products, bound.values, params)
             if why is not None and not decode and not routing_tensor(origin.tensor):
                 return Extent(LARGE, f"the launch at line {launch.line} starts one program per {why}")
+        why = _cache_rows(host, products, bound.values, params)
+        if why is not None:
+            return Extent(LARGE, f"the launch at line {launch.line} passes {why}")
         # Every product must be small at this launch, through its multiplier.
         for product in products:
             value = bound.values.get(product.multiplier) if product.multiplier in params else None

@@ -224,6 +224,17 @@ def routing_tensor(text: str | None) -> bool:
     return text is not None and bool(_ROUTING.search(text.rpartition(".")[2].split("[")[0]))
 
 
+_KV_CACHE = re.compile(r"cache", re.IGNORECASE)
+_ROTARY = re.compile(r"cos|sin|rope|rotary|freq|pos", re.IGNORECASE)
+
+
+def kv_cache(text: str) -> bool:
+    """A tensor named as a KV (or state) cache (`key_cache`, `kv_cache`, `self.k_cache`), not a rotary cos/sin
+    cache nor one of the cache's index tensors (`cache_indices`, `cache_loc`)."""
+    name = text.rpartition(".")[2].split("[")[0]
+    return bool(_KV_CACHE.search(name)) and not _ROTARY.search(name) and data_tensor(name)
+
+
 def small_item(name: str) -> bool:
     """A name that says it counts or holds small items: heads, per-request or draft entries, pages, slots,
     layers (`head_num`, `slot_k`, `req_to_token`)."""
