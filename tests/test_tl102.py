@@ -144,10 +144,11 @@ def store_kv(key_ptr, cache_ptr, slot_ptr, stride_key, stride_cache, D: tl.const
 
 
 def test_slot_times_the_leading_stride_of_a_kv_cache_is_backed(rules):
-    """A KV cache fills the GPU memory left after the weights: a slot index times its leading stride."""
+    """A KV cache fills the GPU memory left after the weights: a slot index times its leading stride. Not a
+    rotary table, an index tensor or a recurrent state cache (one small entry per running request)."""
     launch = "\n\ndef run(key, key_cache, slot_mapping):\n    store_kv[(key.shape[0],)](key, key_cache, slot_mapping, key.stride(0), key_cache.stride(0), D=128)\n"
     assert _severities(rules, launch, kernel=SLOT_WRITE) == ["large"]
-    for other in ("cos_sin_cache", "cache_indices", "value"):  # a rotary table, an index tensor, no cache
+    for other in ("cos_sin_cache", "cache_indices", "value", "conv_cache"):  # rotary table, index tensor, no cache, state cache
         assert _severities(rules, launch.replace("key_cache", other), kernel=SLOT_WRITE) == [], other
     # an inner stride of the cache (a head) spans one block
     assert _severities(rules, launch.replace("key_cache.stride(0)", "key_cache.stride(1)"), kernel=SLOT_WRITE) == []

@@ -122,10 +122,9 @@ def _spans_tensor(host: HostScope, origin: Origin, products: list[Product], valu
 
 
 def _cache_rows(host: HostScope, products: list[Product], values: dict[str, ast.expr], params: set[str]) -> str | None:
-    """A product's multiplier is the leading stride of a KV cache (`key_cache.stride(0)`): the index steps over
-    the cache's blocks or slots, and serving engines size a KV cache to the GPU memory left after the weights,
-    gigabytes, so its elements pass 2^31. Not rotary cos/sin caches (one row per position) nor the cache's
-    index tensors (`cache_indices`, `cache_loc`)."""
+    """A product's multiplier is the leading stride of the KV cache of attention (`key_cache.stride(0)`): the
+    index steps over the cache's blocks or slots, and serving engines size a KV cache to the GPU memory left
+    after the weights, gigabytes, so its elements pass 2^31 (`provenance.kv_cache` says which names)."""
     for product in products:
         value = values.get(product.multiplier) if product.multiplier in params else None
         stride = _stride_of(host, value) if value is not None else None

@@ -224,15 +224,15 @@ def routing_tensor(text: str | None) -> bool:
     return text is not None and bool(_ROUTING.search(text.rpartition(".")[2].split("[")[0]))
 
 
-_KV_CACHE = re.compile(r"cache", re.IGNORECASE)
-_ROTARY = re.compile(r"cos|sin|rope|rotary|freq|pos", re.IGNORECASE)
+# The keys and values of attention: `kv_cache`, `key_cache`, `v_caches`, or a tensor named `cache(s)` alone.
+# Not state caches of recurrent layers (conv, SSM, per-request draft states), which hold one small entry per
+# running request, nor rotary cos/sin caches or the cache's index tensors (`cache_indices`, `cache_loc`).
+_KV_CACHE = re.compile(r"((^|_)(k|v|kv|key|value|keys|values)_?|^)caches?$", re.IGNORECASE)
 
 
 def kv_cache(text: str) -> bool:
-    """A tensor named as a KV (or state) cache (`key_cache`, `kv_cache`, `self.k_cache`), not a rotary cos/sin
-    cache nor one of the cache's index tensors (`cache_indices`, `cache_loc`)."""
-    name = text.rpartition(".")[2].split("[")[0]
-    return bool(_KV_CACHE.search(name)) and not _ROTARY.search(name) and data_tensor(name)
+    """A tensor named as the KV cache of attention (`key_cache`, `kv_cache`, `self.k_cache`, `caches`)."""
+    return bool(_KV_CACHE.search(text.rpartition(".")[2].split("[")[0]))
 
 
 def small_item(name: str) -> bool:
