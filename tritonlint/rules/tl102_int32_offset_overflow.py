@@ -2,9 +2,10 @@
 pointer offset with no int64 promotion on the way (see analysis/offsets.py). One finding per source value,
 at the source, with every product it reaches as a related location; the fix promotes the source.
 
-Two levels: reported where a launch of the kernel shows the index ranging over a large count (the rows,
-tokens or elements of a tensor: analysis/offset_launches.py); the other products are reported only with the
-option `int32-offset-unbacked` (on real code about half of them were right, docs/precision/TL102.md)."""
+Two levels: reported where a launch of the kernel shows the index spanning a large extent (the rows, tokens
+or elements of a tensor, the slots of a KV cache: analysis/offset_launches.py); the other products are
+reported only with the option `int32-offset-unbacked` (on real code about half of them were right,
+docs/precision/TL102.md)."""
 
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ def int32_offset_product(ctx: MatchContext) -> Verdict | None:
     """The match is a `tl.program_id(...)` call or a `tl.load` whose value, with no int64 promotion on the
     way, is multiplied by a runtime (non-constexpr) integer argument in a pointer offset: the product is
     computed in int32. The products are the related locations. Reported where a launch of the kernel in its
-    module shows the id ranging over a large count (or, with `int32-offset-unbacked`, wherever no launch
+    module shows the index spanning a large extent (or, with `int32-offset-unbacked`, wherever no launch
     keeps the products small); products an exemption covers do not count."""
     function = ctx.function
     if function is None or function.node is None:
