@@ -1,5 +1,6 @@
-"""What TL102 makes of the kernel's launches (analysis/offset_launches.py): silent where every launch keeps
-the products small, a note where a launch shows the program id ranging over the rows of a large tensor."""
+"""What TL102 makes of the kernel's launches (analysis/offset_launches.py): reported where a launch shows the
+program id ranging over the rows of a large tensor (with a note saying so); otherwise reported only with the
+option `int32-offset-unbacked`, and silent even then where every launch keeps the products small."""
 from __future__ import annotations
 
 from tests.helpers import lint_code
@@ -17,14 +18,18 @@ def copy_rows(x_ptr, y_ptr, n_cols, stride_row, BLOCK: tl.constexpr):
 '''
 
 
-def _severities(rules, launch: str) -> list[str]:
+UNBACKED = {"int32-offset-unbacked": True}
+
+
+def _severities(rules, launch: str, options: dict | None = None, kernel: str = KERNEL) -> list[str]:
     """"large" for a finding whose notes say a launch shows the large count, else its severity."""
-    result = lint_code(KERNEL + launch, rules, select=["TL102"])
+    result = lint_code(kernel + launch, rules, select=["TL102"], options=options)
     return ["large" if any("The launch shows" in n for n in d.notes) else d.severity for d in result.diagnostics]
 
 
-def test_no_launch_is_info(rules):
-    assert _severities(rules, "") == ["info"]
+def test_no_launch_is_silent_unless_unbacked_findings_are_asked_for(rules):
+    assert _severities(rules, "") == []
+    assert _severities(rules, "", UNBACKED) == ["info"]
 
 
 def test_launch_over_rows_is_noted(rules):
@@ -37,18 +42,113 @@ def test_launch_over_tokens_by_name_is_noted(rules):
     assert _severities(rules, launch) == ["large"]
 
 
-def test_unknown_grid_stays_info(rules):
+def test_unknown_grid_is_unbacked(rules):
     launch = "\n\ndef run(x, y, grid):\n    copy_rows[grid](x, y, x.shape[1], x.stride(0), BLOCK=128)\n"
-    assert _severities(rules, launch) == ["info"]
+    assert _severities(rules, launch) == []
+    assert _severities(rules, launch, UNBACKED) == ["info"]
 
 
 def test_small_multiplier_at_every_launch_is_silent(rules):
     launch = ("\n\ndef run(x, y, n):\n    copy_rows[(n,)](x, y, 8, x.stride(-1), BLOCK=8)\n"
               "    copy_rows[(n,)](x, y, 8, 4, BLOCK=8)\n")
     assert _severities(rules, launch) == []
+    assert _severities(rules, launch, UNBACKED) == []
 
 
 def test_one_launch_with_a_large_multiplier_keeps_it(rules):
     launch = ("\n\ndef run(x, y, n):\n    copy_rows[(n,)](x, y, 8, x.stride(-1), BLOCK=8)\n"
               "    copy_rows[(n,)](x, y, 8, x.stride(0), BLOCK=8)\n")
-    assert _severities(rules, launch) == ["info"]
+    assert _severities(rules, launch, UNBACKED) == ["info"]
+
+
+def test_grid_over_a_dimension_times_its_stride_spans_the_tensor(rules):
+    """`M, N = x.shape; k[(M,)](..., x.stride(0))`: the offsets step over every element of x."""
+    launch = "\n\ndef run(x, y):\n    M, N = x.shape\n    copy_rows[(M,)](x, y, N, x.stride(0), BLOCK=128)\n"
+    assert _severities(rules, launch) == ["large"]
+    (finding,) = lint_code(KERNEL + launch, rules, select=["TL102"]).diagnostics
+    assert any("the offsets span the whole tensor" in n for n in finding.notes)
+
+
+def test_spanning_needs_the_stride_of_the_same_dimension_and_tensor(rules):
+    """The grid over x's rows with y's row stride, or x's column stride, or an index tensor's rows: unbacked."""
+    for launch in ("\n\ndef run(x, y):\n    M, N = x.shape\n    copy_rows[(M,)](x, y, N, y.stride(0), BLOCK=128)\n",
+                   "\n\ndef run(x, y):\n    copy_rows[(x.shape[0],)](x, y, 8, x.stride(1), BLOCK=128)\n",
+                   "\n\ndef run(x, idx):\n    copy_rows[(idx.shape[0],)](idx, x, 8, idx.stride(0), BLOCK=128)\n"):
+        assert _severities(rules, launch) == [], launch
+
+
+def test_decode_kernel_is_not_backed_by_a_token_count(rules):
+    """In a decode step the tokens are the batch: a token-count grid does not back the finding."""
+    kernel = KERNEL.replace("copy_rows", "decode_rows")
+    launch = "\n\ndef run(x, y, num_tokens):\n    decode_rows[(num_tokens,)](x, y, x.shape[1], x.stride(0), BLOCK=128)\n"
+    assert _severities(rules, launch, kernel=kernel) == []
+    assert _severities(rules, launch, UNBACKED, kernel=kernel) == ["info"]
+
+
+PROMOTED_COUNT = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def chunk(q_ptr, o_ptr, T, H, K: tl.constexpr, BT: tl.constexpr):
+    i_t, i_h, i_b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    bos = (i_b * T).to(tl.int64)
+    base = (bos * H + i_h) * K
+    tl.store(o_ptr + base + tl.arange(0, K), tl.load(q_ptr + base + tl.arange(0, K)))
+    row = (i_b * T + i_t).to(tl.int64) * H
+    tl.store(o_ptr + row + tl.arange(0, K), tl.load(q_ptr + row + tl.arange(0, K)))
+'''
+
+
+def test_count_promoted_before_scaling_is_exempt(rules):
+    """`bos = (i_b * T).to(tl.int64)` then `(bos * H + i_h) * K`: the int32 product counts tokens."""
+    assert _severities(rules, "", UNBACKED, kernel=PROMOTED_COUNT) == []
+    # promoted but then only added to the pointer: the int32 product is the element offset
+    late = PROMOTED_COUNT.replace("base = (bos * H + i_h) * K", "base = bos + i_h")
+    assert _severities(rules, "", UNBACKED, kernel=late) == ["info"]
+
+
+def test_tl102_doc_lists_exactly_its_exemptions(rules):
+    import re
+
+    from tritonlint.rules.tl102_int32_offset_overflow import EXEMPTIONS
+
+    (rule,) = [r for r in rules if r.id == "TL102"]
+    text = " ".join(rule.doc["what"].split())
+    listed = dict(re.findall(r"- `([a-z-]+)`: (.*?)\.(?= - `|$| [A-Z])", text))
+    assert listed == {e.name: " ".join(e.doc.split()) for e in EXEMPTIONS}
+
+
+def test_rows_of_routing_data_or_small_items_do_not_back_a_finding(rules):
+    """Router logits and top-k buffers are an expert count wide; a grid over the leading dimension of a
+    tensor of heads, slots or per-request entries counts few rows."""
+    for launch in ("\n\ndef run(gating_output, y):\n    num_tokens = gating_output.shape[0]\n"
+                   "    copy_rows[(num_tokens,)](gating_output, y, 8, gating_output.stride(0), BLOCK=128)\n",
+                   "\n\ndef run(logics, y):\n    head_num = logics.shape[0]\n"
+                   "    copy_rows[(head_num,)](logics, y, 8, logics.stride(0), BLOCK=128)\n",
+                   "\n\ndef run(slot_k, y):\n    copy_rows[(slot_k.shape[0],)](slot_k, y, 8, slot_k.stride(0), BLOCK=128)\n"):
+        assert _severities(rules, launch) == [], launch
+    assert _severities(rules, "\n\ndef run(x, y):\n    copy_rows[(x.shape[0],)](x, y, 8, x.stride(0), BLOCK=128)\n") == ["large"]
+
+
+SLOT_WRITE = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def store_kv(key_ptr, cache_ptr, slot_ptr, stride_key, stride_cache, D: tl.constexpr):
+    token = tl.program_id(0).to(tl.int64)
+    slot = tl.load(slot_ptr + token)
+    tl.store(cache_ptr + slot * stride_cache + tl.arange(0, D), tl.load(key_ptr + token * stride_key + tl.arange(0, D)))
+'''
+
+
+def test_slot_times_the_leading_stride_of_a_kv_cache_is_backed(rules):
+    """A KV cache fills the GPU memory left after the weights: a slot index times its leading stride. Not a
+    rotary table, an index tensor or a recurrent state cache (one small entry per running request)."""
+    launch = "\n\ndef run(key, key_cache, slot_mapping):\n    store_kv[(key.shape[0],)](key, key_cache, slot_mapping, key.stride(0), key_cache.stride(0), D=128)\n"
+    assert _severities(rules, launch, kernel=SLOT_WRITE) == ["large"]
+    for other in ("cos_sin_cache", "cache_indices", "value", "conv_cache"):  # rotary table, index tensor, no cache, state cache
+        assert _severities(rules, launch.replace("key_cache", other), kernel=SLOT_WRITE) == [], other
+    # an inner stride of the cache (a head) spans one block
+    assert _severities(rules, launch.replace("key_cache.stride(0)", "key_cache.stride(1)"), kernel=SLOT_WRITE) == []

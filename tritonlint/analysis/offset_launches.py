@@ -4,19 +4,25 @@ every launch keeps the product far below 2^31 (a grid without that axis, a liter
 innermost stride of a tensor).
 
 Only launches in the kernel's own module are read; a kernel launched elsewhere (or only called from other
-jit functions) is `unknown`, and so is a launch whose grid or arguments cannot be followed.
+jit functions) is `unknown`, and so is a launch whose grid or arguments cannot be followed. A decode or draft
+kernel (`decode` or `draft` in its name or its file's name) is never `large`: in such a step the tokens are the
+batch; nor is a grid over the rows of per-token routing data (`gating_output.shape[0]`, `topk_ids`): its rows
+are an expert count or a top-k wide. A multiplier passed as the leading stride of a KV cache (by the
+tensor's name) makes the product `large` for a program id or a loaded index alike.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from tritonlint.analysis.host import HostScope
 from tritonlint.analysis.launches import bind_launch
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.analysis.offsets import PROGRAM_ID, Product
-from tritonlint.analysis.provenance import Provenance, grid_axes, large_count
+from tritonlint.analysis.provenance import (Origin, Provenance, data_tensor, grid_axes, kv_cache, large_count,
+                                            routing_tensor, small_item)
 
 LARGE = "large"
 SMALL = "small"
@@ -26,6 +32,9 @@ UNKNOWN = "unknown"
 # is a tiny stride such as a column stride of 1 or 2.
 SMALL_LITERAL = {1: 2 ** 15, 2: 2 ** 15}
 TINY_LITERAL = 16
+# A decode step launches one program per sequence of the batch: its "tokens" are a batch of requests; so does
+# a speculative draft step (a few draft tokens per request).
+_DECODE = re.compile(r"decode|draft", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -83,9 +92,54 @@ def _small_multiplier(host: HostScope, value: ast.expr, limit: int) -> str | Non
     return None
 
 
-def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, products: list[Product]) -> Extent:
-    """How the launches of `function` bound the products of `source` (a program id or an index load)."""
+def _stride_of(host: HostScope, value: ast.expr) -> tuple[str, int] | None:
+    """`t.stride(d)` / `t.stride()[d]` (through one local name): the tensor's text and d, else None."""
+    expr = host.value_of(value.id) or value if isinstance(value, ast.Name) else value
+    dim = _stride_dim(expr)
+    if dim is None:
+        return None
+    call = expr.value if isinstance(expr, ast.Subscript) else expr
+    return ast.unparse(call.func.value), dim  # type: ignore[attr-defined]
+
+
+def _spans_tensor(host: HostScope, origin: Origin, products: list[Product], values: dict[str, ast.expr],
+                  params: set[str]) -> str | None:
+    """The grid axis is the leading dimension of a data tensor (`x.shape[0]`, or `M` of `M, N = x.shape`) and
+    a product multiplies the program id by the stride of that dimension (`x.stride(0)`): the offsets step over
+    every element of the tensor, so they pass 2^31 exactly when the tensor has 2^31 elements. An inner
+    dimension times its stride (a head of `q.shape[1]` times `q.stride(1)`) spans only one row of the outer
+    ones."""
+    if origin.kind != "shape" or origin.index != 0 or not data_tensor(origin.tensor):
+        return None
+    if any(small_item(name) for name in (*origin.names, origin.tensor or "")):
+        return None  # the rows of a tensor of heads, slots, pages, per-request or draft entries: few of them
+    for product in products:
+        value = values.get(product.multiplier) if product.multiplier in params else None
+        stride = _stride_of(host, value) if value is not None else None
+        if stride == (origin.tensor, origin.index):
+            return (f"row of `{origin.tensor}` ({origin.describe()}) and multiplies it by `{ast.unparse(value)}`: "  # type: ignore[arg-type]
+                    "the offsets span the whole tensor")
+    return None
+
+
+def _cache_rows(host: HostScope, products: list[Product], values: dict[str, ast.expr], params: set[str]) -> str | None:
+    """A product's multiplier is the leading stride of the KV cache of attention (`key_cache.stride(0)`): the
+    index steps over the cache's blocks or slots, and serving engines size a KV cache to the GPU memory left
+    after the weights, gigabytes, so its elements pass 2^31 (`provenance.kv_cache` says which names)."""
+    for product in products:
+        value = values.get(product.multiplier) if product.multiplier in params else None
+        stride = _stride_of(host, value) if value is not None else None
+        if stride is not None and stride[1] == 0 and kv_cache(stride[0]):
+            return f"`{ast.unparse(value)}` steps over the blocks or slots of the KV cache `{stride[0]}`"  # type: ignore[arg-type]
+    return None
+
+
+def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, products: list[Product],
+                  path: str = "") -> Extent:
+    """How the launches of `function` (defined in the file at `path`) bound the products of `source` (a
+    program id or an index load)."""
     launches = kernel_launches(model, function)
+    decode = bool(_DECODE.search(function.name) or _DECODE.search(path.rpartition("/")[2]))
     if not launches:
         return Extent(UNKNOWN)
     params = {p.name for p in function.params}
@@ -102,9 +156,13 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
             if axis >= len(axes):
                 reasons.append(f"the grid of line {launch.line} has no axis {axis}: the program id is 0")
                 continue
-            why = large_count(Provenance.of(host).origin(axes[axis]))
-            if why is not None:
+            origin = Provenance.of(host).origin(axes[axis])
+            why = large_count(origin) or _spans_tensor(host, origin, products, bound.values, params)
+            if why is not None and not decode and not routing_tensor(origin.tensor):
                 return Extent(LARGE, f"the launch at line {launch.line} starts one program per {why}")
+        why = _cache_rows(host, products, bound.values, params)
+        if why is not None:
+            return Extent(LARGE, f"the launch at line {launch.line} passes {why}")
         # Every product must be small at this launch, through its multiplier.
         for product in products:
             value = bound.values.get(product.multiplier) if product.multiplier in params else None

@@ -36,6 +36,7 @@ class Product:
     node: ast.BinOp
     sources: frozenset[int]  # ids of the source calls
     multiplier: str  # the runtime argument's text
+    rescaled: bool = False  # promoted to int64, then multiplied again: the int32 product counts rows, not elements
 
 
 @dataclass
@@ -198,7 +199,59 @@ class OffsetWidths:
         for source, products in result.products.items():
             inner = {id(n) for p in products for n in walk(p.node) if n is not p.node}
             result.products[source] = [p for p in products if id(p.node) not in inner]
+            for product in result.products[source]:
+                product.rescaled = self.promoted_then_scaled(product.node)
         return result
+
+    # ---- a product that counts rows ------------------------------------------------------------------
+    def promoted_then_scaled(self, node: ast.expr) -> bool:
+        """The product, alone or as a term of a sum, is promoted to int64 and the promoted value is then
+        multiplied by a runtime value: `(i_b * T).to(tl.int64) * stride`, or `bos = (i_b * T).to(tl.int64)`
+        used as `(bos * H + i_h) * K`. The int32 product is a row (token, sequence) count, which stays far
+        below 2^31 where the element offset does not; the element offset is formed in int64."""
+        promotion = self._enclosing_promotion(node)
+        return promotion is not None and self._scaled(promotion, 0)
+
+    def _enclosing_promotion(self, node: ast.expr) -> ast.Call | None:
+        parents = self.flow.parents
+        current: ast.AST = node
+        while True:
+            parent = parents.get(id(current))
+            if isinstance(parent, ast.BinOp) and isinstance(parent.op, (ast.Add, ast.Sub)):
+                current = parent
+                continue
+            if isinstance(parent, ast.Attribute) and parent.value is current and parent.attr == "to":
+                call = parents.get(id(parent))
+                return call if isinstance(call, ast.Call) and call.func is parent and self.wide(call) else None
+            if isinstance(parent, ast.Call) and parent.args and parent.args[0] is current and \
+                    self.model.qualify(parent.func) == f"{TL}.cast" and self.wide(parent):
+                return parent
+            return None
+
+    def _scaled(self, expr: ast.AST, depth: int) -> bool:
+        """Every use of `expr`'s value (through sums and local names) is multiplied by a runtime value."""
+        if depth > 4:
+            return False
+        parents = self.flow.parents
+        current, parent = expr, parents.get(id(expr))
+        while isinstance(parent, ast.BinOp) and isinstance(parent.op, (ast.Add, ast.Sub)):
+            current, parent = parent, parents.get(id(parent))
+        if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Mult):
+            other = parent.right if parent.left is current else parent.left
+            return not isinstance(other, ast.Constant)
+        target: ast.expr | None = None
+        if isinstance(parent, ast.Assign) and len(parent.targets) == 1:
+            target = parent.targets[0]
+        elif isinstance(parent, ast.Tuple) and isinstance(assign := parents.get(id(parent)), ast.Assign) and \
+                len(assign.targets) == 1 and isinstance(assign.targets[0], ast.Tuple) and \
+                len(assign.targets[0].elts) == len(parent.elts):
+            target = assign.targets[0].elts[next(i for i, e in enumerate(parent.elts) if e is current)]
+            parent = assign
+        if not isinstance(target, ast.Name) or not isinstance(parent, ast.Assign):
+            return False
+        definition = self.flow.definition_at(parent, target.id)
+        uses = self.flow.uses_of(definition) if definition is not None else []
+        return bool(uses) and all(self._scaled(use, depth + 1) for use in uses)
 
     def _product(self, node: ast.BinOp) -> Product | None:
         if any(isinstance(n, ast.Name) and n.id in self._bound_names for n in walk(node)):

@@ -230,6 +230,33 @@ _METADATA = re.compile(r"offset|(^|_)offs$|indic|index|idx|len|cu_seq|ptr|table|
                        re.IGNORECASE)
 
 
+# Tensors of per-token routing data (router logits, gating weights, top-k ids and weights): one row per token,
+# as wide as the experts or the top-k, a few hundred at most, so 1M tokens of them stay far below 2^31 elements.
+_ROUTING = re.compile(r"topk|top_k|gating|router|routing|expert", re.IGNORECASE)
+
+
+def routing_tensor(text: str | None) -> bool:
+    """A tensor named as per-token routing data (`gating_output`, `topk_ids`, `router_logits`)."""
+    return text is not None and bool(_ROUTING.search(text.rpartition(".")[2].split("[")[0]))
+
+
+# The keys and values of attention: `kv_cache`, `key_cache`, `v_caches`, or a tensor named `cache(s)` alone.
+# Not state caches of recurrent layers (conv, SSM, per-request draft states), which hold one small entry per
+# running request, nor rotary cos/sin caches or the cache's index tensors (`cache_indices`, `cache_loc`).
+_KV_CACHE = re.compile(r"((^|_)(k|v|kv|key|value|keys|values)_?|^)caches?$", re.IGNORECASE)
+
+
+def kv_cache(text: str) -> bool:
+    """A tensor named as the KV cache of attention (`key_cache`, `kv_cache`, `self.k_cache`, `caches`)."""
+    return bool(_KV_CACHE.search(text.rpartition(".")[2].split("[")[0]))
+
+
+def small_item(name: str) -> bool:
+    """A name that says it counts or holds small items: heads, per-request or draft entries, pages, slots,
+    layers (`head_num`, `slot_k`, `req_to_token`)."""
+    return bool(_SMALL_WORDS.search(name) or re.search("head", name, re.IGNORECASE))
+
+
 # Sizes fixed when the model or the server starts: pools (adapter slots, state slots, layers, pages and lines
 # of a cache) and the degrees of parallelism (EP, TP, ...).
 _POOL_WORDS = re.compile(r"slots?($|_)|layers?($|_)|adapters?|lora|cache_?(lines?|pages?|blocks?|slots?|entries)|"
@@ -261,7 +288,8 @@ def count_like(name: str, rows: bool = True) -> bool:
     return rows or "row" not in match.group(0).lower()
 
 
-def _data_tensor(text: str | None) -> bool:
+def data_tensor(text: str | None) -> bool:
+    """A tensor of data, not of offsets, indices, lengths, masks or scales (by its name)."""
     return text is not None and not _METADATA.search(text.rpartition(".")[2].split("[")[0])
 
 
@@ -274,7 +302,7 @@ def large_count(origin: Origin) -> str | None:
     if any(_MODEL_WORDS.search(n) or _SMALL_WORDS.search(n) for n in origin.names):
         return None
     if origin.kind == "numel":
-        if not _data_tensor(origin.tensor):
+        if not data_tensor(origin.tensor):
             return None
         return f"{origin.describe()} counts every element of `{origin.tensor}`"
     if origin.kind == "shape" and origin.rows:

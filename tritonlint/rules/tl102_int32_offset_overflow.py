@@ -1,16 +1,40 @@
 """TL102: a program id (or an index loaded from memory) multiplied by a runtime integer argument in a
 pointer offset with no int64 promotion on the way (see analysis/offsets.py). One finding per source value,
-at the source, with every product it reaches as a related location; the fix promotes the source."""
+at the source, with every product it reaches as a related location; the fix promotes the source.
+
+Two levels: reported where a launch of the kernel shows the index spanning a large extent (the rows, tokens
+or elements of a tensor, the slots of a KV cache: analysis/offset_launches.py); the other products are
+reported only with the option `int32-offset-unbacked` (on real code about half of them were right,
+docs/precision/TL102.md)."""
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.offset_launches import LARGE, SMALL, launch_extent
-from tritonlint.analysis.offsets import LOAD, PROGRAM_ID, OffsetWidths, Overflows
+from tritonlint.analysis.offsets import LOAD, PROGRAM_ID, OffsetWidths, Overflows, Product
 from tritonlint.analysis.triton_names import TL
 from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
+
+
+@dataclass(frozen=True)
+class Exemption:
+    """A reason an unpromoted product stays far below 2^31 for any tensor; the rule doc lists each."""
+
+    name: str
+    doc: str
+    applies: Callable[[Product], bool]
+
+
+EXEMPTIONS: tuple[Exemption, ...] = (
+    Exemption("count-promoted-before-scaling", "the product is promoted to int64 and then multiplied by a "
+              "runtime value (`(i_b * T).to(tl.int64) * stride`, or `bos = (i_b * T).to(tl.int64)` used as "
+              "`(bos * H + i_h) * K`): the int32 product counts rows, tokens or sequences, not elements, and "
+              "the element offset is formed in int64", lambda product: product.rescaled),
+)
 
 
 def _overflows(ctx: MatchContext) -> Overflows:
@@ -31,8 +55,9 @@ def _sources_by_span(ctx: MatchContext, found: Overflows) -> dict[tuple[int, int
 def int32_offset_product(ctx: MatchContext) -> Verdict | None:
     """The match is a `tl.program_id(...)` call or a `tl.load` whose value, with no int64 promotion on the
     way, is multiplied by a runtime (non-constexpr) integer argument in a pointer offset: the product is
-    computed in int32. The products are the related locations. Silent when every launch of the kernel in
-    its module keeps the products small; noted when a launch shows the id ranging over a large count."""
+    computed in int32. The products are the related locations. Reported where a launch of the kernel in its
+    module shows the index spanning a large extent (or, with `int32-offset-unbacked`, wherever no launch
+    keeps the products small); products an exemption covers do not count."""
     function = ctx.function
     if function is None or function.node is None:
         return None
@@ -42,13 +67,15 @@ def int32_offset_product(ctx: MatchContext) -> Verdict | None:
     call = _sources_by_span(ctx, found).get(ctx.span())  # the match's node when it is a source, else no finding
     if call is None or ctx.model.qualify(call.func) not in (PROGRAM_ID, LOAD):
         return None
-    products = found.products.get(id(call))
+    products = [p for p in found.products.get(id(call), ()) if not any(e.applies(p) for e in EXEMPTIONS)]
     if not products:
         return None
     products = sorted(products, key=lambda p: (p.node.lineno, p.node.col_offset))
-    extent = launch_extent(ctx.model, function, call, products)
+    extent = launch_extent(ctx.model, function, call, products, ctx.file.path)
     if extent.kind == SMALL:
         return None  # every launch keeps the products small: no grid axis for the id, a tiny multiplier
+    if extent.kind != LARGE and not ctx.options.get("int32-offset-unbacked", False):
+        return None  # no launch shows a large count reaching the product: about half such findings are right
     multipliers = list(dict.fromkeys(p.multiplier for p in products))
     lines = list(dict.fromkeys(p.node.lineno for p in products))
     text = ast.unparse(call)
