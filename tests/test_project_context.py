@@ -67,13 +67,20 @@ def test_context_modules_findings_are_not_reported_when_they_do_not_use_the_give
     assert result.returncode == 0 and _findings(result) == []
 
 
-def test_a_kernel_module_is_not_reported_for_being_launched_from_a_given_file(tmp_path):
+def test_a_kernel_module_reports_only_the_findings_judged_from_a_given_launch(tmp_path):
     unkeyed = KERNELS.replace('key=["n"]', 'key=[]')  # TL006 in kernels.py, judged from launch.py's launch
-    repo = _repo(tmp_path, kernels=unkeyed, launch=LAUNCH.replace(", BLOCK_SIZE=1024", ""))
-    assert ("kernels.py", "TL006") in _findings(run_cli("check", "--output-format", "json", "--no-cache", ".", cwd=repo))
-    for cache in (["--no-cache"], [], []):
+    unrelated = textwrap.dedent("""
+        @triton.jit
+        def row_max(x_ptr, out_ptr, N, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(out_ptr, tl.max(tl.load(x_ptr + offs, mask=offs < N, other=0.0), axis=0))
+    """)
+    repo = _repo(tmp_path, kernels=unkeyed + unrelated, launch=LAUNCH.replace(", BLOCK_SIZE=1024", ""))
+    everything = _findings(run_cli("check", "--output-format", "json", "--no-cache", ".", cwd=repo))
+    assert ("kernels.py", "TL006") in everything and ("kernels.py", "TL108") in everything
+    for cache in (["--no-cache"], [], []):  # the last run is served from the cache
         result = run_cli("check", "--output-format", "json", *cache, "launch.py", cwd=repo)
-        assert result.returncode == 0 and _findings(result) == [], result.stdout + result.stderr
+        assert _findings(result) == [("kernels.py", "TL006")], result.stdout + result.stderr
 
 
 def test_editing_the_kernel_module_invalidates_the_cached_launch_result(tmp_path):

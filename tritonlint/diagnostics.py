@@ -70,6 +70,7 @@ class Diagnostic:
     notes: list[str] = field(default_factory=list)
     related: tuple[Span, ...] = ()
     cell: int | None = None  # in a notebook: the 1-based cell, and the rows count within it
+    judged_with: frozenset[str] = frozenset()  # the other modules whose launches the finding was judged from
 
     @property
     def sort_key(self) -> tuple[object, ...]:

@@ -59,10 +59,13 @@ class Engine:
             options = {name: self.options.get(name, spec.default) for name, spec in rule.options.items()}
             for node in find_all(file.sg_root, rule.matcher):
                 ctx = MatchContext(file, model, project, rule, node, options, self.target)
+                project.launches_read.clear()
                 try:
                     verdict = self._evaluate(rule, ctx)
                     if verdict is not None:
-                        diagnostics.append(self._diagnostic(rule, ctx, verdict, fit))
+                        found = self._diagnostic(rule, ctx, verdict, fit)
+                        found.judged_with = frozenset(project.launches_read)
+                        diagnostics.append(found)
                 except Deferred:
                     raise
                 except Exception as exc:  # a rule must never take the run down without saying which

@@ -4,6 +4,7 @@ need kernels defined in other linted modules, with the kernel summaries of every
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import os
 import sys
@@ -290,7 +291,7 @@ def _reported(work: list[Job], results: list[FileResult], facts: dict[int, Facts
               linted: frozenset[str], repeated: set[str]) -> list[FileResult]:
     """The results of the given files, and of the project's other modules whose launches use a kernel of a
     given file: a change to a kernel can break the launches of modules nobody passed (pre-commit passes only
-    what is staged). Not the reverse: a kernel's module is not reported for being launched from a given file."""
+    what is staged); and of another module, the findings judged from the launches of a given file."""
     given = {(job.module, source_root(job.display, job.module)) for job in work if not job.context}
     given_modules = Counter(module for module, _ in given)
     reported = []
@@ -308,6 +309,9 @@ def _reported(work: list[Job], results: list[FileResult], facts: dict[int, Facts
                                         if not is_launch_dependency(target)))
         if r.diagnostics and uses_given:
             reported.append(r)
+        elif any(not d.judged_with.isdisjoint(given_modules) for d in r.diagnostics):
+            reported.append(dataclasses.replace(r, diagnostics=[
+                d for d in r.diagnostics if not d.judged_with.isdisjoint(given_modules)]))
     return reported
 
 

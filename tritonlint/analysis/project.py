@@ -47,6 +47,7 @@ class Project:
         # Autotuned kernel -> the other modules that launch it -> the names they launch it by (analysis/
         # launch_index.py); None in the first pass, before every module's launches are known.
         self.launchers = launchers
+        self.launches_read: set[str] = set()  # the other modules whose launches the finding being judged read
 
     def kernel(self, qualname: str | None, root: str | None = None) -> JitFunction | None:
         """The kernel `qualname` names, for a file whose source root is `root` (see `source_root`)."""
@@ -80,6 +81,7 @@ class Project:
             model = _module_model(path, module) if path is not None else None
             if model is not None:
                 found.append((model, names))
+                self.launches_read.add(module)
         return found
 
 
