@@ -76,7 +76,16 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
     ints = _int_parameters(host.node)
     runtime_int = any(isinstance(expr, ast.Name) and expr.id in ints for param, expr in values.items()
                       if (spec := kernel.param(param)) is not None and not spec.is_constexpr)
+    # Tensors one of whose sizes the launch passes as a runtime integer (`n_in = pairs.shape[1]`), by the
+    # dimensions passed: another dimension of the same tensor passed as a constexpr is the fixed one.
+    runtime_dims: dict[str, set[int | None]] = {}
+    for param, expr in values.items():
+        if (spec := kernel.param(param)) is not None and not spec.is_constexpr:
+            for part in _sized(provenance.origin(expr)):
+                if part.kind == "shape" and part.tensor is not None:
+                    runtime_dims.setdefault(part.tensor, set()).add(part.index)
     origins = {param: provenance.origin(expr) for param, expr in values.items()}
+    found: list[tuple[int, str, ast.expr, str]] = []
     for param, expr in values.items():
         spec = kernel.param(param)
         if spec is None or not spec.is_constexpr or param in needed or model_dimension(param) or pool_size(param):
@@ -90,19 +99,37 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
             continue  # GEMM(a, b, M, N: constexpr) with M from a: b's leading dimension is a weight's (N)
         if _leading_dimension_only(origin) and _weight_beside_features(origin, [o for p, o in origins.items() if p != param]):
             continue  # GEMV(x, w, K=x.shape[-1], N=w.shape[0]): N is the weight's output features
+        if _leading_dimension_only(origin) and runtime_dims.get(origin.tensor or "", set()) - {0, None}:
+            continue  # pool(pairs, n_in=pairs.shape[1], kv: constexpr = pairs.shape[0]): kv is the fixed side
         why = varies_with_input(origin)
-        if why is None:
-            continue
-        problem = (f"constexpr `{param}` is fed `{ctx.file.text_of(expr)}`, which varies with the input: "
-                   "one compilation per distinct value")
-        return Verdict(vars={"kernel": launch.callee_text, "problem": problem},
-                       span=ctx.file.span_of(expr),
-                       notes=[f"Where the value comes from: {why}.",
-                              f"Evidence: {evidence.fixture_phrase(ROW_COUNT)}.",
-                              f"Triton compiles `{launch.callee_text}` once per distinct value of a constexpr: drop "
-                              f"`tl.constexpr` from `{param}` (a runtime integer; Triton still specializes on "
-                              "divisibility by 16 and on 1), or bucket it with triton.next_power_of_2."])
-    return None
+        if why is not None:
+            found.append((_strength(param, origin), param, expr, why))
+    if not found:
+        return None
+    # Name the best-evidenced parameter, not the first: a count by name over a bare leading dimension.
+    _, param, expr, why = max(found, key=lambda f: f[0])
+    others = [f"`{p}`" for _, p, _, _ in found if p != param]
+    problem = (f"constexpr `{param}` is fed `{ctx.file.text_of(expr)}`, which varies with the input: "
+               "one compilation per distinct value")
+    notes = [f"Where the value comes from: {why}."]
+    if others:
+        notes.append(f"Also fed a value that varies with the input: {', '.join(others)}.")
+    return Verdict(vars={"kernel": launch.callee_text, "problem": problem},
+                   span=ctx.file.span_of(expr),
+                   notes=[*notes,
+                          f"Evidence: {evidence.fixture_phrase(ROW_COUNT)}.",
+                          f"Triton compiles `{launch.callee_text}` once per distinct value of a constexpr: drop "
+                          f"`tl.constexpr` from `{param}` (a runtime integer; Triton still specializes on "
+                          "divisibility by 16 and on 1), or bucket it with triton.next_power_of_2."])
+
+
+def _strength(param: str, origin: Origin) -> int:
+    """How directly a varying value says it is a problem size: named as a token, row or sequence count (by
+    the kernel's parameter or a host name), then rows of a flattened tensor or an element count, then a bare
+    leading dimension (the weakest: also the size of a table or buffer)."""
+    if count_like(param) or any(count_like(n) for n in origin.all_names()):
+        return 2
+    return 0 if _leading_dimension_only(origin) else 1
 
 
 def _int_parameters(function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> set[str]:
