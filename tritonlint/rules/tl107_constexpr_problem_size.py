@@ -99,6 +99,8 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
             continue  # GEMM(a, b, M, N: constexpr) with M from a: b's leading dimension is a weight's (N)
         if _leading_dimension_only(origin) and _weight_beside_features(origin, [o for p, o in origins.items() if p != param]):
             continue  # GEMV(x, w, K=x.shape[-1], N=w.shape[0]): N is the weight's output features
+        if origin.tensor is not None and _fixed_build(host, host.value_of(origin.tensor)):
+            continue  # NUM=c.numel() with c = candidates(x.device) * amax: a size no input sets
         if _leading_dimension_only(origin) and runtime_dims.get(origin.tensor or "", set()) - {0, None}:
             continue  # pool(pairs, n_in=pairs.shape[1], kv: constexpr = pairs.shape[0]): kv is the fixed side
         why = varies_with_input(origin)
@@ -121,6 +123,40 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
                           f"Triton compiles `{launch.callee_text}` once per distinct value of a constexpr: drop "
                           f"`tl.constexpr` from `{param}` (a runtime integer; Triton still specializes on "
                           "divisibility by 16 and on 1), or bucket it with triton.next_power_of_2."])
+
+
+# Methods that keep a tensor's size (a copy, a cast, a move).
+_SAME_SIZE = frozenset({"to", "float", "half", "bfloat16", "contiguous", "clone", "detach", "cpu", "cuda"})
+
+
+def _fixed_build(host: HostScope, value: ast.expr | None, depth: int = 0) -> bool:
+    """Whether a tensor is built in the launching function by a call that takes no size from the input: its
+    arguments only literals, module constants, devices and dtypes (`fp8_scale_candidates(x.device)`, a
+    table of 126 values), then cast, copied or scaled (`* amax`)."""
+    if value is None or depth > 4:
+        return False
+    if isinstance(value, ast.Name):
+        return _fixed_build(host, host.value_of(value.id), depth + 1)
+    if isinstance(value, ast.BinOp):
+        return _fixed_build(host, value.left, depth + 1) or _fixed_build(host, value.right, depth + 1)
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    if isinstance(func, ast.Attribute) and func.attr in _SAME_SIZE:
+        return _fixed_build(host, func.value, depth + 1)
+    if isinstance(func, ast.Attribute) and host.model.qualify(func) is None:
+        return False  # a method of some object: its size may come from the object
+    arguments = [*value.args, *(k.value for k in value.keywords)]
+    return bool(arguments) and all(_size_free(host, a) for a in arguments)
+
+
+def _size_free(host: HostScope, node: ast.expr) -> bool:
+    """A literal, a module constant, a device or a dtype: nothing that carries a size of the input."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.Attribute):
+        return node.attr in ("device", "dtype") or (host.model.qualify(node) or "").startswith("torch.")
+    return isinstance(node, ast.Name) and node.id in host.model.constants
 
 
 def _strength(param: str, origin: Origin) -> int:
