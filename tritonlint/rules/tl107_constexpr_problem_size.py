@@ -8,11 +8,12 @@ import ast
 from tritonlint import evidence
 from tritonlint.analysis.host import HostScope
 from tritonlint.analysis.launches import bind_launch
-from tritonlint.analysis.model import JitFunction, ModuleModel
+from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.analysis.provenance import (
     Origin,
     Provenance,
     count_like,
+    grid_axes,
     model_dimension,
     pool_size,
     table,
@@ -76,14 +77,15 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
     ints = _int_parameters(host.node)
     runtime_int = any(isinstance(expr, ast.Name) and expr.id in ints for param, expr in values.items()
                       if (spec := kernel.param(param)) is not None and not spec.is_constexpr)
-    # Tensors one of whose sizes the launch passes as a runtime integer (`n_in = pairs.shape[1]`), by the
-    # dimensions passed: another dimension of the same tensor passed as a constexpr is the fixed one.
-    runtime_dims: dict[str, set[int | None]] = {}
+    # Tensors one of whose non-leading sizes the launch passes as a runtime integer that the grid spans
+    # (`n_in = pairs.shape[1]`, grid `cdiv(n_in, BLOCK)`): the author's problem size, so a leading dimension of
+    # the same tensor passed as a constexpr and absent from the grid is the fixed side (a kernel volume).
+    spanned = _grid_names(host, launch)
+    runtime_dims: set[str] = set()
     for param, expr in values.items():
-        if (spec := kernel.param(param)) is not None and not spec.is_constexpr:
-            for part in _sized(provenance.origin(expr)):
-                if part.kind == "shape" and part.tensor is not None:
-                    runtime_dims.setdefault(part.tensor, set()).add(part.index)
+        if (spec := kernel.param(param)) is not None and not spec.is_constexpr and _names(expr) & spanned:
+            runtime_dims |= {part.tensor for part in _sized(provenance.origin(expr))
+                             if part.kind == "shape" and part.tensor is not None and part.index not in (0, None)}
     origins = {param: provenance.origin(expr) for param, expr in values.items()}
     found: list[tuple[int, str, ast.expr, str]] = []
     for param, expr in values.items():
@@ -101,7 +103,7 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
             continue  # GEMV(x, w, K=x.shape[-1], N=w.shape[0]): N is the weight's output features
         if origin.tensor is not None and _fixed_build(host, host.value_of(origin.tensor)):
             continue  # NUM=c.numel() with c = candidates(x.device) * amax: a size no input sets
-        if _leading_dimension_only(origin) and runtime_dims.get(origin.tensor or "", set()) - {0, None}:
+        if _leading_dimension_only(origin) and origin.tensor in runtime_dims and not _names(expr) & spanned:
             continue  # pool(pairs, n_in=pairs.shape[1], kv: constexpr = pairs.shape[0]): kv is the fixed side
         why = varies_with_input(origin)
         if why is not None:
@@ -123,6 +125,24 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
                           f"Triton compiles `{launch.callee_text}` once per distinct value of a constexpr: drop "
                           f"`tl.constexpr` from `{param}` (a runtime integer; Triton still specializes on "
                           "divisibility by 16 and on 1), or bucket it with triton.next_power_of_2."])
+
+
+def _names(expr: ast.expr) -> set[str]:
+    return {n.id for n in walk(expr) if isinstance(n, ast.Name)}
+
+
+def _grid_names(host: HostScope, launch: LaunchSite) -> set[str]:
+    """The host names the launch grid is computed from, through local assignments (`total = n * c`)."""
+    axes = grid_axes(host, launch)
+    found: set[str] = set()
+    todo = [n for axis in (axes[0] if axes else []) for n in _names(axis)]
+    while todo and len(found) < 64:
+        name = todo.pop()
+        if name not in found:
+            found.add(name)
+            value = host.value_of(name)
+            todo += list(_names(value)) if value is not None else []
+    return found
 
 
 # Methods that keep a tensor's size (a copy, a cast, a move).
