@@ -4,8 +4,9 @@ autotuned kernel it is passed to. What cannot be resolved stays silent."""
 from __future__ import annotations
 
 import json
+import textwrap
 
-from tests.helpers import run_cli
+from tests.helpers import lint_code, run_cli
 
 AUTOTUNE = '''@triton.autotune(configs=[triton.Config({"BLOCK": 256}), triton.Config({"BLOCK": 512})], key=["n"])
 @triton.jit
@@ -153,3 +154,26 @@ def test_tl106_follows_the_launch_into_the_kernels_module(tmp_path):
     assert "BLOCK_M (64/128)" in found[0][2] and "`a_desc` [64, 64]" in found[0][2]
     # the launching file alone: the kernel's module is read as context
     assert [(f, r) for f, r, _ in _findings(tmp_path, "TL106", "pkg/ops.py")] == [("pkg/ops.py", 14)]
+
+
+def test_tl101_lists_no_stride_from_a_call_that_cannot_run(rules):
+    """A helper call one argument short (hip_attn, round K) binds each argument to the parameter before its
+    own: the stride beside the counter would look like the counter. Such a call cannot run, so it binds
+    nothing; the aligned call still reports the counter, and only it."""
+    code = textwrap.dedent('''
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def count(x, COUNT, stride_count, MAX: tl.constexpr):
+            tl.atomic_add(COUNT + tl.program_id(0) * stride_count, 1)
+
+        @triton.autotune(configs=[triton.Config({"B": 16}), triton.Config({"B": 32})], key=["n"])
+        @triton.jit
+        def kernel(x, COUNT, stride_count, n, B: tl.constexpr):
+            count(x, COUNT, stride_count, 4)
+            count(COUNT, stride_count, 4)
+        ''')
+    found = [d for d in lint_code(code, rules, select=["TL101"]).diagnostics if d.code == "TL101"]
+    assert len(found) == 1
+    assert 'reset_to_zero=["COUNT"]' in found[0].message

@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from tritonlint.analysis.flow import Definition, FunctionFlow
+from tritonlint.analysis.flow import Definition, FunctionFlow, in_source_order
 from tritonlint.analysis.indexing import Indices, broadcast_axis, load_pointer
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.triton_names import TL
@@ -373,6 +373,82 @@ class PaddedLanes:
             return bool(definitions) and all(d.kind == "assign" and self.nonnegative(d.value, depth + 1)
                                              for d in definitions)
         return False
+
+    # ---- where a reduction's result goes -------------------------------------------------------------
+    def result_uses(self, reduction: ast.Call) -> list[ast.expr] | None:
+        """The places a reduction's value is used: the call itself, or every read of the one name it is
+        assigned to; None when it goes anywhere else (a tuple, an attribute, a name never read)."""
+        parent = self.flow.parents.get(id(reduction))
+        if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+            definition = self.flow.definition_at(parent, parent.targets[0].id)
+            uses: list[ast.expr] = list(self.flow.uses_of(definition)) if definition is not None else []
+            return uses or None
+        return [reduction]
+
+    def floored_at_zero(self, reduction: ast.Call) -> bool:
+        """A max whose every use is `tl.maximum(floor, max)` with a floor that is never negative (a running
+        maximum started at `tl.zeros`): a lane padded with 0 cannot raise the result above the floor."""
+        uses = self.result_uses(reduction)
+        if not uses:
+            return False
+        for use in uses:
+            parent = self.flow.parents.get(id(use))
+            if not (isinstance(parent, ast.Call) and self.model.qualify(parent.func) == f"{TL}.maximum"
+                    and len(parent.args) == 2 and not parent.keywords and use in parent.args):
+                return False
+            floor = parent.args[1] if parent.args[0] is use else parent.args[0]
+            if not self._never_negative(floor, set(), 0):
+                return False
+        return True
+
+    def _never_negative(self, expr: ast.expr, visiting: set[int], depth: int) -> bool:
+        """Zeros, a non-negative constant, a non-negative expression (`nonnegative`), or a `tl.maximum` with
+        one such side: a loop-carried accumulator counts by induction from its first definition."""
+        if depth > 8:
+            return False
+        number = literal_number(expr)
+        if number is not None:
+            return number >= 0
+        if isinstance(expr, ast.Call):
+            name = self.model.qualify(expr.func)
+            if name == f"{TL}.zeros":
+                return True
+            if name == f"{TL}.full" and len(expr.args) >= 2:
+                value = literal_number(expr.args[1])
+                return value is not None and value >= 0
+            if name == f"{TL}.maximum" and len(expr.args) == 2:
+                return any(self._never_negative(a, visiting, depth + 1) for a in expr.args)
+        if isinstance(expr, ast.Name):
+            definitions = self.flow.reaching(expr)
+            if not definitions or any(d.kind != "assign" or d.value is None for d in definitions):
+                return False
+            fresh = [d for d in in_source_order(definitions) if id(d) not in visiting]
+            visiting.update(id(d) for d in fresh)
+            return all(self._never_negative(d.value, visiting, depth + 1) for d in fresh if d.value is not None)
+        return self.nonnegative(expr, depth)
+
+    def decides_early_exit_only(self, reduction: ast.Call, needs: str) -> bool:
+        """A max whose every use is `if max < c: return` (a min: `if min > c: return`): more lanes can only
+        raise a max (lower a min), so padded lanes can only keep a program from returning early, never make
+        it return; what it computes after the test is computed as for real data alone."""
+        uses = self.result_uses(reduction)
+        if not uses or needs not in (NEG_INF, POS_INF):
+            return False
+        below = (ast.Lt, ast.LtE) if needs == NEG_INF else (ast.Gt, ast.GtE)
+        above = (ast.Gt, ast.GtE) if needs == NEG_INF else (ast.Lt, ast.LtE)
+        for use in uses:
+            test = self.flow.parents.get(id(use))
+            if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+                return False
+            if not (test.left is use and isinstance(test.ops[0], below)
+                    or test.comparators[0] is use and isinstance(test.ops[0], above)):
+                return False
+            branch = self.flow.parents.get(id(test))
+            if not (isinstance(branch, ast.If) and branch.test is test and not branch.orelse
+                    and len(branch.body) == 1 and isinstance(branch.body[0], ast.Return)
+                    and branch.body[0].value is None):
+                return False
+        return True
 
     # ---- what the lanes hold -------------------------------------------------------------------------
     def lanes(self, expr: ast.expr, load: ast.Call, fill: str) -> Lanes:

@@ -78,7 +78,12 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     def status(reach: Reach, with_fill: str) -> bool | None:
         return satisfies(analysis.lanes(analysis.reduced(reach.call), call, with_fill), reach.needs, reach.nonnegative)  # type: ignore[arg-type]
 
-    wrong = [r for r in covered if status(r, fill) is False]
+    # A wrong fill is harmless where the result cannot show it: a 0 fill before a max that a running
+    # maximum started at 0 absorbs, or a max (min) that only decides an early `return` on the side more lanes
+    # can only make false.
+    wrong = [r for r in covered if status(r, fill) is False
+             and not (fill == ZERO and r.needs == NEG_INF and analysis.floored_at_zero(r.call))
+             and not analysis.decides_early_exit_only(r.call, r.needs)]
     if wrong and fill == ZERO and all(r.needs == NEG_INF and through_identity(analysis, analysis.reduced(r.call), call)
                                       for r in wrong) and loaded_nonnegative(ctx.model, function, call):
         return None  # a max of what an earlier kernel wrote non-negative (partial maxima of |x|): 0 is neutral

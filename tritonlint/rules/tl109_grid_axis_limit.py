@@ -43,11 +43,42 @@ def _one_tile_spans(provenance: Provenance, launch: LaunchSite, count: Origin) -
                if arg.node is not None for bucketed in _buckets(provenance.origin(arg.node)))
 
 
+_ALLOCATORS = frozenset(f"torch.{n}" for n in ("empty", "zeros", "ones", "full", "rand", "randn"))
+
+
+def _sizes(call: ast.Call, name: str) -> list[ast.expr]:
+    """The size arguments of `torch.empty(b, h, n, n)`, `torch.empty((b, h, n, n))`, `torch.full((n, n), v)`."""
+    args = call.args[:1] if name == "torch.full" else call.args
+    if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)):
+        return list(args[0].elts)
+    return list(args)
+
+
+def _quadratic_output(provenance: Provenance, launch: LaunchSite, count: Origin) -> bool:
+    """A tensor the launch receives is allocated in the host function with the count in two of its sizes
+    (`torch.empty(b, h, n, n)`): 65,536 on the axis would need 2**32 elements per item of the other sizes."""
+    host = provenance.host
+    for arg in launch.args:
+        if not isinstance(arg.node, ast.Name):
+            continue
+        value = host.value_of(arg.node.id)
+        name = host.model.qualify(value.func) if isinstance(value, ast.Call) else None
+        if not isinstance(value, ast.Call) or name not in _ALLOCATORS:
+            continue
+        if sum(_same_value(provenance.origin(size), count) for size in _sizes(value, name)) >= 2:
+            return True
+    return False
+
+
 EXEMPTIONS: tuple[Exemption, ...] = (
     Exemption("one-tile-spans-count", "the same count, bucketed by `triton.next_power_of_2`, is also a tile size "
               "of the launch (`grid = (B, max_seq_len)` with `BLOCK = next_power_of_2(max_seq_len)`): each of "
               "the count's programs holds the whole count in one tile, a count-by-count block per item, which "
               "real inputs keep far below 65,536", _one_tile_spans),
+    Exemption("quadratic-output", "a tensor the launch receives is allocated in the same host function with the "
+              "count in two of its sizes (`torch.empty(b, h, n, n)` with `grid = (b, h, n)`): 65,536 on the axis "
+              "would need 2**32 elements per item of the other sizes, 16 GiB in fp32, so real inputs stay far "
+              "below the limit", _quadratic_output),
 )
 
 
