@@ -101,7 +101,10 @@ class Provenance:
 
     @staticmethod
     def _shape_source(value: ast.expr) -> ast.expr | None:
-        """`x.shape`, `x.size()`, `x.shape[:2]`: the tensor, else None."""
+        """`x.shape`, `x.size()`, `x.shape[:2]`, `map(int, x.shape)`: the tensor, else None."""
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "map" \
+                and len(value.args) == 2 and isinstance(value.args[0], ast.Name) and value.args[0].id == "int":
+            value = value.args[1]  # `m, width = map(int, x.shape)`: the sizes as Python ints
         if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice):
             value = value.value
         if isinstance(value, ast.Attribute) and value.attr == "shape":
@@ -257,15 +260,16 @@ def small_item(name: str) -> bool:
     return bool(_SMALL_WORDS.search(name) or re.search("head", name, re.IGNORECASE))
 
 
-# Sizes fixed when the model or the server starts: pools (adapter slots, state slots, layers, pages and lines
-# of a cache) and the degrees of parallelism (EP, TP, ...).
+# Sizes fixed when the model, the server or an index starts: pools (adapter slots, state slots, layers, pages
+# and lines of a cache), the degrees of parallelism (EP, TP, ...) and the entries of a codebook (the centroids
+# of an IVF index or a quantiser, its codewords), built once.
 _POOL_WORDS = re.compile(r"slots?($|_)|layers?($|_)|adapters?|lora|cache_?(lines?|pages?|blocks?|slots?|entries)|"
-                         r"pool|^[tepdc]p($|_)", re.IGNORECASE)
+                         r"pool|^[tepdc]p($|_)|centroids?|codebooks?|codewords?", re.IGNORECASE)
 
 
 def pool_size(name: str) -> bool:
-    """A name that says it counts the entries of a pool allocated at start-up (slots, layers, cache pages) or
-    the ranks of a parallel group (EP, TP)."""
+    """A name that says it counts the entries of a pool allocated at start-up (slots, layers, cache pages), the
+    ranks of a parallel group (EP, TP) or the entries of a codebook (`n_centroids`)."""
     return bool(_POOL_WORDS.search(name))
 
 

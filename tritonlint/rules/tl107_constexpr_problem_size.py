@@ -8,11 +8,12 @@ import ast
 from tritonlint import evidence
 from tritonlint.analysis.host import HostScope
 from tritonlint.analysis.launches import bind_launch
-from tritonlint.analysis.model import JitFunction, ModuleModel
+from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.analysis.provenance import (
     Origin,
     Provenance,
     count_like,
+    grid_axes,
     model_dimension,
     pool_size,
     table,
@@ -76,7 +77,17 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
     ints = _int_parameters(host.node)
     runtime_int = any(isinstance(expr, ast.Name) and expr.id in ints for param, expr in values.items()
                       if (spec := kernel.param(param)) is not None and not spec.is_constexpr)
+    # Tensors one of whose non-leading sizes the launch passes as a runtime integer that the grid spans
+    # (`n_in = pairs.shape[1]`, grid `cdiv(n_in, BLOCK)`): the author's problem size, so a leading dimension of
+    # the same tensor passed as a constexpr and absent from the grid is the fixed side (a kernel volume).
+    spanned = _grid_names(host, launch)
+    runtime_dims: set[str] = set()
+    for param, expr in values.items():
+        if (spec := kernel.param(param)) is not None and not spec.is_constexpr and _names(expr) & spanned:
+            runtime_dims |= {part.tensor for part in _sized(provenance.origin(expr))
+                             if part.kind == "shape" and part.tensor is not None and part.index not in (0, None)}
     origins = {param: provenance.origin(expr) for param, expr in values.items()}
+    found: list[tuple[int, str, ast.expr, str]] = []
     for param, expr in values.items():
         spec = kernel.param(param)
         if spec is None or not spec.is_constexpr or param in needed or model_dimension(param) or pool_size(param):
@@ -90,19 +101,91 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
             continue  # GEMM(a, b, M, N: constexpr) with M from a: b's leading dimension is a weight's (N)
         if _leading_dimension_only(origin) and _weight_beside_features(origin, [o for p, o in origins.items() if p != param]):
             continue  # GEMV(x, w, K=x.shape[-1], N=w.shape[0]): N is the weight's output features
+        if origin.tensor is not None and _fixed_build(host, host.value_of(origin.tensor)):
+            continue  # NUM=c.numel() with c = candidates(x.device) * amax: a size no input sets
+        if _leading_dimension_only(origin) and origin.tensor in runtime_dims and not _names(expr) & spanned:
+            continue  # pool(pairs, n_in=pairs.shape[1], kv: constexpr = pairs.shape[0]): kv is the fixed side
         why = varies_with_input(origin)
-        if why is None:
-            continue
-        problem = (f"constexpr `{param}` is fed `{ctx.file.text_of(expr)}`, which varies with the input: "
-                   "one compilation per distinct value")
-        return Verdict(vars={"kernel": launch.callee_text, "problem": problem},
-                       span=ctx.file.span_of(expr),
-                       notes=[f"Where the value comes from: {why}.",
-                              f"Evidence: {evidence.fixture_phrase(ROW_COUNT)}.",
-                              f"Triton compiles `{launch.callee_text}` once per distinct value of a constexpr: drop "
-                              f"`tl.constexpr` from `{param}` (a runtime integer; Triton still specializes on "
-                              "divisibility by 16 and on 1), or bucket it with triton.next_power_of_2."])
-    return None
+        if why is not None:
+            found.append((_strength(param, origin), param, expr, why))
+    if not found:
+        return None
+    # Name the best-evidenced parameter, not the first: a count by name over a bare leading dimension.
+    _, param, expr, why = max(found, key=lambda f: f[0])
+    others = [f"`{p}`" for _, p, _, _ in found if p != param]
+    problem = (f"constexpr `{param}` is fed `{ctx.file.text_of(expr)}`, which varies with the input: "
+               "one compilation per distinct value")
+    notes = [f"Where the value comes from: {why}."]
+    if others:
+        notes.append(f"Also fed a value that varies with the input: {', '.join(others)}.")
+    return Verdict(vars={"kernel": launch.callee_text, "problem": problem},
+                   span=ctx.file.span_of(expr),
+                   notes=[*notes,
+                          f"Evidence: {evidence.fixture_phrase(ROW_COUNT)}.",
+                          f"Triton compiles `{launch.callee_text}` once per distinct value of a constexpr: drop "
+                          f"`tl.constexpr` from `{param}` (a runtime integer; Triton still specializes on "
+                          "divisibility by 16 and on 1), or bucket it with triton.next_power_of_2."])
+
+
+def _names(expr: ast.expr) -> set[str]:
+    return {n.id for n in walk(expr) if isinstance(n, ast.Name)}
+
+
+def _grid_names(host: HostScope, launch: LaunchSite) -> set[str]:
+    """The host names the launch grid is computed from, through local assignments (`total = n * c`)."""
+    axes = grid_axes(host, launch)
+    found: set[str] = set()
+    todo = [n for axis in (axes[0] if axes else []) for n in _names(axis)]
+    while todo and len(found) < 64:
+        name = todo.pop()
+        if name not in found:
+            found.add(name)
+            value = host.value_of(name)
+            todo += list(_names(value)) if value is not None else []
+    return found
+
+
+# Methods that keep a tensor's size (a copy, a cast, a move).
+_SAME_SIZE = frozenset({"to", "float", "half", "bfloat16", "contiguous", "clone", "detach", "cpu", "cuda"})
+
+
+def _fixed_build(host: HostScope, value: ast.expr | None, depth: int = 0) -> bool:
+    """Whether a tensor is built in the launching function by a call that takes no size from the input: its
+    arguments only literals, module constants, devices and dtypes (`fp8_scale_candidates(x.device)`, a
+    table of 126 values), then cast, copied or scaled (`* amax`)."""
+    if value is None or depth > 4:
+        return False
+    if isinstance(value, ast.Name):
+        return _fixed_build(host, host.value_of(value.id), depth + 1)
+    if isinstance(value, ast.BinOp):
+        return _fixed_build(host, value.left, depth + 1) or _fixed_build(host, value.right, depth + 1)
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    if isinstance(func, ast.Attribute) and func.attr in _SAME_SIZE:
+        return _fixed_build(host, func.value, depth + 1)
+    if isinstance(func, ast.Attribute) and host.model.qualify(func) is None:
+        return False  # a method of some object: its size may come from the object
+    arguments = [*value.args, *(k.value for k in value.keywords)]
+    return bool(arguments) and all(_size_free(host, a) for a in arguments)
+
+
+def _size_free(host: HostScope, node: ast.expr) -> bool:
+    """A literal, a module constant, a device or a dtype: nothing that carries a size of the input."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.Attribute):
+        return node.attr in ("device", "dtype") or (host.model.qualify(node) or "").startswith("torch.")
+    return isinstance(node, ast.Name) and node.id in host.model.constants
+
+
+def _strength(param: str, origin: Origin) -> int:
+    """How directly a varying value says it is a problem size: named as a token, row or sequence count (by
+    the kernel's parameter or a host name), then rows of a flattened tensor or an element count, then a bare
+    leading dimension (the weakest: also the size of a table or buffer)."""
+    if count_like(param) or any(count_like(n) for n in origin.all_names()):
+        return 2
+    return 0 if _leading_dimension_only(origin) else 1
 
 
 def _int_parameters(function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> set[str]:
