@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from tritonlint import __version__, inputs
 from tritonlint.analysis.project import defining_module
 from tritonlint.inputs import CACHE_DIR_NAME, RACY_NS
+from tritonlint.results import dumps
 
 if TYPE_CHECKING:
     from tritonlint.config import Settings
@@ -78,10 +79,6 @@ def safe_loads(data: bytes) -> Any:
     return _SafeUnpickler(io.BytesIO(data)).load()
 
 
-def _dumps(value: Any) -> bytes:
-    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL) if value else b""
-
-
 @dataclass
 class Entry:
     display: str
@@ -97,10 +94,10 @@ class Entry:
 
     @classmethod
     def make(cls, display: str, module: str, file_digest: str, file_signature: Signature, checked_ns: int,
-             skipped: str | None, deps: dict[str, tuple[str | None, str | None]], diagnostics: list[Diagnostic],
-             summaries: dict[str, Any], links: Any = None) -> Entry:
-        return cls(display, module, file_digest, file_signature, checked_ns, skipped, deps, _dumps(diagnostics),
-                   _dumps(summaries), _dumps(links))
+             skipped: str | None, deps: dict[str, tuple[str | None, str | None]], packed: tuple[bytes, bytes],
+             links: Any = None) -> Entry:
+        """`packed`: the findings and the summaries as FileResult.pack made them."""
+        return cls(display, module, file_digest, file_signature, checked_ns, skipped, deps, *packed, dumps(links))
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -431,8 +428,7 @@ class Session:
         return entry, diagnostics
 
     def record(self, index: int, file_digest: str, file_signature: Signature, checked_ns: int,
-               diagnostics: list[Diagnostic], summaries: dict[str, Any], skipped: str | None,
-               consulted: frozenset[str], links: Any = None) -> None:
+               packed: tuple[bytes, bytes], skipped: str | None, consulted: frozenset[str], links: Any = None) -> None:
         """Store a fresh result (the digests of every fresh file must be known first, for dependencies)."""
         path, display, module = self.files[index]
         deps: dict[str, tuple[str | None, str | None]] = {}
@@ -444,7 +440,7 @@ class Session:
             owner = defining_module(target, self.linted)
             deps[target] = (owner, self.module_digest(owner))
         self.cache.put(path, Entry.make(display, module, file_digest, file_signature, checked_ns, skipped, deps,
-                                        diagnostics, summaries, links))
+                                        packed, links))
 
 
 def _stat(path: str) -> Signature | None:
