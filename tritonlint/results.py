@@ -55,5 +55,5 @@ class FileResult:
 
 
 def dumps(value: object) -> bytes:
-    """A value pickled, b\"\" for an empty one."""
+    """A value pickled; b"" for an empty one."""
     return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL) if value else b""

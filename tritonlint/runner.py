@@ -257,7 +257,10 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter | Lazy
         for index, r in enumerate(results):
             job = work[index]
             try:
-                blob = served[index].summaries_blob if index in served else r.packed[1] if r.packed else b""  # type: ignore[union-attr]
+                if index in served:
+                    blob = served[index].summaries_blob
+                else:
+                    blob = r.packed[1] if r.packed else b""  # type: ignore[union-attr]
                 if job.module in repeated_names or index in served:  # a damaged entry is found here, not in a worker
                     found_here = safe_loads(blob) if blob else {}
             except Exception:  # noqa: BLE001 - a damaged entry: lint the file again, with the others
