@@ -362,6 +362,23 @@ def test_mangled_examples_never_crash(data):
         assert result.refused == [], result.refused
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="no peak memory to bound there")
+def test_a_worker_past_its_memory_bound_retires_and_a_fresh_one_lints_the_rest(tmp_path, monkeypatch):
+    """Each worker retires after its first file (a bound every worker passes): every file is still linted
+    once, in order, with the findings one process gives."""
+    from tritonlint import workers
+
+    for index in range(40):
+        (tmp_path / f"k{index:02}.py").write_text(KERNEL)
+    monkeypatch.setattr(workers, "GROWTH_BOUND", -1)  # the forked workers inherit it
+    settings = Settings(root=tmp_path, target="sm_90")
+    run = lint_paths([tmp_path], settings, make_linter(RULES, settings, FixMode.NONE, unsafe=False), jobs=2)
+    alone = lint_paths([tmp_path], settings, make_linter(RULES, settings, FixMode.NONE, unsafe=False), jobs=1)
+    assert [r.path for r in run.files] == [r.path for r in alone.files] and len(run.files) == 40
+    assert [r.diagnostics for r in run.files] == [r.diagnostics for r in alone.files]
+    assert all([d.code for d in r.diagnostics] == ["TL001"] and not r.internal_error for r in run.files)
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="kills the worker with SIGKILL")
 def test_a_worker_that_dies_takes_down_only_its_file(tmp_path, monkeypatch):
     """A worker killed while linting one file (a crash in native code, the out-of-memory killer): that file

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from tritonlint import __version__, inputs
 from tritonlint.analysis.project import defining_module
 from tritonlint.inputs import CACHE_DIR_NAME, RACY_NS
+from tritonlint.results import dumps
 
 try:  # hashlib's own blake2b, without hashlib loading OpenSSL first (a tenth of the imports of a one-file lint)
     from _blake2 import blake2b as blake2b
@@ -82,10 +83,6 @@ def safe_loads(data: bytes) -> Any:
     return _SafeUnpickler(io.BytesIO(data)).load()
 
 
-def _dumps(value: Any) -> bytes:
-    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL) if value else b""
-
-
 @dataclass
 class Entry:
     """One file's cached result: its digest and stat, what it depended on, and its pickled findings."""
@@ -102,10 +99,10 @@ class Entry:
 
     @classmethod
     def make(cls, display: str, module: str, file_digest: str, file_signature: Signature, checked_ns: int,
-             skipped: str | None, deps: dict[str, tuple[str | None, str | None]], diagnostics: list[Diagnostic],
-             summaries: dict[str, Any], links: Any = None) -> Entry:
-        return cls(display, module, file_digest, file_signature, checked_ns, skipped, deps, _dumps(diagnostics),
-                   _dumps(summaries), _dumps(links))
+             skipped: str | None, deps: dict[str, tuple[str | None, str | None]], packed: tuple[bytes, bytes],
+             links: Any = None) -> Entry:
+        """`packed`: the findings and the summaries as FileResult.pack made them."""
+        return cls(display, module, file_digest, file_signature, checked_ns, skipped, deps, *packed, dumps(links))
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -462,8 +459,7 @@ class Session:
         return entry, diagnostics
 
     def record(self, index: int, file_digest: str, file_signature: Signature, checked_ns: int,
-               diagnostics: list[Diagnostic], summaries: dict[str, Any], skipped: str | None,
-               consulted: frozenset[str], links: Any = None) -> None:
+               packed: tuple[bytes, bytes], skipped: str | None, consulted: frozenset[str], links: Any = None) -> None:
         """Store a fresh result (the digests of every fresh file must be known first, for dependencies)."""
         path, display, module = self.files[index]
         deps: dict[str, tuple[str | None, str | None]] = {}
@@ -475,7 +471,7 @@ class Session:
             owner = defining_module(target, self.linted)
             deps[target] = (owner, self.module_digest(owner))
         self.cache.put(path, Entry.make(display, module, file_digest, file_signature, checked_ns, skipped, deps,
-                                        diagnostics, summaries, links))
+                                        packed, links))
 
 
 def _stat(path: str) -> Signature | None:

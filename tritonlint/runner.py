@@ -10,7 +10,7 @@ import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -27,7 +27,7 @@ from tritonlint.analysis.launch_index import (
 )
 from tritonlint.analysis.project import Project, defining_module, module_name, source_root
 from tritonlint.builtin import BUILTIN_RULES
-from tritonlint.cache import Entry, LintCache, Session, Signature, digest, signature
+from tritonlint.cache import Entry, LintCache, Session, Signature, digest, safe_loads, signature
 from tritonlint.config import Settings
 from tritonlint.diagnostics import Diagnostic
 from tritonlint.discovery import context_files, discover, project_root
@@ -145,7 +145,7 @@ def _lint_job(job: Job) -> tuple[FileResult, Facts]:
     if _hashing and data is not None:
         facts.digest = digest(data)
     facts.consulted = frozenset(project.consulted)
-    return result, facts
+    return result.pack(), facts
 
 
 def _lint_notebook(source: SourceText, path: Path, display: str, module: str, project: Project,
@@ -257,27 +257,34 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter | Lazy
     deferred += [i for i in range(len(work)) if i not in deferred and launching(i) != (
         recorded_launchers(served[i].deps) if i in served else frozenset())]
     if deferred:
-        summaries: dict[str, JitFunction] = {}
+        packed: dict[str, bytes] = {}
         shared: dict[str, dict[str, dict[str, JitFunction]]] = {}
         for index, r in enumerate(results):
             job = work[index]
             try:
-                found_here = served[index].summaries if index in served else r.summaries  # type: ignore[union-attr]
+                if index in served:
+                    blob = served[index].summaries_blob
+                else:
+                    blob = r.packed[1] if r.packed else b""  # type: ignore[union-attr]
+                if job.module in repeated_names or index in served:  # a damaged entry is found here, not in a worker
+                    found_here = safe_loads(blob) if blob else {}
             except Exception:  # noqa: BLE001 - a damaged entry: lint the file again, with the others
                 deferred.append(index)
                 continue
             if job.module in repeated_names:  # same dotted name, different files: keep them apart by source root
                 shared.setdefault(job.module, {})[source_root(job.display, job.module)] = found_here
-            else:
-                summaries.update(found_here)
+            elif blob:
+                packed[job.module] = blob
         deferred = sorted(set(deferred))
         displays = {job.module: job.display for job in work if job.module not in repeated_names}
-        second = _map(linter, Project(linted, summaries, shared, sources, files, launchers, displays),
+        second = _map(linter, Project(linted, PackedKernels(packed), shared, sources, files, launchers, displays),
                       [work[i] for i in deferred], jobs, session)
         for index, (fresh, fact) in zip(deferred, second):
             fact.consulted |= {launch_dependency(module) for module in launching(index)}
             results[index], facts[index] = fresh, fact
 
+    for r in results:
+        r.unpack()  # type: ignore[union-attr]
     if session is not None:
         _remember(session, results, facts)  # type: ignore[arg-type]
         problem = session.cache.save()
@@ -285,6 +292,37 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter | Lazy
             result.problems.append((str(session.cache.folder), problem))
     result.files = _reported(work, results, facts, served, linted, repeated_names)  # type: ignore[arg-type]
     return result
+
+
+class PackedKernels(Mapping[str, "JitFunction"]):
+    """Every module's kernel summaries by qualified name, each module's kept pickled (FileResult.pack) until a
+    lookup needs it: the workers of the second pass look up a few modules' kernels, not all of them."""
+
+    def __init__(self, packed: dict[str, bytes]) -> None:
+        self.packed = packed  # module -> its summaries, pickled
+        self.read: dict[str, dict[str, JitFunction]] = {}
+
+    def _module(self, module: str) -> dict[str, JitFunction]:
+        if module not in self.packed:
+            return {}
+        if module not in self.read:
+            self.read[module] = safe_loads(self.packed[module])
+        return self.read[module]
+
+    def __getitem__(self, qualname: str) -> JitFunction:
+        module = qualname
+        while "." in module:  # a kernel's qualified name starts with its module's
+            module = module.rpartition(".")[0]
+            found = self._module(module).get(qualname)
+            if found is not None:
+                return found
+        raise KeyError(qualname)
+
+    def __iter__(self) -> Iterator[str]:
+        return (qualname for module in self.packed for qualname in self._module(module))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def _reported(work: list[Job], results: list[FileResult], facts: dict[int, Facts], served: dict[int, Entry],
@@ -346,7 +384,7 @@ def _remember(session: Session, results: list[FileResult], facts: dict[int, Fact
         r = results[index]
         if fact.digest is None or fact.signature is None or r.internal_error or r.deferred or r.fixed is not None:
             continue  # crashed, unfinished, or rewritten by --fix: the file on disk is not what was linted
-        session.record(index, fact.digest, fact.signature, fact.checked_ns, r.diagnostics, r.summaries, r.skipped,
+        session.record(index, fact.digest, fact.signature, fact.checked_ns, r.packed or (b"", b""), r.skipped,
                        fact.consulted, r.links)
 
 

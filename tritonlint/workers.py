@@ -2,10 +2,14 @@
 a worker is running. A worker that dies (a crash in native code, the kernel's out-of-memory killer) costs
 only that job; one that has not finished a job by the deadline (a stage stuck where no signal reaches, see
 timelimit.py) is killed, and its job reported with the stage the worker last wrote to shared memory. Either
-way a fresh worker takes its place and gets the jobs the old one had not started."""
+way a fresh worker takes its place and gets the jobs the old one had not started. A worker whose memory has
+grown by `GROWTH_BOUND` since it started retires after its job and is replaced the same way: Python keeps
+the memory of one large file's trees (its allocator frees an arena only when nothing in it is left alive),
+so a worker that ran for a whole corpus would hold several times what any one file needs."""
 
 from __future__ import annotations
 
+import sys
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -19,12 +23,14 @@ Task = TypeVar("Task")
 Result = TypeVar("Result")
 
 _QUEUED_CHUNKS = 2  # chunks sent ahead to each worker, so that it never waits for the parent
+GROWTH_BOUND = 48 << 20  # bytes of peak resident memory a worker may add to what it started with
 
 
 def _serve(connection: Connection, stage: Any, function: Callable[[Any], Any], initializer: Callable[..., None],
            initargs: tuple[object, ...]) -> None:
     timelimit.share(stage)
     initializer(*initargs)
+    start = _peak_memory()
     while True:
         chunk = connection.recv()
         if chunk is None:
@@ -34,7 +40,20 @@ def _serve(connection: Connection, stage: Any, function: Callable[[Any], Any], i
                 outcome = (True, function(task))
             except Exception as exc:  # noqa: BLE001 - the parent raises it, as a call in-process would
                 outcome = (False, exc)
-            connection.send((index, outcome))
+            retiring = _peak_memory() - start > GROWTH_BOUND
+            connection.send((index, outcome, retiring))
+            if retiring:
+                return  # the jobs it had not started go to its successor
+
+
+def _peak_memory() -> int:
+    """The process's peak resident memory in bytes (0 where the platform does not say)."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return 0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
 
 
 @dataclass
@@ -85,6 +104,16 @@ def run_jobs(function: Callable[[Task], Result], tasks: Sequence[Task], workers:
         worker.connection.close()
         pool[pool.index(worker)] = start()
 
+    def retire(worker: _Worker) -> None:
+        """The worker has sent its last result and exits: the jobs after it go to a fresh worker."""
+        pending.extendleft(reversed(worker.running))
+        worker.running.clear()
+        worker.stop()
+        if pending:
+            pool[pool.index(worker)] = start()
+        else:
+            pool.remove(worker)
+
     try:
         pool.extend(start() for _ in range(min(workers, -(-len(tasks) // chunk_size))))
         while len(results) < len(tasks):
@@ -104,8 +133,11 @@ def run_jobs(function: Callable[[Task], Result], tasks: Sequence[Task], workers:
                 timeout = max(0.05, min(w.since for w in busy) + deadline - time.monotonic())
             wait([w.connection for w in busy], timeout)
             for worker in busy:
-                if not _collect(worker, results):
+                collected = _collect(worker, results)
+                if collected is None:
                     replace(worker, on_death(tasks[worker.running[0]]))
+                elif collected:
+                    retire(worker)
                 elif deadline and worker.running and time.monotonic() - worker.since > deadline:
                     stage = timelimit.shared_stage(worker.stage)
                     if stage != timelimit.WRITE:  # a fixed file being written is left to finish
@@ -117,18 +149,20 @@ def run_jobs(function: Callable[[Task], Result], tasks: Sequence[Task], workers:
     return [results[i] for i in range(len(tasks))]
 
 
-def _collect(worker: _Worker, results: dict[int, Any]) -> bool:
-    """Take the results the worker has sent; False when it is gone."""
+def _collect(worker: _Worker, results: dict[int, Any]) -> bool | None:
+    """Take the results the worker has sent: True when it has retired, None when it is gone."""
     while True:
         try:
             if not worker.connection.poll():
-                return True
-            index, (ok, value) = worker.connection.recv()
+                return False
+            index, (ok, value), retiring = worker.connection.recv()
         except (EOFError, OSError):
-            return False
+            return None
         if not ok:
             raise value
         assert worker.running[0] == index
         worker.running.popleft()
         results[index] = value
         worker.since = time.monotonic()
+        if retiring:
+            return True

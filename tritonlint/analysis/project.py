@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import os
 import posixpath
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,7 +28,7 @@ class Deferred(Exception):
 class Project:
     """Kernels of other modules, for rules that follow a launch into the module that defines the kernel."""
 
-    def __init__(self, linted_modules: frozenset[str] = frozenset(), summaries: dict[str, JitFunction] | None = None,
+    def __init__(self, linted_modules: frozenset[str] = frozenset(), summaries: Mapping[str, JitFunction] | None = None,
                  shared: dict[str, dict[str, dict[str, JitFunction]]] | None = None,
                  sources: dict[str, str] | None = None, files: tuple[str, ...] = (),
                  launchers: dict[str, dict[str, frozenset[str]]] | None = None, displays: dict[str, str] | None = None):
