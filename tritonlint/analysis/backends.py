@@ -15,8 +15,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import PurePath
+from typing import TYPE_CHECKING
 
 from tritonlint.walk import LEAF_FIELDS
+
+if TYPE_CHECKING:
+    from tritonlint.analysis.model import ModuleModel
 
 _TOKEN_SEPARATORS = re.compile(r"[_\-.]+")
 _WILDCARD = re.compile(r"[*?\[]")
@@ -73,7 +77,6 @@ def _backend_word_starts(patterns: tuple[str, ...]) -> tuple[str, ...] | None:
 _WORD_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
 
-@lru_cache(maxsize=8)
 def _may_mention_backend(text: str, patterns: tuple[str, ...]) -> bool:
     """Whether one of the patterns' prefixes starts a word of the text (not after a letter or digit). Searched
     with str.find, not one regular expression of them all: compiling that at every run cost more."""
@@ -135,7 +138,6 @@ class _Uses:
     references: list[tuple[bool, tuple[str, ...]]] = field(default_factory=list)  # (in such a branch, enclosing defs)
 
 
-@lru_cache(maxsize=8)
 def backend_only_functions(tree: ast.Module, patterns: tuple[str, ...]) -> frozenset[str]:
     """Names of the functions a module defines only in branches taken on another backend, or refers to (at
     least once) only there or from such functions. A function the module never refers to may be used by
@@ -194,7 +196,7 @@ def backend_only_functions(tree: ast.Module, patterns: tuple[str, ...]) -> froze
     return frozenset(only)
 
 
-def other_backend(path: str, function: str | None, text: str, tree: ast.Module, patterns: tuple[str, ...]) -> bool:
+def other_backend(path: str, function: str | None, text: str, model: ModuleModel, patterns: tuple[str, ...]) -> bool:
     """Whether code is written for another backend: a word (split at `_`, `-`, `.`) of the file's folder and
     file names, or of the enclosing jit function's name, matches one of `patterns` (shell patterns such as
     `gfx*`), or the module defines or uses that function only in branches taken on such a backend
@@ -205,6 +207,7 @@ def other_backend(path: str, function: str | None, text: str, tree: ast.Module, 
         return False
     if _names_backend(name_tokens(function), patterns):
         return True
-    if not _may_mention_backend(text, patterns):
+    if not model.memoized(("mentions backend", patterns), lambda: _may_mention_backend(text, patterns)):
         return False  # no branch of this module can test for such a backend
-    return function in backend_only_functions(tree, patterns)
+    return function in model.memoized(("backend-only functions", patterns),
+                                      lambda: backend_only_functions(model.tree, patterns))

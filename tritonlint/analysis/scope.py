@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import weakref
 
 from tritonlint.analysis.consteval import Binding, Evaluator
 from tritonlint.analysis.model import ModuleModel
@@ -18,7 +17,9 @@ class LocalScope(dict[str, Binding]):
     def __init__(self, model: ModuleModel, scenario: dict[str, Binding], function: ast.FunctionDef | None) -> None:
         super().__init__({**model.constants, **scenario})
         self.model = model
-        counts, assigned = _assignments(function) if function is not None else ({}, {})
+        # A kernel is evaluated under many scenarios (autotune configs x launches); its assignments are one walk.
+        counts, assigned = model.memoized(("assignments", function), lambda: _assignments(function)) \
+            if function is not None else ({}, {})
         self.assigned: dict[str, ast.expr] = dict(assigned)
         self._busy: set[str] = set()
         for name, count in counts.items():
@@ -45,16 +46,8 @@ class LocalScope(dict[str, Binding]):
         return Evaluator(self, self.model.qualify)
 
 
-# A kernel is evaluated under many scenarios (autotune configs x launches); its assignments are one walk.
-_assignments_of: weakref.WeakKeyDictionary[ast.AST, tuple[dict[str, int], dict[str, ast.expr]]] = \
-    weakref.WeakKeyDictionary()
-
-
 def _assignments(function: ast.FunctionDef) -> tuple[dict[str, int], dict[str, ast.expr]]:
     """How often the function binds each name, and the value of each plain `name = value`."""
-    found = _assignments_of.get(function)
-    if found is not None:
-        return found
     counts: dict[str, int] = {}
     assigned: dict[str, ast.expr] = {}
     for node in walk(function):
@@ -70,5 +63,4 @@ def _assignments(function: ast.FunctionDef) -> tuple[dict[str, int], dict[str, a
                     counts[name.id] = counts.get(name.id, 0) + 1
                     if isinstance(node, ast.Assign) and target is name:
                         assigned[name.id] = node.value
-    _assignments_of[function] = (counts, assigned)
     return counts, assigned

@@ -59,4 +59,4 @@ def not_other_backend(ctx: MatchContext, names: list[str]) -> bool:
     patterns = tuple(names)
     name = function.name if function else None
     return not ctx.model.memoized(("other-backend", name, patterns),  # asked at every call of some rules
-                                  lambda: other_backend(ctx.file.path, name, ctx.file.text, ctx.model.tree, patterns))
+                                  lambda: other_backend(ctx.file.path, name, ctx.file.text, ctx.model, patterns))

@@ -17,7 +17,6 @@ import tokenize
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from tritonlint import evidence
 from tritonlint.analysis.call_edits import append_to_list
@@ -726,7 +725,6 @@ def bucketed_by(name: str, key: list[str]) -> str | None:
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # the line breaks Python's ast counts
 
 
-@lru_cache(maxsize=8)
 def comments_by_line(text: str) -> dict[int, str]:
     comments: dict[int, str] = {}
     try:
@@ -738,7 +736,8 @@ def comments_by_line(text: str) -> dict[int, str]:
     return comments
 
 
-def explaining_comment(text: str, first_line: int, last_line: int, name: str, docstring: str | None = None) -> str | None:
+def explaining_comment(model: ModuleModel, text: str, first_line: int, last_line: int, name: str,
+                       docstring: str | None = None) -> str | None:
     """A note about the key that names the argument or says why something is left out: the comments on the
     autotune call's lines, the comment block right above them (or comments among the three lines above),
     or the docstring of the function that builds the configs. A block counts as one note: authors spread
@@ -747,7 +746,7 @@ def explaining_comment(text: str, first_line: int, last_line: int, name: str, do
     lines = _LINE_BREAK.split(text)
     notes = [docstring] if docstring else []
     if "#" in "".join(lines[window - 1:last_line]):
-        comments = comments_by_line(text)
+        comments = model.memoized(("comments_by_line",), lambda: comments_by_line(text))
         above = first_line - 1
         while above >= 1 and above in comments and lines[above - 1].lstrip().startswith("#"):
             above -= 1  # the comment block that ends on the line above the decorator
@@ -1458,8 +1457,9 @@ EXEMPTIONS: tuple[Exemption, ...] = (
     Exemption("pinned", "a constexpr the kernel pins to one value (`tl.static_assert(n == 4)`): it compiles "
               "for no other", lambda o, p: p.name in o.pinned),
     Exemption("explained", "an argument a note about the key explains: a comment on the autotune call's lines, "
-              "the comment block right above them, or the docstring of the function that builds the configs", lambda o, p: bool(explaining_comment(o.ctx.file.text, o.first_line, o.last_line, p.name,
-                                                       o.configs_docstring))),
+              "the comment block right above them, or the docstring of the function that builds the configs",
+              lambda o, p: bool(explaining_comment(o.ctx.model, o.ctx.file.text, o.first_line, o.last_line, p.name,
+                                                   o.configs_docstring))),
 )
 
 

@@ -81,7 +81,7 @@ def _verdicts(ctx: MatchContext, function: JitFunction, backends: tuple[str, ...
     found = {}
     for span, (node, statement) in outermost.items():
         if isinstance(node, ast.Call) and k_applies is None and ctx.model.qualify(node.func) == f"{TL}.dot":
-            k_applies = not other_backend(ctx.file.path, function.name, ctx.file.text, ctx.model.tree, backends)
+            k_applies = not other_backend(ctx.file.path, function.name, ctx.file.text, ctx.model, backends)
         verdict = _judge(ctx, function, node, statement, bool(k_applies))
         if verdict is not None:
             found[span] = verdict
