@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Any
 from tritonlint import __version__, inputs
 from tritonlint.analysis.project import defining_module
 from tritonlint.inputs import CACHE_DIR_NAME, RACY_NS
-from tritonlint.results import dumps
 
 try:  # hashlib's own blake2b, without hashlib loading OpenSSL first (a tenth of the imports of a one-file lint)
     from _blake2 import blake2b as blake2b
@@ -45,6 +44,7 @@ except ImportError:  # a Python built without it
 if TYPE_CHECKING:
     from tritonlint.config import Settings
     from tritonlint.diagnostics import Diagnostic
+    from tritonlint.results import FileResult
     from tritonlint.ruleset import Rule
 
 FORMAT = 3
@@ -81,6 +81,25 @@ class _SafeUnpickler(pickle.Unpickler):
 
 def safe_loads(data: bytes) -> Any:
     return _SafeUnpickler(io.BytesIO(data)).load()
+
+
+def dumps(value: object) -> bytes:
+    """A value pickled; b"" for an empty one."""
+    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL) if value else b""
+
+
+def pack(result: FileResult) -> FileResult:
+    """Move the findings and the summaries into `packed` (the parent of the workers holds every file's result,
+    and each worker it forks later copies what it holds)."""
+    result.packed = (dumps(result.diagnostics), dumps(result.summaries))
+    result.diagnostics, result.summaries = [], {}
+    return result
+
+
+def unpack(result: FileResult) -> None:
+    """The findings back from `packed`; the summaries stay packed (read by module, see runner.py)."""
+    if result.packed is not None and result.packed[0]:
+        result.diagnostics = safe_loads(result.packed[0])
 
 
 @dataclass

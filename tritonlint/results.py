@@ -3,7 +3,6 @@ builds its results without importing the linter."""
 
 from __future__ import annotations
 
-import pickle
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
@@ -39,22 +38,5 @@ class FileResult:
     original: str | None = None  # texts for --diff and stdin
     fixed: str | None = None
     # The findings and the kernel summaries pickled (b"" for none), as a run of many files holds them until it
-    # reports: a third of their size as objects (see pack).
+    # reports: a third of their size as objects (see cache.pack).
     packed: tuple[bytes, bytes] | None = None
-
-    def pack(self) -> FileResult:
-        """Move the findings and the summaries into `packed` (the parent of the workers holds every file's
-        result, and each worker it forks later copies what it holds)."""
-        self.packed = (dumps(self.diagnostics), dumps(self.summaries))
-        self.diagnostics, self.summaries = [], {}
-        return self
-
-    def unpack(self) -> None:
-        """The findings back from `packed`; the summaries stay packed (read by module, see runner.py)."""
-        if self.packed is not None and self.packed[0]:
-            self.diagnostics = pickle.loads(self.packed[0])
-
-
-def dumps(value: object) -> bytes:
-    """A value pickled; b"" for an empty one."""
-    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL) if value else b""

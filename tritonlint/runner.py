@@ -27,7 +27,7 @@ from tritonlint.analysis.launch_index import (
 )
 from tritonlint.analysis.project import Project, defining_module, module_name, source_root
 from tritonlint.builtin import BUILTIN_RULES
-from tritonlint.cache import Entry, LintCache, Session, Signature, digest, safe_loads, signature
+from tritonlint.cache import Entry, LintCache, Session, Signature, digest, pack, safe_loads, signature, unpack
 from tritonlint.config import Settings
 from tritonlint.diagnostics import Diagnostic
 from tritonlint.discovery import context_files, discover, project_root
@@ -145,7 +145,7 @@ def _lint_job(job: Job) -> tuple[FileResult, Facts]:
     if _hashing and data is not None:
         facts.digest = digest(data)
     facts.consulted = frozenset(project.consulted)
-    return result.pack(), facts
+    return pack(result), facts
 
 
 def _lint_notebook(source: SourceText, path: Path, display: str, module: str, project: Project,
@@ -284,7 +284,7 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter | Lazy
             results[index], facts[index] = fresh, fact
 
     for r in results:
-        r.unpack()  # type: ignore[union-attr]
+        unpack(r)  # type: ignore[arg-type]
     if session is not None:
         _remember(session, results, facts)  # type: ignore[arg-type]
         problem = session.cache.save()
