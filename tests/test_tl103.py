@@ -63,6 +63,9 @@ def test_distribution_metadata(rules, tmp_path):
     (tmp_path / "pkg" / "ops").mkdir(parents=True)
     # 3.3 lacks make_tensor_descriptor (3.4); block pointers work there
     assert _findings(rules, NEW_APIS, tmp_path / "pkg" / "ops" / "k.py") == [(8, "error")]
+    # the older form with the specifier in parentheses (a wheel built in 2021) pins it too
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pkg\nRequires-Dist: triton (==3.3.1)\n")
+    assert _findings(rules, NEW_APIS, tmp_path / "pkg" / "ops" / "k.py") == [(8, "error")]
     # another distribution's metadata in the same folder does not speak for this package
     (tmp_path / "other").mkdir()
     assert _findings(rules, NEW_APIS, tmp_path / "other" / "k.py") == [(9, "error")]

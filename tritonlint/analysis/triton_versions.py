@@ -94,8 +94,10 @@ class Target:
 
 
 _PROJECT_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
-_REQUIREMENT = re.compile(r"^\s*triton\s*(?:\[[^\]]*\])?\s*(?P<spec>(?:[<>=!~]=?=?\s*[\w.*+]+\s*,?\s*)*)(?:;|$|#)",
-                          re.IGNORECASE)
+# The specifier may stand in parentheses: older wheels' METADATA writes `Requires-Dist: triton (==1.0.1)`.
+_REQUIREMENT = re.compile(
+    r"^\s*triton\s*(?:\[[^\]]*\])?\s*\(?\s*(?P<spec>(?:[<>=!~]=?=?\s*[\w.*+]+\s*,?\s*)*)\)?\s*(?:;|$|#)",
+    re.IGNORECASE)
 
 
 def version_range(spec: str, newest: Version) -> tuple[Version, Version]:
