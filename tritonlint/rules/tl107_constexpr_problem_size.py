@@ -105,8 +105,11 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
             continue  # NUM=c.numel() with c = candidates(x.device) * amax: a size no input sets
         if _leading_dimension_only(origin) and origin.tensor in runtime_dims and not _names(expr) & spanned:
             continue  # pool(pairs, n_in=pairs.shape[1], kv: constexpr = pairs.shape[0]): kv is the fixed side
-        if _inner_size_only(provenance, _varying_leaf(origin)):
+        leaves = _varying_leaves(origin)
+        if leaves and all(_inner_size_only(provenance, leaf) for leaf in leaves):
             continue  # M = w.size(0) with out = torch.empty(B, M, N): a weight's features, not the rows
+        if leaves and all(_state(host, leaf.tensor) for leaf in leaves):
+            continue  # N = self.codebook.shape[0]: a module's state, sized when the module is built
         why = varies_with_input(origin)
         if why is not None:
             found.append((_strength(param, origin), param, expr, why))
@@ -129,15 +132,26 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
                           "divisibility by 16 and on 1), or bucket it with triton.next_power_of_2."])
 
 
-def _varying_leaf(origin: Origin) -> Origin:
-    """The part of a value that makes it vary, as varies_with_input finds it: the dividend of a ceiling
-    division, the first varying factor of a product (`cdiv(M, BM) * cdiv(N, BN)`: M)."""
+def _varying_leaves(origin: Origin) -> list[Origin]:
+    """The parts of a value that make it vary, as varies_with_input finds them: the dividend of a ceiling
+    division, each varying factor of a product (`cdiv(M, BM) * cdiv(N, BN)`: M and N)."""
     if origin.kind == "cdiv" and origin.parts:
-        return _varying_leaf(origin.parts[0])
+        return _varying_leaves(origin.parts[0])
     if origin.kind == "product":
-        part = next((p for p in origin.parts if varies_with_input(p)), None)
-        return _varying_leaf(part) if part is not None else origin
-    return origin
+        return [leaf for part in origin.parts if varies_with_input(part) for leaf in _varying_leaves(part)]
+    return [origin]
+
+
+def _state(host: HostScope, tensor: str | None) -> bool:
+    """A tensor the launching function neither receives nor builds: an attribute of `self` or `cls` (a
+    module's parameter or buffer) or a module-level global. Its sizes are set when the object or the module
+    is, not by the call."""
+    if tensor is None:
+        return False
+    root = tensor.split(".")[0].split("[")[0]
+    if root in ("self", "cls"):
+        return "." in tensor
+    return root.isidentifier() and root not in host.values and root in host.model.assignments
 
 
 # Calls that allocate a tensor of the given sizes, and methods that allocate one like another tensor.
