@@ -105,6 +105,11 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
             continue  # NUM=c.numel() with c = candidates(x.device) * amax: a size no input sets
         if _leading_dimension_only(origin) and origin.tensor in runtime_dims and not _names(expr) & spanned:
             continue  # pool(pairs, n_in=pairs.shape[1], kv: constexpr = pairs.shape[0]): kv is the fixed side
+        leaves = _varying_leaves(origin)
+        if leaves and all(_inner_size_only(provenance, leaf) for leaf in leaves):
+            continue  # M = w.size(0) with out = torch.empty(B, M, N): a weight's features, not the rows
+        if leaves and all(_state(host, leaf.tensor) for leaf in leaves):
+            continue  # N = self.codebook.shape[0]: a module's state, sized when the module is built
         why = varies_with_input(origin)
         if why is not None:
             found.append((_strength(param, origin), param, expr, why))
@@ -125,6 +130,73 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
                           f"Triton compiles `{launch.callee_text}` once per distinct value of a constexpr: drop "
                           f"`tl.constexpr` from `{param}` (a runtime integer; Triton still specializes on "
                           "divisibility by 16 and on 1), or bucket it with triton.next_power_of_2."])
+
+
+def _varying_leaves(origin: Origin) -> list[Origin]:
+    """The parts of a value that make it vary, as varies_with_input finds them: the dividend of a ceiling
+    division, each varying factor of a product (`cdiv(M, BM) * cdiv(N, BN)`: M and N)."""
+    if origin.kind == "cdiv" and origin.parts:
+        return _varying_leaves(origin.parts[0])
+    if origin.kind == "product":
+        return [leaf for part in origin.parts if varies_with_input(part) for leaf in _varying_leaves(part)]
+    return [origin]
+
+
+def _state(host: HostScope, tensor: str | None) -> bool:
+    """A tensor the launching function neither receives nor builds: an attribute of `self` or `cls` (a
+    module's parameter or buffer) or a module-level global. Its sizes are set when the object or the module
+    is, not by the call."""
+    if tensor is None:
+        return False
+    root = tensor.split(".")[0].split("[")[0]
+    if root in ("self", "cls"):
+        return "." in tensor
+    return root.isidentifier() and root not in host.values and root in host.model.assignments
+
+
+# Calls that allocate a tensor of the given sizes, and methods that allocate one like another tensor.
+_ALLOCATORS = frozenset(f"torch.{n}" for n in ("empty", "zeros", "ones", "full", "rand", "randn", "empty_like",
+                                              "zeros_like", "ones_like", "full_like"))
+_NEW_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full"})
+
+
+def _inner_size_only(provenance: Provenance, leaf: Origin) -> bool:
+    """Whether a bare leading dimension sizes some tensor the launching function allocates, and only in an
+    inner position (`out = torch.empty(B, M, N)` with `M = w.size(0)`; `x.new_empty(*x.shape[:-1], N)`):
+    the rows of what the kernel writes come from elsewhere, so this is a weight's output features or a
+    table's entries, laid out beside the rows, fixed per model. A tensor allocated with the value as its
+    leading size (`torch.empty(M, N)`, `torch.empty_like(x)` of the same tensor) shows it is the rows."""
+    if not _leading_dimension_only(leaf) or leaf.tensor is None:
+        return False
+    host = provenance.host
+    lead = inner = False
+    for node in walk(host.node) if host.node is not None else ():
+        if not isinstance(node, ast.Call):
+            continue
+        name = host.model.qualify(node.func)
+        method = node.func.attr if isinstance(node.func, ast.Attribute) and name is None else None
+        if name is not None and name.endswith("_like") and name in _ALLOCATORS:
+            lead |= bool(node.args) and ast.unparse(node.args[0]) == leaf.tensor
+            continue
+        if name not in _ALLOCATORS and method not in _NEW_METHODS:
+            continue
+        args = node.args[:1] if name == "torch.full" or method == "new_full" else node.args
+        sizes = list(args[0].elts) if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)) else list(args)
+        for position, size in enumerate(sizes):
+            if isinstance(size, ast.Starred):
+                continue  # `*x.shape[:-1]`: the sizes after it are inner ones
+            if _same_size(provenance, size, leaf):
+                inner |= position > 0 or any(isinstance(s, ast.Starred) for s in sizes[:position])
+                lead |= position == 0
+    return inner and not lead
+
+
+def _same_size(provenance: Provenance, size: ast.expr, leaf: Origin) -> bool:
+    """Whether an allocation's size is the value: one of the host names it went through, or the same shape."""
+    if isinstance(size, ast.Name) and size.id in leaf.names:
+        return True
+    origin = provenance.origin(size)
+    return origin.kind == "shape" and origin.tensor == leaf.tensor and origin.index == leaf.index
 
 
 def _names(expr: ast.expr) -> set[str]:
