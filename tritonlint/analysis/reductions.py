@@ -223,7 +223,8 @@ class PaddedLanes:
                 if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name) \
                         and parent.value is child:
                     return self.flow.definition_at(parent, parent.targets[0].id)
-                if isinstance(parent, ast.AugAssign) and isinstance(parent.target, ast.Name) and parent.value is child:
+                if isinstance(parent, ast.AugAssign) and isinstance(parent.target, ast.Name) \
+                        and (parent.value is child or parent.target is child):  # `x *= s` carries x's lanes on
                     return self.flow.definition_at(parent, parent.target.id)
                 result.other_ends.append(parent)
                 return None
