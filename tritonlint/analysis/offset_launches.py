@@ -9,9 +9,10 @@ a wrapper module of flag_gems, vllm or sglang). A kernel launched nowhere in vie
 jit functions) is `unknown`, and so is a launch whose grid or arguments cannot be followed. The grid of a
 per-request step of serving (decode, draft, draft verification, sampling penalties, a recurrent state update:
 by the kernel's, its file's or its launching function's name) never makes a product `large`: in such a step the
-tokens are the batch; nor is a grid over the rows of per-token routing data (`gating_output.shape[0]`, `topk_ids`): its rows
-are an expert count or a top-k wide. A multiplier passed as the leading stride of a KV cache (by the
-tensor's name) makes the product `large` for a program id or a loaded index alike.
+tokens are the batch; nor does a grid over the rows of per-token routing data (`gating_output.shape[0]`,
+`topk_ids`: an expert count or a top-k wide), nor one whose products all step over MLA's compressed KV latent
+(576 wide). A multiplier passed as the leading stride of a KV cache (by the tensor's name) makes the product
+`large` for a program id or a loaded index alike.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.analysis.offsets import PROGRAM_ID, Product
 from tritonlint.analysis.project import Project
 from tritonlint.analysis.provenance import (Origin, Provenance, data_tensor, grid_axes, kv_cache, large_count,
-                                            routing_tensor, small_item)
+                                            latent_row, routing_tensor, small_item)
 
 LARGE = "large"
 SMALL = "small"
@@ -147,6 +148,14 @@ def _cache_rows(host: HostScope, products: list[Product], values: dict[str, ast.
     return None
 
 
+def _latent_rows(host: HostScope, products: list[Product], values: dict[str, ast.expr], params: set[str]) -> bool:
+    """Every product's multiplier is the leading stride of MLA's compressed KV latent or its rope key
+    (`kv_c.stride(0)`, `k_pe.stride(0)`): rows of 576 elements at most, below 2^31 for any count of tokens."""
+    strides = [_stride_of(host, values[p.multiplier]) if p.multiplier in params and p.multiplier in values else None
+               for p in products]
+    return all(stride is not None and stride[1] == 0 and latent_row(stride[0]) for stride in strides)
+
+
 def _per_request_host(launch: LaunchSite) -> bool:
     """The host function that launches the kernel is named as a per-request step (`apply_penalty`)."""
     scope = launch.scope
@@ -178,7 +187,8 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
                 continue
             origin = Provenance.of(host).origin(axes[axis])
             why = large_count(origin) or _spans_tensor(host, origin, products, bound.values, params)
-            if why is not None and not per_request and not _per_request_host(launch) and not routing_tensor(origin.tensor):
+            if (why is not None and not per_request and not _per_request_host(launch) and not routing_tensor(origin.tensor)
+                    and not _latent_rows(host, products, bound.values, params)):
                 return Extent(LARGE, f"the launch at {where} starts one program per {why}")
         why = _cache_rows(host, products, bound.values, params)
         if why is not None:

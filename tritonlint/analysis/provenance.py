@@ -254,6 +254,17 @@ def kv_cache(text: str) -> bool:
     return bool(_KV_CACHE.search(text.rpartition(".")[2].split("[")[0]))
 
 
+# The compressed KV latent of multi-head latent attention and its rope key shared by the heads: one narrow row
+# per token (DeepSeek's kv_lora_rank 512 and rope dimension 64), so even 1M tokens of them stay below 2^31
+# elements (`kv_c`, `k_pe`, `compressed_kv`, `latent_cache`; not `q_pe` or `k_nope`, which are per head).
+_LATENT = re.compile(r"^(kv_c|k_pe|kpe|ckv|c_kv|compressed_kv|kv_latent|latent_cache)(_[a-z]+)?$", re.IGNORECASE)
+
+
+def latent_row(text: str) -> bool:
+    """A tensor named as MLA's compressed KV latent or its shared rope key (`kv_c`, `k_pe`): narrow rows."""
+    return bool(_LATENT.search(text.rpartition(".")[2].split("[")[0]))
+
+
 def small_item(name: str) -> bool:
     """A name that says it counts or holds small items: heads, per-request or draft entries, pages, slots,
     layers (`head_num`, `slot_k`, `req_to_token`)."""
