@@ -163,14 +163,21 @@ def test_slot_times_the_leading_stride_of_a_kv_cache_is_backed(rules):
 
 
 @pytest.mark.parametrize("host, kernel", [("apply_penalty", "copy_rows"), ("run", "_dflash_accept_kernel"),
-                                          ("selective_state_update", "copy_rows"), ("run", "reject_sampling_kernel")])
+                                          ("selective_state_update", "copy_rows")])
 def test_per_request_steps_are_not_backed_by_their_rows(rules, host, kernel):
-    """Sampling penalties, draft verification and decode-time state updates run one program per request: the
+    """Sampling penalties, accepting drafts and decode-time state updates run one program per request: the
     spanned rows (logits, candidates, states) are the batch of requests, not its tokens (named by the kernel,
     its file or the host function that launches it)."""
     launch = f"\n\ndef {host}(x, y):\n    {kernel}[(x.shape[0],)](x, y, 8, x.stride(0), BLOCK=128)\n"
     assert _severities(rules, launch, kernel=KERNEL.replace("copy_rows", kernel)) == []
     assert _severities(rules, launch, UNBACKED, kernel=KERNEL.replace("copy_rows", kernel)) == ["info"]
+
+
+def test_rejection_sampling_is_no_per_request_step(rules):
+    """Rejection sampling reads a vocabulary-wide probability row per drafted token: backed as any kernel."""
+    kernel = KERNEL.replace("copy_rows", "speculative_sampling_kernel")
+    launch = "\n\ndef chain_speculative_sampling(x, y):\n    speculative_sampling_kernel[(x.shape[0],)](x, y, 8, x.stride(0), BLOCK=128)\n"
+    assert _severities(rules, launch, kernel=kernel) == ["large"]
 
 
 WRAPPER = textwrap.dedent("""

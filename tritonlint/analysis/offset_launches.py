@@ -7,7 +7,7 @@ The launches in the kernel's own module are read; where it has none, those of th
 project that launch it, resolved through their imports (the project's launch index, analysis/launch_index.py:
 a wrapper module of flag_gems, vllm or sglang). A kernel launched nowhere in view (or only called from other
 jit functions) is `unknown`, and so is a launch whose grid or arguments cannot be followed. The grid of a
-per-request step of serving (decode, draft, draft verification, sampling penalties, a recurrent state update:
+per-request step of serving (decode, draft, accepting drafts, sampling penalties, a recurrent state update:
 by the kernel's, its file's or its launching function's name) never makes a product `large`: in such a step the
 tokens are the batch; nor does a grid over the rows of per-token routing data (`gating_output.shape[0]`,
 `topk_ids`: an expert count or a top-k wide), nor one whose products all step over MLA's compressed KV latent
@@ -38,11 +38,12 @@ UNKNOWN = "unknown"
 SMALL_LITERAL = {1: 2 ** 15, 2: 2 ** 15}
 TINY_LITERAL = 16
 # The per-request steps of serving launch one program per running request (or a few per request), not per
-# token: a decode step (its "tokens" are the batch), a speculative draft step, the verification of drafts
-# (accepting or rejecting candidate tokens), sampling penalties (the last logits row of each request) and the
+# token: a decode step (its "tokens" are the batch), a speculative draft step, counting the accepted draft
+# tokens of each request (token ids), sampling penalties (the last logits row of each request) and the
 # decode-time update of a recurrent state (Mamba's `selective_state_update`). Read in the kernel's name, its
-# file's name and the name of the host function that launches it.
-_PER_REQUEST = re.compile(r"decode|draft|accept|reject|penalt|(state|scan)_update", re.IGNORECASE)
+# file's name and the name of the host function that launches it. Not rejection sampling: it reads a
+# vocabulary-wide probability row per drafted token, which a large verification batch takes past 2^31.
+_PER_REQUEST = re.compile(r"decode|draft|accept|penalt|(state|scan)_update", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
