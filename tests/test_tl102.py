@@ -230,3 +230,17 @@ def test_a_kernel_launched_in_its_own_module_is_judged_from_its_own_launches_onl
     assert alone is not None and alone.unlaunched == ("pkg.kernels.copy_rows",)
     assert build_index({"pkg.kernels": alone, "pkg.ops": ops}, modules) == {  # type: ignore[dict-item]
         "pkg.kernels.copy_rows": {"pkg.ops": frozenset({"pkg.kernels.copy_rows"})}}
+
+
+def test_scores_are_routing_data_only_in_a_routing_kernel(rules):
+    """`scores` of a grouped top-k or router kernel are one row of expert scores per token; the `scores` of a
+    sparse-attention indexer's top-k span the whole context and back the finding."""
+    launch = "\n\ndef {host}(scores, y):\n    {kernel}[(scores.shape[0],)](scores, y, 8, scores.stride(0), BLOCK=128)\n"
+    for host, kernel in (("grouped_topk", "copy_rows"), ("run", "moe_fused_gate_kernel")):
+        code = KERNEL.replace("copy_rows", kernel)
+        assert _severities(rules, launch.format(host=host, kernel=kernel), kernel=code) == [], host
+    product = "\n\ndef grouped_topk(scores, y, n_group):\n    num_tokens = scores.shape[0]\n" \
+              "    copy_rows[(num_tokens * n_group,)](scores, y, 8, scores.stride(0), BLOCK=128)\n"
+    assert _severities(rules, product) == []  # the factor that makes the grid large counts the scores' rows
+    code = KERNEL.replace("copy_rows", "indexer_topk_kernel")
+    assert _severities(rules, launch.format(host="run", kernel="indexer_topk_kernel"), kernel=code) == ["large"]

@@ -10,7 +10,7 @@ jit functions) is `unknown`, and so is a launch whose grid or arguments cannot b
 per-request step of serving (decode, draft, accepting drafts, sampling penalties, a recurrent state update:
 by the kernel's, its file's or its launching function's name) never makes a product `large`: in such a step the
 tokens are the batch; nor does a grid over the rows of per-token routing data (`gating_output.shape[0]`,
-`topk_ids`: an expert count or a top-k wide), nor one whose products all step over MLA's compressed KV latent
+`topk_ids`, the `scores` of a grouped top-k or router kernel: an expert count or a top-k wide), nor one whose products all step over MLA's compressed KV latent
 (576 wide). A multiplier passed as the leading stride of a KV cache (by the tensor's name) makes the product
 `large` for a program id or a loaded index alike.
 """
@@ -27,7 +27,7 @@ from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.analysis.offsets import PROGRAM_ID, Product
 from tritonlint.analysis.project import Project
 from tritonlint.analysis.provenance import (Origin, Provenance, data_tensor, grid_axes, kv_cache, large_count,
-                                            latent_row, routing_tensor, small_item)
+                                            latent_row, router_scores, routing_tensor, small_item)
 
 LARGE = "large"
 SMALL = "small"
@@ -157,10 +157,22 @@ def _latent_rows(host: HostScope, products: list[Product], values: dict[str, ast
     return all(stride is not None and stride[1] == 0 and latent_row(stride[0]) for stride in strides)
 
 
+def _counted(origin: Origin) -> str | None:
+    """The tensor whose rows or elements the grid axis counts: of the origin, or of the factor of a product
+    that makes it large (`num_tokens * n_group` with `num_tokens = scores.shape[0]`)."""
+    if origin.kind == "product":
+        return next((_counted(part) for part in origin.parts if large_count(part)), origin.tensor)
+    return origin.tensor
+
+
+def _host_name(launch: LaunchSite) -> str:
+    """The name of the host function that launches the kernel ("" at module level)."""
+    return launch.scope.name if isinstance(launch.scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else ""
+
+
 def _per_request_host(launch: LaunchSite) -> bool:
     """The host function that launches the kernel is named as a per-request step (`apply_penalty`)."""
-    scope = launch.scope
-    return isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and bool(_PER_REQUEST.search(scope.name))
+    return bool(_PER_REQUEST.search(_host_name(launch)))
 
 
 def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, products: list[Product],
@@ -169,6 +181,7 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
     other modules of `project`) bound the products of `source` (a program id or an index load)."""
     launches = kernel_launches(model, function, project)
     per_request = bool(_PER_REQUEST.search(function.name) or _PER_REQUEST.search(path.rpartition("/")[2]))
+    names = (function.name, path.rpartition("/")[2])
     if not launches:
         return Extent(UNKNOWN)
     params = {p.name for p in function.params}
@@ -188,7 +201,9 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
                 continue
             origin = Provenance.of(host).origin(axes[axis])
             why = large_count(origin) or _spans_tensor(host, origin, products, bound.values, params)
-            if (why is not None and not per_request and not _per_request_host(launch) and not routing_tensor(origin.tensor)
+            counted = _counted(origin)
+            if (why is not None and not per_request and not _per_request_host(launch) and not routing_tensor(counted)
+                    and not router_scores(counted, *names, _host_name(launch))
                     and not _latent_rows(host, products, bound.values, params)):
                 return Extent(LARGE, f"the launch at {where} starts one program per {why}")
         why = _cache_rows(host, products, bound.values, params)

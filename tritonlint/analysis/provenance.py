@@ -243,6 +243,20 @@ def routing_tensor(text: str | None) -> bool:
     return text is not None and bool(_ROUTING.search(text.rpartition(".")[2].split("[")[0]))
 
 
+# Kernels of the routing step of a mixture of experts (DeepSeek's grouped top-k over expert groups, a router or
+# gate): their `scores` and `logits` are the router's output, one row of expert scores per token. Not a bare
+# `topk` (a sparse-attention indexer takes the top-k of `scores` over the whole context).
+_ROUTING_STEP = re.compile(r"group(ed|_limited)_?topk|router|routing|gating|moe_?(fused_)?gate", re.IGNORECASE)
+_SCORES = re.compile(r"^(scores?|logits)(_|$)", re.IGNORECASE)
+
+
+def router_scores(text: str | None, *names: str) -> bool:
+    """`text` names the scores or logits of a routing kernel (one of `names`, the kernel's, its file's or its
+    launching function's, says routing: `grouped_topk`, `moe_fused_gate`)."""
+    return (text is not None and bool(_SCORES.search(text.rpartition(".")[2].split("[")[0]))
+            and any(_ROUTING_STEP.search(name) for name in names))
+
+
 # The keys and values of attention: `kv_cache`, `key_cache`, `v_caches`, or a tensor named `cache(s)` alone.
 # Not state caches of recurrent layers (conv, SSM, per-request draft states), which hold one small entry per
 # running request, nor rotary cos/sin caches or the cache's index tensors (`cache_indices`, `cache_loc`).
