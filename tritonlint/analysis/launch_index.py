@@ -1,14 +1,15 @@
 """The project's reverse launch index: for each autotuned kernel, and each kernel its own module never launches
-(TL102 reads what a wrapper module passes it), the other modules of the project that launch it, through their imports and the re-exports of package modules (`from pkg import kernel` where
-pkg/__init__.py imports it from pkg.ops).
+(TL102 reads what a wrapper module passes it), the other modules of the project that launch it, through their
+imports and the re-exports of package modules (`from pkg import kernel` where pkg/__init__.py imports it from
+pkg.ops).
 
 Each linted or context module contributes small plain data (`ModuleLinks`: what its launches name, what its
 imports bind, which kernels it defines under autotune or never launches), kept in the result cache beside the
 kernel summaries; the runner joins them after the first pass and re-lints only the modules whose indexed
-kernels other modules launch. A result judged from another module's launches depends on that module: the dependency is
-recorded as the pseudo-target `<launching module>.@launches`, so an edit there invalidates the cached result,
-and a module that starts or stops launching the kernel changes the set of launching modules, which the runner
-compares with the one recorded.
+kernels other modules launch. A result judged from another module's launches depends on that module: the
+dependency is recorded as the pseudo-target `<launching module>.@launches`, so an edit there invalidates the
+cached result, and a module that starts or stops launching the kernel changes the set of launching modules,
+which the runner compares with the one recorded.
 """
 
 from __future__ import annotations

@@ -10,9 +10,9 @@ jit functions) is `unknown`, and so is a launch whose grid or arguments cannot b
 per-request step of serving (decode, draft, accepting drafts, sampling penalties, a recurrent state update:
 by the kernel's, its file's or its launching function's name) never makes a product `large`: in such a step the
 tokens are the batch; nor does a grid over the rows of per-token routing data (`gating_output.shape[0]`,
-`topk_ids`, the `scores` of a grouped top-k or router kernel: an expert count or a top-k wide), nor one whose products all step over MLA's compressed KV latent
-(576 wide). A multiplier passed as the leading stride of a KV cache (by the tensor's name) makes the product
-`large` for a program id or a loaded index alike.
+`topk_ids`, the `scores` of a grouped top-k or router kernel: an expert count or a top-k wide), nor one whose
+products all step over MLA's compressed KV latent (576 wide). A multiplier passed as the leading stride of a
+KV cache (by the tensor's name) makes the product `large` for a program id or a loaded index alike.
 """
 
 from __future__ import annotations
