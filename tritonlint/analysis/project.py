@@ -73,8 +73,9 @@ class Project:
         return _module_model(path, module)
 
     def launching_modules(self, qualname: str) -> list[tuple[ModuleModel, frozenset[str]]]:
-        """The other modules of the project that launch the autotuned kernel `qualname`, with the names their
-        launches give it (empty before the index exists, or when no other module launches it)."""
+        """The other modules of the project that launch the indexed kernel `qualname` (autotuned, or never launched
+        in its own module: analysis/launch_index.py), with the names their launches give it (empty before the
+        index exists, or when no other module launches it)."""
         found = []
         for module, names in sorted((self.launchers or {}).get(qualname, {}).items()):
             path = self.sources.get(module)
