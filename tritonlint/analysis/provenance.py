@@ -235,7 +235,8 @@ _METADATA = re.compile(r"offset|(^|_)offs$|indic|index|idx|len|cu_seq|ptr|table|
 
 # Tensors of per-token routing data (router logits, gating weights, top-k ids and weights): one row per token,
 # as wide as the experts or the top-k, a few hundred at most, so 1M tokens of them stay far below 2^31 elements.
-_ROUTING = re.compile(r"topk|top_k|gating|router|routing|expert", re.IGNORECASE)
+# `expt` is triton_kernels' abbreviation (`expt_scal`, `expt_indx`).
+_ROUTING = re.compile(r"topk|top_k|gating|router|routing|expert|(^|_)expts?(_|$)", re.IGNORECASE)
 
 
 def routing_tensor(text: str | None) -> bool:
