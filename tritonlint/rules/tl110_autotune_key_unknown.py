@@ -25,9 +25,15 @@ def _key_entries(model: ModuleModel, autotune: Autotune) -> list[ast.Constant] |
     return node.elts  # type: ignore[return-value]
 
 
+# A rename is for a misspelling: most of the name's characters kept (`gropup_c_ptrs` -> `group_c_ptrs`: 0.96).
+# A name merely alike (`BUCKET_FN` and `BLOCK_N`: 0.62) is suggested, not written in.
+_RENAME_RATIO = 0.8
+
+
 def closest(name: str, params: list[str]) -> tuple[list[str], str | None]:
     """Parameter names close to `name` (best first), and the one to rename it to when there is one clear
-    candidate: the only name equal up to case, or a best match well ahead of the next."""
+    candidate: the only name equal up to case, or a best match close enough to be a misspelling and well
+    ahead of the next."""
     same_case = [p for p in params if p.lower() == name.lower()]
     if same_case:
         return same_case, same_case[0] if len(same_case) == 1 else None
@@ -38,7 +44,7 @@ def closest(name: str, params: list[str]) -> tuple[list[str], str | None]:
     close = [(score, p) for score, p in scored if score >= 0.6][:3]
     if not close:
         return [], None
-    clear = len(close) == 1 or close[0][0] - close[1][0] >= 0.15
+    clear = close[0][0] >= _RENAME_RATIO and (len(close) == 1 or close[0][0] - close[1][0] >= 0.15)
     return [p for _, p in close], close[0][1] if clear else None
 
 
@@ -66,11 +72,13 @@ def autotune_key_unknown_entry(ctx: MatchContext) -> Verdict | None:
     unknown = [e for e in entries or () if e.value not in params]
     if not unknown:
         return None
-    key = set(kernel.autotune.key or ())
+    # Not a name the key already holds, nor one the caller never passes: the autotuner reads the key from the
+    # call's own arguments, before the configs and heuristics add theirs.
+    taken = set(kernel.autotune.key or ()) | kernel.autotune.tuned_meta | set(kernel.heuristics)
     suggestions: list[str] = []
     renames: dict[str, str] = {}
     for entry in unknown:
-        candidates, rename = closest(str(entry.value), [p for p in params if p not in key])
+        candidates, rename = closest(str(entry.value), [p for p in params if p not in taken])
         if candidates:
             names = " or ".join(f"`{c}`" for c in candidates)
             suggestions.append(names if len(unknown) == 1 else f'{names} for "{entry.value!s}"')
