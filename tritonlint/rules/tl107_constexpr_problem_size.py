@@ -154,7 +154,7 @@ def _backing(provenance: Provenance, launch: LaunchSite, param: str, origin: Ori
     beside `cu_seqlens`. None when only the value's form (a bare `t.shape[0]`, a weight's or a table's size
     as often as a batch's) says it varies."""
     if count_like(param) or any(count_like(n) for n in origin.all_names()):
-        return f"`{param}` or a name on the way says it counts tokens, rows or sequence positions"
+        return f"`{param}` or a host name on the way names a token, row or sequence count"
     host = provenance.host
     for leaf in leaves:
         received = _received(host, leaf.tensor)
