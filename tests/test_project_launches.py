@@ -116,6 +116,28 @@ def test_launches_through_a_package_re_export_reach_the_kernel(tmp_path):
     assert finding["filename"] == "pkg/ops.py" and finding["severity"] == "warning" and "user.py:9" in " ".join(finding["notes"])
 
 
+def test_modules_of_a_namespace_folder_inside_a_package_resolve_by_their_dotted_names(tmp_path):
+    # pkg/srt has no __init__.py: a namespace portion of pkg (PEP 420), imported as pkg.srt.ops
+    (tmp_path / "pkg" / "srt").mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "srt" / "ops.py").write_text(KERNEL)
+    (tmp_path / "pkg" / "srt" / "layer.py").write_text(LAUNCH.replace("from a import", "from pkg.srt.ops import"))
+    (finding,) = _tl006(tmp_path, ".", cache=("--no-cache",))
+    assert finding["filename"] == "pkg/srt/ops.py" and finding["severity"] == "warning"
+    assert "pkg/srt/layer.py:9" in " ".join(finding["notes"])
+
+
+def test_a_namespace_folder_never_reaches_past_the_project_root(tmp_path):
+    from tritonlint.analysis.project import module_name
+
+    (tmp_path / "outer" / "proj" / "tools").mkdir(parents=True)
+    (tmp_path / "outer" / "__init__.py").write_text("")  # a stray package file above the project
+    (tmp_path / "outer" / "proj" / "pyproject.toml").write_text("")
+    assert module_name(tmp_path / "outer" / "proj" / "tools" / "run.py") == "run"
+    (tmp_path / "outer" / "proj" / "pyproject.toml").unlink()
+    assert module_name(tmp_path / "outer" / "proj" / "tools" / "run.py") == "outer.proj.tools.run"
+
+
 def _model(code: str, module: str) -> ModuleModel:
     code = textwrap.dedent(code)
     return ModuleModel(ast.parse(code), module, f"{module}.py", text=code)

@@ -150,3 +150,15 @@ def test_local_helpers_are_followed_with_their_arguments():
     found = _shapes_by_text(shapes, kernel)
     assert found["x"] == "(32, 64)"
     assert found["y"] == "(32, 64)"
+
+
+def test_the_sources_of_a_tile_are_a_union_so_chains_of_shared_operands_stay_small():
+    """eagle-harness's bitonic sort (15 helper calls in a row, each mixing tiles of its argument) grew the
+    sources past a million entries by concatenation and ran out of time and memory."""
+    from tritonlint.analysis.consteval import Binding
+    from tritonlint.analysis.tiles import Tile
+
+    tile = Tile((32,), sources=(("N", Binding(32, "launch at line 3")),))
+    for _ in range(20):  # concatenated, 2**20 entries (kept small so that a regression fails, not hangs)
+        tile = Tile(tile.shape, sources=tile.sources + tile.sources + (("M", Binding(8, "config #1")),))
+    assert [name for name, _ in tile.sources] == ["N", "M"]

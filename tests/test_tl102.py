@@ -3,7 +3,15 @@ program id ranging over the rows of a large tensor (with a note saying so); othe
 option `int32-offset-unbacked`, and silent even then where every launch keeps the products small."""
 from __future__ import annotations
 
-from tests.helpers import lint_code
+import ast
+import json
+import textwrap
+
+import pytest
+
+from tests.helpers import lint_code, run_cli
+from tritonlint.analysis.launch_index import build_index, module_links
+from tritonlint.analysis.model import ModuleModel
 
 KERNEL = '''import triton
 import triton.language as tl
@@ -152,3 +160,87 @@ def test_slot_times_the_leading_stride_of_a_kv_cache_is_backed(rules):
         assert _severities(rules, launch.replace("key_cache", other), kernel=SLOT_WRITE) == [], other
     # an inner stride of the cache (a head) spans one block
     assert _severities(rules, launch.replace("key_cache.stride(0)", "key_cache.stride(1)"), kernel=SLOT_WRITE) == []
+
+
+@pytest.mark.parametrize("host, kernel", [("apply_penalty", "copy_rows"), ("run", "_dflash_accept_kernel"),
+                                          ("selective_state_update", "copy_rows")])
+def test_per_request_steps_are_not_backed_by_their_rows(rules, host, kernel):
+    """Sampling penalties, accepting drafts and decode-time state updates run one program per request: the
+    spanned rows (logits, candidates, states) are the batch of requests, not its tokens (named by the kernel,
+    its file or the host function that launches it)."""
+    launch = f"\n\ndef {host}(x, y):\n    {kernel}[(x.shape[0],)](x, y, 8, x.stride(0), BLOCK=128)\n"
+    assert _severities(rules, launch, kernel=KERNEL.replace("copy_rows", kernel)) == []
+    assert _severities(rules, launch, UNBACKED, kernel=KERNEL.replace("copy_rows", kernel)) == ["info"]
+
+
+def test_rejection_sampling_is_no_per_request_step(rules):
+    """Rejection sampling reads a vocabulary-wide probability row per drafted token: backed as any kernel."""
+    kernel = KERNEL.replace("copy_rows", "speculative_sampling_kernel")
+    launch = "\n\ndef chain_speculative_sampling(x, y):\n    speculative_sampling_kernel[(x.shape[0],)](x, y, 8, x.stride(0), BLOCK=128)\n"
+    assert _severities(rules, launch, kernel=kernel) == ["large"]
+
+
+WRAPPER = textwrap.dedent("""
+    import triton
+    from pkg.kernels import copy_rows
+
+    def copy(x, y):
+        M, N = x.shape
+        copy_rows[(M,)](x, y, N, x.stride(0), BLOCK=triton.next_power_of_2(N))
+""")
+
+
+def _package(tmp_path, wrapper: str = WRAPPER):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "kernels.py").write_text(KERNEL)
+    (tmp_path / "pkg" / "ops.py").write_text(wrapper)
+    return tmp_path
+
+
+def _tl102(repo, *args: str) -> list[dict]:
+    result = run_cli("check", "--select", "TL102", "--output-format", "json", "--exit-zero", *args, cwd=repo)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("cache", [("--no-cache",), ()])
+def test_a_kernel_launched_only_from_a_wrapper_module_is_judged_from_that_launch(tmp_path, cache):
+    repo = _package(tmp_path)
+    for _ in range(2):  # the second run is served from the cache when there is one
+        (finding,) = _tl102(repo, ".", *cache)
+        assert finding["filename"] == "pkg/kernels.py" and finding["location"]["row"] == 7
+        assert "the launch at line 7 of `pkg.ops`" in finding["notes"][0]
+    # a wrapper whose launch shows no large count (a grid of one program) backs nothing
+    (repo / "pkg" / "ops.py").write_text(WRAPPER.replace("[(M,)]", "[(1,)]"))
+    assert _tl102(repo, ".", *cache) == []
+
+
+def test_a_kernel_launched_in_its_own_module_is_judged_from_its_own_launches_only(tmp_path):
+    """The launch index lists a module's kernels that it never launches (and autotuned ones); a kernel
+    launched at home is judged from those launches, as before."""
+    modules = frozenset({"pkg.kernels", "pkg.ops"})
+    home = KERNEL + "\n\ndef run(x, y):\n    copy_rows[(1,)](x, y, 8, x.stride(0), BLOCK=128)\n"
+    kernels = module_links(ModuleModel(ast.parse(home), "pkg.kernels", "pkg/kernels.py", text=home),
+                           modules)
+    assert kernels is not None and kernels.unlaunched == () and kernels.indexed == ()
+    alone = module_links(ModuleModel(ast.parse(KERNEL), "pkg.kernels", "pkg/kernels.py", text=KERNEL),
+                         modules)
+    ops = module_links(ModuleModel(ast.parse(WRAPPER), "pkg.ops", "pkg/ops.py", text=WRAPPER), modules)
+    assert alone is not None and alone.unlaunched == ("pkg.kernels.copy_rows",)
+    assert build_index({"pkg.kernels": alone, "pkg.ops": ops}, modules) == {  # type: ignore[dict-item]
+        "pkg.kernels.copy_rows": {"pkg.ops": frozenset({"pkg.kernels.copy_rows"})}}
+
+
+def test_scores_are_routing_data_only_in_a_routing_kernel(rules):
+    """`scores` of a grouped top-k or router kernel are one row of expert scores per token; the `scores` of a
+    sparse-attention indexer's top-k span the whole context and back the finding."""
+    launch = "\n\ndef {host}(scores, y):\n    {kernel}[(scores.shape[0],)](scores, y, 8, scores.stride(0), BLOCK=128)\n"
+    for host, kernel in (("grouped_topk", "copy_rows"), ("run", "moe_fused_gate_kernel")):
+        code = KERNEL.replace("copy_rows", kernel)
+        assert _severities(rules, launch.format(host=host, kernel=kernel), kernel=code) == [], host
+    product = "\n\ndef grouped_topk(scores, y, n_group):\n    num_tokens = scores.shape[0]\n" \
+              "    copy_rows[(num_tokens * n_group,)](scores, y, 8, scores.stride(0), BLOCK=128)\n"
+    assert _severities(rules, product) == []  # the factor that makes the grid large counts the scores' rows
+    code = KERNEL.replace("copy_rows", "indexer_topk_kernel")
+    assert _severities(rules, launch.format(host="run", kernel="indexer_topk_kernel"), kernel=code) == ["large"]

@@ -3,10 +3,11 @@ that several launches share, and TL109's exemption table against its doc."""
 
 from __future__ import annotations
 
+import json
 import re
 import textwrap
 
-from tests.helpers import lint_code
+from tests.helpers import lint_code, run_cli
 
 # One `**common` dict splatted into three launches (liger's Ascend rms_norm): the row count in it is one
 # thing to fix.
@@ -107,6 +108,51 @@ def test_the_leading_dimension_is_flagged_when_the_launch_passes_another_size_of
     code = GEMV.replace("gemv[(N,)](x, codes, x, 1, K, N, 1024)", "gemv[(N,)](x, codes, x, codes.shape[1], K, N, 1024)")
     assert any("`N`" in m for m in _tl107(code, rules))
 
+
+
+# TL109's `per-sequence-state` exemption read from another module's kernel: the fact travels in the kernel's
+# summary (JitFunction.state_axes), not in its syntax tree.
+STATE_KERNEL = textwrap.dedent('''
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def conv_update(x, cache, y, D: tl.constexpr, W: tl.constexpr, BD: tl.constexpr):
+        i_d, i_n = tl.program_id(0), tl.program_id(1)
+        o_d = i_d * BD + tl.arange(0, BD)
+        b = tl.load(cache + i_n * D * W + o_d * W + 1) + tl.load(x + i_n * D + o_d)
+        tl.store(y + i_n * D + o_d, b)
+        tl.store(cache + i_n * D * W + o_d * W, b)
+    ''')
+STATE_LAUNCH = textwrap.dedent('''
+    import triton
+    from pkg.kernels import conv_update
+
+    def update(x, cache, y):
+        D = x.shape[-1]
+        N = x.numel() // D
+        conv_update[(triton.cdiv(D, 64), N)](x, cache, y, D, 4, 64)
+    ''')
+
+
+def _tl109_rows(tmp_path, kernels: str) -> list[tuple[str, int]]:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg/__init__.py").write_text("")
+    (tmp_path / "pkg/kernels.py").write_text(kernels)
+    (tmp_path / "pkg/ops.py").write_text(STATE_LAUNCH)
+    result = run_cli(".", "--select", "TL109", "--output-format", "json", "--no-cache", cwd=tmp_path)
+    assert result.returncode in (0, 1), result.stderr
+    return [(f["filename"], f["location"]["row"]) for f in json.loads(result.stdout)]
+
+
+def test_tl109_a_state_updated_in_place_exempts_a_kernel_of_another_module(tmp_path):
+    assert _tl109_rows(tmp_path, STATE_KERNEL) == []
+
+
+def test_tl109_a_state_only_read_exempts_nothing(tmp_path):
+    read_only = STATE_KERNEL.replace("    tl.store(cache + i_n * D * W + o_d * W, b)\n", "")
+    assert read_only != STATE_KERNEL
+    assert _tl109_rows(tmp_path, read_only) == [("pkg/ops.py", 8)]
 
 
 # TL107 in two levels: a finding is reported by default only where something at the launch shows the value

@@ -246,11 +246,11 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter | Lazy
                             if module in sources else None)
 
     def launching(index: int) -> frozenset[str]:
-        """The other modules that launch an autotuned kernel of this file."""
+        """The other modules that launch an indexed kernel of this file (autotuned, or not launched in it)."""
         found = links.get(work[index].module)
-        return frozenset(m for name in (found.autotuned if found else ()) for m in launchers.get(name, ()))
+        return frozenset(m for name in (found.indexed if found else ()) for m in launchers.get(name, ()))
 
-    # Files whose rules need kernels of other modules, and files whose autotuned kernels other modules launch
+    # Files whose rules need kernels of other modules, and files whose indexed kernels other modules launch
     # (judged again with those launches in view; a cached result stands while the launching modules are the
     # ones it was judged with, their contents checked by its dependencies).
     deferred = [i for i in todo if results[i].deferred]  # type: ignore[union-attr]

@@ -80,7 +80,7 @@ def loaded_nonnegative(model: ModuleModel, kernel: JitFunction, load: ast.Call) 
     launches = kernel_launches(model, kernel)
     if not launches:
         return _named_writers_nonnegative(model, kernel, param)
-    return all(_written_before(model, kernel, launch, param) for launch in launches)
+    return all(_written_before(model, kernel, launch, param) for _, launch in launches)
 
 
 def _stores_through(model: ModuleModel, kernel: JitFunction, param: str) -> bool:

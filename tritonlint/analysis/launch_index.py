@@ -1,14 +1,15 @@
-"""The project's reverse launch index: for each autotuned kernel, the other modules of the project that launch
-it, through their imports and the re-exports of package modules (`from pkg import kernel` where
-pkg/__init__.py imports it from pkg.ops).
+"""The project's reverse launch index: for each autotuned kernel, and each kernel its own module never launches
+(TL102 reads what a wrapper module passes it), the other modules of the project that launch it, through their
+imports and the re-exports of package modules (`from pkg import kernel` where pkg/__init__.py imports it from
+pkg.ops).
 
 Each linted or context module contributes small plain data (`ModuleLinks`: what its launches name, what its
-imports bind, which kernels it defines under autotune), kept in the result cache beside the kernel summaries;
-the runner joins them after the first pass and re-lints only the modules whose autotuned kernels other
-modules launch. A result judged from another module's launches depends on that module: the dependency is
-recorded as the pseudo-target `<launching module>.@launches`, so an edit there invalidates the cached result,
-and a module that starts or stops launching the kernel changes the set of launching modules, which the runner
-compares with the one recorded.
+imports bind, which kernels it defines under autotune or never launches), kept in the result cache beside the
+kernel summaries; the runner joins them after the first pass and re-lints only the modules whose indexed
+kernels other modules launch. A result judged from another module's launches depends on that module: the
+dependency is recorded as the pseudo-target `<launching module>.@launches`, so an edit there invalidates the
+cached result, and a module that starts or stops launching the kernel changes the set of launching modules,
+which the runner compares with the one recorded.
 """
 
 from __future__ import annotations
@@ -33,6 +34,12 @@ class ModuleLinks:
     launched: tuple[str, ...] = ()  # qualified names its launches start (each candidate of a choice)
     imports: tuple[tuple[str, str], ...] = ()  # (local name, qualified target) of imports of project modules
     autotuned: tuple[str, ...] = ()  # qualified names of the autotuned kernels it defines
+    unlaunched: tuple[str, ...] = ()  # qualified names of the kernels it defines and never launches itself
+
+    @property
+    def indexed(self) -> tuple[str, ...]:
+        """The kernels whose launches in other modules the index records."""
+        return self.autotuned + self.unlaunched
 
 
 def module_links(model: ModuleModel, project_modules: frozenset[str]) -> ModuleLinks | None:
@@ -45,10 +52,13 @@ def module_links(model: ModuleModel, project_modules: frozenset[str]) -> ModuleL
     launched = {target for launch in model.launches for target in launch_candidates(model, launch) or ()
                 if in_project(target)}
     imports = tuple(sorted((name, target) for name, target in model.imports.items() if in_project(target)))
-    autotuned = tuple(f.qualname for f in model.functions if f.autotune is not None and ".<locals>." not in f.qualname)
-    if not (launched or imports or autotuned):
+    defined = [f for f in model.functions if ".<locals>." not in f.qualname]
+    autotuned = tuple(f.qualname for f in defined if f.autotune is not None)
+    own = {id(kernel.node) for launch in model.launches if (kernel := model.kernel_for(launch)) is not None}
+    unlaunched = tuple(f.qualname for f in defined if f.autotune is None and id(f.node) not in own)
+    if not (launched or imports or autotuned or unlaunched):
         return None
-    return ModuleLinks(tuple(sorted(launched)), imports, autotuned)
+    return ModuleLinks(tuple(sorted(launched)), imports, autotuned, unlaunched)
 
 
 def resolve(target: str, links: dict[str, ModuleLinks], project_modules: frozenset[str],
@@ -73,13 +83,14 @@ def resolve(target: str, links: dict[str, ModuleLinks], project_modules: frozens
 
 def build_index(links: dict[str, ModuleLinks], project_modules: frozenset[str],
                 read: Callable[[str], ModuleLinks | None] = lambda module: None) -> dict[str, dict[str, frozenset[str]]]:
-    """Autotuned kernel -> launching module -> the names that module's launches give the kernel by."""
-    autotuned = {name for found in links.values() for name in found.autotuned}
+    """Indexed kernel (autotuned, or never launched in its module) -> launching module -> the names that
+    module's launches give the kernel by."""
+    indexed = {name for found in links.values() for name in found.indexed}
     index: dict[str, dict[str, set[str]]] = {}
     for module, found in list(links.items()):
         for target in found.launched:
-            kernel = target if target in autotuned else resolve(target, links, project_modules, read)
-            if kernel in autotuned and not kernel.startswith(module + "."):
+            kernel = target if target in indexed else resolve(target, links, project_modules, read)
+            if kernel in indexed and not kernel.startswith(module + "."):
                 index.setdefault(kernel, {}).setdefault(module, set()).add(target)
     return {kernel: {m: frozenset(names) for m, names in by.items()} for kernel, by in index.items()}
 

@@ -33,6 +33,16 @@ _CANONICAL_PREFIXES = (
 )
 # Files that use these names without binding them (star imports, shared preambles) mean Triton by them.
 _CONVENTIONAL = {"tl": "triton.language", "triton": "triton"}
+TRITON_LANGUAGE = "triton.language"
+# A recurrent state or its cache (`cache`, `conv_state`, `ssm_states_ptr`), one slot per sequence; not a KV
+# cache, whose slots are tokens.
+_STATE_WORDS = frozenset({"cache", "caches", "state", "states"})
+_TOKEN_CACHE_WORDS = frozenset({"k", "v", "kv", "key", "keys", "value", "values", "kvcache", "paged", "page", "block"})
+
+
+def _is_state_name(name: str) -> bool:
+    words = set(name.lower().split("_"))
+    return bool(words & _STATE_WORDS) and not words & _TOKEN_CACHE_WORDS
 
 JIT = "triton.jit"
 AUTOTUNE = "triton.autotune"
@@ -122,6 +132,9 @@ class JitFunction:
     decorators: list[str] = field(default_factory=list)
     # Constexpr parameters that scale tl.program_id(axis) (`pid_m * BLOCK_M`): the tile of each launch axis.
     tiles: dict[int, tuple[str, ...]] = field(default_factory=dict)  # set for autotuned kernels only
+    # Launch axes whose tl.program_id indexes a recurrent state the kernel loads and stores in place (a
+    # parameter named as a cache or state, `cache + i_n * D * W`): one program per sequence on that axis.
+    state_axes: tuple[int, ...] = ()
     node: ast.FunctionDef | None = field(default=None, repr=False, compare=False)
 
     def param(self, name: str) -> Param | None:
@@ -308,6 +321,9 @@ class ModuleModel:
                 function.heuristics.update(self._heuristics(decorator))
         if function.autotune is not None:  # only launches of autotuned kernels ask which axes tile what
             function.tiles = self._program_tiles(node, set(function.constexprs))
+        states = [p.name for p in function.params if _is_state_name(p.name)]
+        if states:
+            function.state_axes = self._state_axes(node, states)
         return function
 
     def _collect_wrapped_assignments(self) -> None:
@@ -406,6 +422,65 @@ class ModuleModel:
                         for axis in axes_of(reads(scaled)):
                             tiles.setdefault(axis, set()).add(factor.id)
         return {axis: tuple(sorted(names)) for axis, names in sorted(tiles.items())}
+
+    def _state_axes(self, node: ast.FunctionDef | ast.AsyncFunctionDef, states: list[str]) -> tuple[int, ...]:
+        """The axes whose program id is a factor of the offsets at which the kernel both loads and stores
+        through one of the `states` parameters (the offset read through names assigned once, or added to
+        the parameter itself: `cache += i_n * stride`)."""
+        values: dict[str, list[ast.expr]] = {}
+        for sub in walk(node):
+            if isinstance(sub, ast.Assign):
+                for target in sub.targets:
+                    if isinstance(target, ast.Name):
+                        values.setdefault(target.id, []).append(sub.value)
+                    elif isinstance(target, ast.Tuple) and isinstance(sub.value, ast.Tuple) \
+                            and len(target.elts) == len(sub.value.elts):
+                        for element, value in zip(target.elts, sub.value.elts):
+                            if isinstance(element, ast.Name):
+                                values.setdefault(element.id, []).append(value)
+            elif isinstance(sub, (ast.AugAssign, ast.AnnAssign)) and isinstance(sub.target, ast.Name) and sub.value:
+                values.setdefault(sub.target.id, []).append(sub.value)
+
+        def program_axis(expr: ast.expr) -> int | None:
+            while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "to":
+                expr = expr.func.value  # `tl.program_id(1).to(tl.int64)`
+            if isinstance(expr, ast.Name) and len(values.get(expr.id, ())) == 1:
+                expr = values[expr.id][0]
+                while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "to":
+                    expr = expr.func.value
+            if isinstance(expr, ast.Call) and self.qualify(expr.func) == PROGRAM_ID:
+                axis = literal_value(expr.args[0] if expr.args else next((k.value for k in expr.keywords if k.arg == "axis"), None))
+                return axis if isinstance(axis, int) else None
+            return None
+
+        def reads(expr: ast.expr, depth: int) -> Iterator[ast.AST]:
+            """The nodes of `expr`, names assigned once read through (the state parameter's own
+            increments too)."""
+            for sub in walk(expr):
+                yield sub
+                if isinstance(sub, ast.Name) and depth < 4:
+                    assigned = values.get(sub.id, [])
+                    if len(assigned) == 1 or sub.id in states:
+                        for value in assigned:
+                            yield from reads(value, depth + 1)
+
+        def indexed(pointer: ast.expr) -> set[tuple[str, int]]:
+            nodes = list(reads(pointer, 0))
+            named = {n.id for n in nodes if isinstance(n, ast.Name) and n.id in states}
+            axes = {axis for n in nodes if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)
+                    for axis in (program_axis(n.left), program_axis(n.right)) if axis is not None}
+            return {(name, axis) for name in named for axis in axes}
+
+        loaded: set[tuple[str, int]] = set()
+        stored: set[tuple[str, int]] = set()
+        for sub in walk(node):
+            if isinstance(sub, ast.Call) and sub.args:
+                name = self.qualify(sub.func)
+                if name == f"{TRITON_LANGUAGE}.load":
+                    loaded |= indexed(sub.args[0])
+                elif name == f"{TRITON_LANGUAGE}.store":
+                    stored |= indexed(sub.args[0])
+        return tuple(sorted({axis for _, axis in loaded & stored}))
 
     def _is_constexpr(self, annotation: ast.expr | None) -> bool:
         if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):

@@ -3,12 +3,16 @@ program id of a product ranges over a large count (the tokens, rows or elements 
 every launch keeps the product far below 2^31 (a grid without that axis, a literal multiplier, the
 innermost stride of a tensor).
 
-Only launches in the kernel's own module are read; a kernel launched elsewhere (or only called from other
-jit functions) is `unknown`, and so is a launch whose grid or arguments cannot be followed. A decode or draft
-kernel (`decode` or `draft` in its name or its file's name) is never `large`: in such a step the tokens are the
-batch; nor is a grid over the rows of per-token routing data (`gating_output.shape[0]`, `topk_ids`): its rows
-are an expert count or a top-k wide. A multiplier passed as the leading stride of a KV cache (by the
-tensor's name) makes the product `large` for a program id or a loaded index alike.
+The launches in the kernel's own module are read; where it has none, those of the other modules of the
+project that launch it, resolved through their imports (the project's launch index, analysis/launch_index.py:
+a wrapper module of flag_gems, vllm or sglang). A kernel launched nowhere in view (or only called from other
+jit functions) is `unknown`, and so is a launch whose grid or arguments cannot be followed. The grid of a
+per-request step of serving (decode, draft, accepting drafts, sampling penalties, a recurrent state update:
+by the kernel's, its file's or its launching function's name) never makes a product `large`: in such a step the
+tokens are the batch; nor does a grid over the rows of per-token routing data (`gating_output.shape[0]`,
+`topk_ids`, the `scores` of a grouped top-k or router kernel: an expert count or a top-k wide), nor one whose
+products all step over MLA's compressed KV latent (576 wide). A multiplier passed as the leading stride of a
+KV cache (by the tensor's name) makes the product `large` for a program id or a loaded index alike.
 """
 
 from __future__ import annotations
@@ -21,8 +25,9 @@ from tritonlint.analysis.host import HostScope
 from tritonlint.analysis.launches import bind_launch
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.analysis.offsets import PROGRAM_ID, Product
+from tritonlint.analysis.project import Project
 from tritonlint.analysis.provenance import (Origin, Provenance, data_tensor, grid_axes, kv_cache, large_count,
-                                            routing_tensor, small_item)
+                                            latent_row, router_scores, routing_tensor, small_item)
 
 LARGE = "large"
 SMALL = "small"
@@ -32,9 +37,13 @@ UNKNOWN = "unknown"
 # is a tiny stride such as a column stride of 1 or 2.
 SMALL_LITERAL = {1: 2 ** 15, 2: 2 ** 15}
 TINY_LITERAL = 16
-# A decode step launches one program per sequence of the batch: its "tokens" are a batch of requests; so does
-# a speculative draft step (a few draft tokens per request).
-_DECODE = re.compile(r"decode|draft", re.IGNORECASE)
+# The per-request steps of serving launch one program per running request (or a few per request), not per
+# token: a decode step (its "tokens" are the batch), a speculative draft step, counting the accepted draft
+# tokens of each request (token ids), sampling penalties (the last logits row of each request) and the
+# decode-time update of a recurrent state (Mamba's `selective_state_update`). Read in the kernel's name, its
+# file's name and the name of the host function that launches it. Not rejection sampling: it reads a
+# vocabulary-wide probability row per drafted token, which a large verification batch takes past 2^31.
+_PER_REQUEST = re.compile(r"decode|draft|accept|penalt|(state|scan)_update", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -44,13 +53,19 @@ class Extent:
     why: str = ""  # large: the launch and the count; small: what bounds it
 
 
-def kernel_launches(model: ModuleModel, function: JitFunction) -> list[LaunchSite]:
-    """The launches of `function` in its own module."""
+def kernel_launches(model: ModuleModel, function: JitFunction,
+                    project: Project | None = None) -> list[tuple[ModuleModel, LaunchSite]]:
+    """The launches of `function` in its own module, with that module's model; where there are none, the
+    launches of the other modules of the project that launch it by a name that resolves to it."""
     found = []
     for launch in model.launches:
         kernel = model.kernel_for(launch)
         if kernel is not None and kernel.node is function.node:
-            found.append(launch)
+            found.append((model, launch))
+    if found or project is None:
+        return found
+    for other, names in project.launching_modules(function.qualname):
+        found += [(other, launch) for launch in other.launches if launch.target in names]
     return found
 
 
@@ -134,12 +149,39 @@ def _cache_rows(host: HostScope, products: list[Product], values: dict[str, ast.
     return None
 
 
+def _latent_rows(host: HostScope, products: list[Product], values: dict[str, ast.expr], params: set[str]) -> bool:
+    """Every product's multiplier is the leading stride of MLA's compressed KV latent or its rope key
+    (`kv_c.stride(0)`, `k_pe.stride(0)`): rows of 576 elements at most, below 2^31 for any count of tokens."""
+    strides = [_stride_of(host, values[p.multiplier]) if p.multiplier in params and p.multiplier in values else None
+               for p in products]
+    return all(stride is not None and stride[1] == 0 and latent_row(stride[0]) for stride in strides)
+
+
+def _counted(origin: Origin) -> str | None:
+    """The tensor whose rows or elements the grid axis counts: of the origin, or of the factor of a product
+    that makes it large (`num_tokens * n_group` with `num_tokens = scores.shape[0]`)."""
+    if origin.kind == "product":
+        return next((_counted(part) for part in origin.parts if large_count(part)), origin.tensor)
+    return origin.tensor
+
+
+def _host_name(launch: LaunchSite) -> str:
+    """The name of the host function that launches the kernel ("" at module level)."""
+    return launch.scope.name if isinstance(launch.scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else ""
+
+
+def _per_request_host(launch: LaunchSite) -> bool:
+    """The host function that launches the kernel is named as a per-request step (`apply_penalty`)."""
+    return bool(_PER_REQUEST.search(_host_name(launch)))
+
+
 def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, products: list[Product],
-                  path: str = "") -> Extent:
-    """How the launches of `function` (defined in the file at `path`) bound the products of `source` (a
-    program id or an index load)."""
-    launches = kernel_launches(model, function)
-    decode = bool(_DECODE.search(function.name) or _DECODE.search(path.rpartition("/")[2]))
+                  path: str = "", project: Project | None = None) -> Extent:
+    """How the launches of `function` (defined in the file at `path`; launched in its module, else in the
+    other modules of `project`) bound the products of `source` (a program id or an index load)."""
+    launches = kernel_launches(model, function, project)
+    per_request = bool(_PER_REQUEST.search(function.name) or _PER_REQUEST.search(path.rpartition("/")[2]))
+    names = (function.name, path.rpartition("/")[2])
     if not launches:
         return Extent(UNKNOWN)
     params = {p.name for p in function.params}
@@ -147,22 +189,26 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
     limit = SMALL_LITERAL.get(axis, TINY_LITERAL) if axis is not None else TINY_LITERAL
     small_everywhere = True
     reasons: list[str] = []
-    for launch in launches:
-        host = HostScope.of(model, launch.scope)
-        bound = bind_launch(model, launch, function)
+    for launcher, launch in launches:
+        host = HostScope.of(launcher, launch.scope)
+        bound = bind_launch(launcher, launch, function)
         grid = grid_axes(host, launch) if axis is not None else None
+        where = f"line {launch.line}" if launcher is model else f"line {launch.line} of `{launcher.module}`"
         if grid is not None and axis is not None:
             axes, _ = grid
             if axis >= len(axes):
-                reasons.append(f"the grid of line {launch.line} has no axis {axis}: the program id is 0")
+                reasons.append(f"the grid of {where} has no axis {axis}: the program id is 0")
                 continue
             origin = Provenance.of(host).origin(axes[axis])
             why = large_count(origin) or _spans_tensor(host, origin, products, bound.values, params)
-            if why is not None and not decode and not routing_tensor(origin.tensor):
-                return Extent(LARGE, f"the launch at line {launch.line} starts one program per {why}")
+            counted = _counted(origin)
+            if (why is not None and not per_request and not _per_request_host(launch) and not routing_tensor(counted)
+                    and not router_scores(counted, *names, _host_name(launch))
+                    and not _latent_rows(host, products, bound.values, params)):
+                return Extent(LARGE, f"the launch at {where} starts one program per {why}")
         why = _cache_rows(host, products, bound.values, params)
         if why is not None:
-            return Extent(LARGE, f"the launch at line {launch.line} passes {why}")
+            return Extent(LARGE, f"the launch at {where} passes {why}")
         # Every product must be small at this launch, through its multiplier.
         for product in products:
             value = bound.values.get(product.multiplier) if product.multiplier in params else None
@@ -170,7 +216,7 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
             if why is None:
                 small_everywhere = False
                 break
-            reasons.append(f"at line {launch.line} {why}")
+            reasons.append(f"at {where} {why}")
     if small_everywhere:
         return Extent(SMALL, "; ".join(dict.fromkeys(reasons)))
     return Extent(UNKNOWN)

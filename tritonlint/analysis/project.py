@@ -73,8 +73,9 @@ class Project:
         return _module_model(path, module)
 
     def launching_modules(self, qualname: str) -> list[tuple[ModuleModel, frozenset[str]]]:
-        """The other modules of the project that launch the autotuned kernel `qualname`, with the names their
-        launches give it (empty before the index exists, or when no other module launches it)."""
+        """The other modules of the project that launch the indexed kernel `qualname` (autotuned, or never launched
+        in its own module: analysis/launch_index.py), with the names their launches give it (empty before the
+        index exists, or when no other module launches it)."""
         found = []
         for module, names in sorted((self.launchers or {}).get(qualname, {}).items()):
             path = self.sources.get(module)
@@ -103,7 +104,7 @@ def jit_function_in(model_of: Callable[[str, str], ModuleModel | None] | None, q
 
 
 def module_name(path: Path | str, packages: dict[str, str] | None = None) -> str:
-    """Dotted module name: the file's stem plus every enclosing folder that holds an __init__.py.
+    """Dotted module name: the file's stem plus its folder's name as a package (see _package_name).
     `packages` remembers the dotted name of each folder across the calls of one run."""
     text = os.fspath(path)
     if not os.path.isabs(text):
@@ -115,18 +116,28 @@ def module_name(path: Path | str, packages: dict[str, str] | None = None) -> str
     return f"{package}.{stem}" if package else stem
 
 
+_PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
+
 def _package_name(folder: str, known: dict[str, str]) -> str:
-    """The dotted name of a folder as a package ("" when it holds no __init__.py)."""
+    """The dotted name of a folder as a package: a folder with an __init__.py, or one without it inside such a
+    package (a namespace portion, PEP 420: `sglang/srt/` imports as `sglang.srt`); "" for any other folder,
+    whose files are top-level modules. A namespace portion never reaches past a project's root folder, so a
+    stray __init__.py above the project renames nothing."""
     if folder not in known:
         inputs.depends_on(os.path.join(folder, "__init__.py"))
-        parent = os.path.dirname(folder)
-        if parent == folder or not os.path.isfile(os.path.join(folder, "__init__.py")):
-            known[folder] = ""
-        else:
-            above = _package_name(parent, known)
-            name = os.path.basename(folder)
-            known[folder] = f"{above}.{name}" if above else name
+        parent, name = os.path.dirname(folder), os.path.basename(folder)
+        regular = os.path.isfile(os.path.join(folder, "__init__.py"))
+        portion = not regular and name.isidentifier() and not any(
+            _exists(os.path.join(folder, marker)) for marker in _PROJECT_MARKERS)
+        above = _package_name(parent, known) if parent != folder and (regular or portion) else ""
+        known[folder] = f"{above}.{name}" if above else (name if regular else "")
     return known[folder]
+
+
+def _exists(path: str) -> bool:
+    inputs.depends_on(path, existence=True)  # a project file added there renames the modules below it
+    return os.path.exists(path)
 
 
 def source_root(path: str, module: str) -> str:

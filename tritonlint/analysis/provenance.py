@@ -235,12 +235,27 @@ _METADATA = re.compile(r"offset|(^|_)offs$|indic|index|idx|len|cu_seq|ptr|table|
 
 # Tensors of per-token routing data (router logits, gating weights, top-k ids and weights): one row per token,
 # as wide as the experts or the top-k, a few hundred at most, so 1M tokens of them stay far below 2^31 elements.
-_ROUTING = re.compile(r"topk|top_k|gating|router|routing|expert", re.IGNORECASE)
+# `expt` is triton_kernels' abbreviation (`expt_scal`, `expt_indx`).
+_ROUTING = re.compile(r"topk|top_k|gating|router|routing|expert|(^|_)expts?(_|$)", re.IGNORECASE)
 
 
 def routing_tensor(text: str | None) -> bool:
     """A tensor named as per-token routing data (`gating_output`, `topk_ids`, `router_logits`)."""
     return text is not None and bool(_ROUTING.search(text.rpartition(".")[2].split("[")[0]))
+
+
+# Kernels of the routing step of a mixture of experts (DeepSeek's grouped top-k over expert groups, a router or
+# gate): their `scores` and `logits` are the router's output, one row of expert scores per token. Not a bare
+# `topk` (a sparse-attention indexer takes the top-k of `scores` over the whole context).
+_ROUTING_STEP = re.compile(r"group(ed|_limited)_?topk|router|routing|gating|moe_?(fused_)?gate", re.IGNORECASE)
+_SCORES = re.compile(r"^(scores?|logits)(_|$)", re.IGNORECASE)
+
+
+def router_scores(text: str | None, *names: str) -> bool:
+    """`text` names the scores or logits of a routing kernel (one of `names`, the kernel's, its file's or its
+    launching function's, says routing: `grouped_topk`, `moe_fused_gate`)."""
+    return (text is not None and bool(_SCORES.search(text.rpartition(".")[2].split("[")[0]))
+            and any(_ROUTING_STEP.search(name) for name in names))
 
 
 # The keys and values of attention: `kv_cache`, `key_cache`, `v_caches`, or a tensor named `cache(s)` alone.
@@ -252,6 +267,17 @@ _KV_CACHE = re.compile(r"((^|_)(k|v|kv|key|value|keys|values)_?|^)caches?$", re.
 def kv_cache(text: str) -> bool:
     """A tensor named as the KV cache of attention (`key_cache`, `kv_cache`, `self.k_cache`, `caches`)."""
     return bool(_KV_CACHE.search(text.rpartition(".")[2].split("[")[0]))
+
+
+# The compressed KV latent of multi-head latent attention and its rope key shared by the heads: one narrow row
+# per token (DeepSeek's kv_lora_rank 512 and rope dimension 64), so even 1M tokens of them stay below 2^31
+# elements (`kv_c`, `k_pe`, `compressed_kv`, `latent_cache`; not `q_pe` or `k_nope`, which are per head).
+_LATENT = re.compile(r"^(kv_c|k_pe|kpe|ckv|c_kv|compressed_kv|kv_latent|latent_cache)(_[a-z]+)?$", re.IGNORECASE)
+
+
+def latent_row(text: str) -> bool:
+    """A tensor named as MLA's compressed KV latent or its shared rope key (`kv_c`, `k_pe`): narrow rows."""
+    return bool(_LATENT.search(text.rpartition(".")[2].split("[")[0]))
 
 
 def small_item(name: str) -> bool:

@@ -223,7 +223,8 @@ class PaddedLanes:
                 if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name) \
                         and parent.value is child:
                     return self.flow.definition_at(parent, parent.targets[0].id)
-                if isinstance(parent, ast.AugAssign) and isinstance(parent.target, ast.Name) and parent.value is child:
+                if isinstance(parent, ast.AugAssign) and isinstance(parent.target, ast.Name) \
+                        and (parent.value is child or parent.target is child):  # `x *= s` carries x's lanes on
                     return self.flow.definition_at(parent, parent.target.id)
                 result.other_ends.append(parent)
                 return None
@@ -330,6 +331,48 @@ class PaddedLanes:
                 if definition.kind == "assign" and definition.value is not None:
                     return self._conjuncts(definition.value, depth + 1) | {mask.id}
         return {ast.unparse(mask)}
+
+    def _single_value(self, expr: ast.expr) -> ast.expr:
+        """A name's single assigned value (the name itself otherwise)."""
+        if isinstance(expr, ast.Name):
+            definitions = self.flow.reaching(expr)
+            if len(definitions) == 1:
+                (definition,) = definitions
+                if definition.kind == "assign" and definition.value is not None:
+                    return definition.value
+        return expr
+
+    def _upper_bound(self, mask: ast.expr) -> tuple[ast.Name, str] | None:
+        """`index < bound` (a name's single assignment read through): the index name and the bound's text."""
+        compare = self._single_value(mask)
+        if isinstance(compare, ast.Compare) and len(compare.ops) == 1 and isinstance(compare.ops[0], ast.Lt) \
+                and isinstance(compare.left, ast.Name):
+            return compare.left, ast.unparse(compare.comparators[0])
+        return None
+
+    def bounds_the_same_index(self, mask: ast.expr | None, other: ast.expr | None) -> bool:
+        """`mask` is one bound of an index (`cols < n_rot`) and `other` bounds the same index, in one of its
+        conjuncts, by another value (`cols < n_cols`): the lanes past both bounds are off in both loads."""
+        if mask is None or other is None:
+            return False
+        own = self._upper_bound(mask)
+        if own is None:
+            return False
+        index, bound = own
+        for conjunct in self._conjunct_nodes(other, 0):
+            theirs = self._upper_bound(conjunct)
+            if theirs is not None and theirs[0].id == index.id and theirs[1] != bound \
+                    and self.flow.reaching(theirs[0]) == self.flow.reaching(index):
+                return True
+        return False
+
+    def _conjunct_nodes(self, mask: ast.expr, depth: int) -> list[ast.expr]:
+        mask = self._single_value(mask)
+        if isinstance(mask, ast.BinOp) and isinstance(mask.op, ast.BitAnd) and depth < 8:
+            return self._conjunct_nodes(mask.left, depth + 1) + self._conjunct_nodes(mask.right, depth + 1)
+        if isinstance(mask, ast.BoolOp) and isinstance(mask.op, ast.And) and depth < 8:
+            return [c for v in mask.values for c in self._conjunct_nodes(v, depth + 1)]
+        return [mask]
 
     def _mask_text(self, expr: ast.expr) -> str:
         """A mask's text with a name standing for its single assignment replaced by that assignment."""
@@ -450,6 +493,59 @@ class PaddedLanes:
                 return False
         return True
 
+    def spoils_only_the_last_chunk(self, reduction: ast.Call, load: ast.Call) -> bool:
+        """A reduction folded into a loop-carried accumulator (`total += tl.sum(x)`) that is read only by
+        later iterations, of a load whose lanes trail: the loop is `for start in range(lo, n, B)`, the load's
+        mask `offs < n` with `offs = start + tl.arange(0, B)`, so only the last chunk has masked-off lanes,
+        and the total they spoil there is never read (a running prefix of a cumulative sum)."""
+        stmt = self.flow.parents.get(id(reduction))
+        if isinstance(stmt, ast.AugAssign) and stmt.value is reduction and isinstance(stmt.target, ast.Name):
+            name = stmt.target.id
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                and isinstance(stmt.value, ast.BinOp) and reduction in (stmt.value.left, stmt.value.right) \
+                and any(isinstance(side, ast.Name) and side.id == stmt.targets[0].id
+                        for side in (stmt.value.left, stmt.value.right)):
+            name = stmt.targets[0].id
+        else:
+            return False
+        loops = self.flow.enclosing_loops(stmt)
+        if not loops or not isinstance(loops[0], ast.For) or not self.flow.inside(load, loops[0]):
+            return False
+        loop = loops[0]
+        if not self._trailing_mask(load, loop):
+            return False
+        definition = self.flow.definition_at(stmt, name)
+        if definition is None:
+            return False
+        # Every read of the new total comes before the update in the loop's body (the next iteration reads
+        # it), or is the update's own target.
+        return all(use is getattr(stmt, "target", None) or use in ast.walk(stmt) or self.flow.inside(use, loop)
+                   and (use.lineno, use.col_offset) < (stmt.lineno, stmt.col_offset)
+                   for use in self.flow.uses_of(definition))
+
+    def _trailing_mask(self, load: ast.Call, loop: ast.For) -> bool:
+        """The load's mask is `offs < n`, `offs = start + tl.arange(0, B)`, in `for start in range(lo, n, B)`."""
+        mask = load_argument(load, 1, "mask")
+        bound = self._upper_bound(mask) if mask is not None else None
+        iterator = loop.iter
+        if bound is None or not isinstance(loop.target, ast.Name) or not isinstance(iterator, ast.Call) \
+                or not (self.model.qualify(iterator.func) in (f"{TL}.range", f"{TL}.static_range")
+                        or isinstance(iterator.func, ast.Name) and iterator.func.id == "range"
+                        and self.model.qualify(iterator.func) is None) \
+                or len(iterator.args) != 3 or ast.unparse(iterator.args[1]) != bound[1]:
+            return False
+        offsets = self._single_value(bound[0])
+        if not (isinstance(offsets, ast.BinOp) and isinstance(offsets.op, ast.Add)):
+            return False
+        for start, span in ((offsets.left, offsets.right), (offsets.right, offsets.left)):
+            if isinstance(start, ast.Name) and start.id == loop.target.id \
+                    and all(d.stmt is loop for d in self.flow.reaching(start)) \
+                    and isinstance(span, ast.Call) and self.model.qualify(span.func) == f"{TL}.arange" \
+                    and len(span.args) == 2 and literal_number(span.args[0]) == 0 \
+                    and ast.unparse(span.args[1]) == ast.unparse(iterator.args[2]):
+                return True
+        return False
+
     # ---- what the lanes hold -------------------------------------------------------------------------
     def lanes(self, expr: ast.expr, load: ast.Call, fill: str) -> Lanes:
         """The padded lanes at `expr` when `load` fills them with `fill`."""
@@ -517,7 +613,12 @@ class _Evaluation:
             mask = load_argument(call, 1, "mask")
             if mask is None:
                 return REAL
-            if not self.analysis.shares_lanes(mask, self.mask):
+            # A constant fill under a narrower bound of the same index than another load's (`cols < n_rot`
+            # against `cols < n_cols`) is a value for the lanes between the bounds (RoPE's pass-through
+            # `cos = 1.0`): only the lanes past both are padding, and there the other load is padded too.
+            sharing = self.analysis.shares_lanes(mask, self.mask) \
+                or self.fill != UNDEF and self.analysis.bounds_the_same_index(self.mask, mask)
+            if not sharing:
                 return REAL if not self._mentions_load(call, depth) else UNKNOWN_LANES
             other = load_argument(call, 2, "other")
             fill = UNDEF if other is None else constant_class(other) or FINITE

@@ -248,6 +248,17 @@ class KernelEffects:
         model, function = found
         return HelperCall(function.node, effects_of(model, function.node, self.depth - 1))  # type: ignore[arg-type]
 
+    def _insertion(self, cas: ast.Call, value: ast.expr | None) -> bool:
+        """`old = tl.atomic_cas(slot, EMPTY, key)` and a test `old == key`: an insertion (a hash table's linear
+        probing) that takes its own earlier write as success, so running it again leaves the memory, and the
+        kernel's path, as the first run did. A one-shot flag (`atomic_cas(flag, 0, 1)`, then `old == 0`) is not."""
+        new = _name(value) if value is not None else None
+        assigned = next((s.targets[0].id for s in walk(self.function) if isinstance(s, ast.Assign) and s.value is cas
+                         and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)), None)
+        return new is not None and assigned is not None and any(
+            isinstance(n, ast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], ast.Eq)
+            and {_name(n.left), _name(n.comparators[0])} == {assigned, new} for n in walk(self.function))
+
     def _scan(self) -> None:
         summary = self.summary
         for node in walk(self.function):
@@ -259,6 +270,8 @@ class KernelEffects:
             short = (name or "").rpartition(".")[2]
             if name in NON_IDEMPOTENT_ATOMICS:
                 value = _value_arg(node, 2 if name == f"{TL}.atomic_cas" else 1)
+                if name == f"{TL}.atomic_cas" and self._insertion(node, value):
+                    continue
                 for param in self.roots(_pointer_arg(node, "pointer")) & self.params - self.scalars:
                     if name in _EXCHANGES and _is_zero(value, self.model):
                         summary.resets.add(param)

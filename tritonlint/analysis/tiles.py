@@ -58,6 +58,12 @@ class Tile:
     kind: str = "tile"  # "tile" | "descriptor" (block shape of a tensor descriptor) | "block_ptr" | "tuple"
     items: tuple[Tile, ...] | None = field(default=None, compare=False)  # a tuple's elements (a helper's return)
 
+    def __post_init__(self) -> None:
+        # A union, not a concatenation: operands that share their sources (`tl.where(do, b, a)` with `do` made
+        # from `a` and `b`) doubled them at each step, exponentially along a chain of helper calls.
+        if len(self.sources) > 1:
+            object.__setattr__(self, "sources", tuple(dict.fromkeys(self.sources)))
+
     @property
     def text(self) -> str:
         """The source of what fixed the shape, shortened for messages (unparsed only when a message needs it)."""

@@ -71,7 +71,7 @@ def int32_offset_product(ctx: MatchContext) -> Verdict | None:
     if not products:
         return None
     products = sorted(products, key=lambda p: (p.node.lineno, p.node.col_offset))
-    extent = launch_extent(ctx.model, function, call, products, ctx.file.path)
+    extent = launch_extent(ctx.model, function, call, products, ctx.file.path, ctx.project)
     if extent.kind == SMALL:
         return None  # every launch keeps the products small: no grid axis for the id, a tiny multiplier
     if extent.kind != LARGE and not ctx.options.get("int32-offset-unbacked", False):

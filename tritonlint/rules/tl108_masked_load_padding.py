@@ -79,11 +79,13 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
         return satisfies(analysis.lanes(analysis.reduced(reach.call), call, with_fill), reach.needs, reach.nonnegative)  # type: ignore[arg-type]
 
     # A wrong fill is harmless where the result cannot show it: a 0 fill before a max that a running
-    # maximum started at 0 absorbs, or a max (min) that only decides an early `return` on the side more lanes
-    # can only make false.
+    # maximum started at 0 absorbs, a max (min) that only decides an early `return` on the side more lanes
+    # can only make false, or a running total that only the last chunk, the one with masked-off lanes, spoils
+    # and nothing reads after it.
     wrong = [r for r in covered if status(r, fill) is False
              and not (fill == ZERO and r.needs == NEG_INF and analysis.floored_at_zero(r.call))
-             and not analysis.decides_early_exit_only(r.call, r.needs)]
+             and not analysis.decides_early_exit_only(r.call, r.needs)
+             and not analysis.spoils_only_the_last_chunk(r.call, call)]
     if wrong and fill == ZERO and all(r.needs == NEG_INF and through_identity(analysis, analysis.reduced(r.call), call)
                                       for r in wrong) and loaded_nonnegative(ctx.model, function, call):
         return None  # a max of what an earlier kernel wrote non-negative (partial maxima of |x|): 0 is neutral

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from tritonlint import evidence
 from tritonlint.analysis.host import HostScope
-from tritonlint.analysis.model import LaunchSite, ModuleModel
+from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.analysis.provenance import Origin, Provenance, grid_axes, large_count
 from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
 
@@ -18,12 +18,22 @@ AXIS_LIMIT = 65_535  # CUDA's gridDim.y / gridDim.z; gridDim.x takes 2**31 - 1
 
 
 @dataclass(frozen=True)
+class Launch:
+    """One grid axis of a launch: what an exemption reads."""
+
+    provenance: Provenance
+    site: LaunchSite
+    kernel: JitFunction
+    axis: int
+
+
+@dataclass(frozen=True)
 class Exemption:
     """A reason a large count on grid axis 1 or 2 stays below the limit in practice; the rule doc lists each."""
 
     name: str
     doc: str
-    applies: Callable[[Provenance, LaunchSite, Origin], bool]
+    applies: Callable[[Launch, Origin], bool]
 
 
 def _same_value(a: Origin, b: Origin) -> bool:
@@ -36,10 +46,11 @@ def _buckets(origin: Origin) -> list[Origin]:
     return own + [b for part in origin.parts for b in _buckets(part)]
 
 
-def _one_tile_spans(provenance: Provenance, launch: LaunchSite, count: Origin) -> bool:
+def _one_tile_spans(launch: Launch, count: Origin) -> bool:
     """Another argument of the launch is `next_power_of_2` of the same count: every program holds the whole
     count in one tile, so count programs on the axis times a count-long tile is quadratic in the count."""
-    return any(_same_value(bucketed, count) for arg in launch.args
+    provenance = launch.provenance
+    return any(_same_value(bucketed, count) for arg in launch.site.args
                if arg.node is not None for bucketed in _buckets(provenance.origin(arg.node)))
 
 
@@ -54,11 +65,12 @@ def _sizes(call: ast.Call, name: str) -> list[ast.expr]:
     return list(args)
 
 
-def _quadratic_output(provenance: Provenance, launch: LaunchSite, count: Origin) -> bool:
+def _quadratic_output(launch: Launch, count: Origin) -> bool:
     """A tensor the launch receives is allocated in the host function with the count in two of its sizes
     (`torch.empty(b, h, n, n)`): 65,536 on the axis would need 2**32 elements per item of the other sizes."""
+    provenance = launch.provenance
     host = provenance.host
-    for arg in launch.args:
+    for arg in launch.site.args:
         if not isinstance(arg.node, ast.Name):
             continue
         value = host.value_of(arg.node.id)
@@ -79,6 +91,11 @@ EXEMPTIONS: tuple[Exemption, ...] = (
               "count in two of its sizes (`torch.empty(b, h, n, n)` with `grid = (b, h, n)`): 65,536 on the axis "
               "would need 2**32 elements per item of the other sizes, 16 GiB in fp32, so real inputs stay far "
               "below the limit", _quadratic_output),
+    Exemption("per-sequence-state", "the kernel loads and stores, in place, a recurrent state (a parameter "
+              "named as a cache or state, not a KV cache: `cache`, `conv_state`, `ssm_state_ptr`) at offsets "
+              "scaled by the axis's program id (`cache + i_n * D * W`): each program updates its own "
+              "sequence's slot, so the count is a batch of sequences (a decode step's tokens), which stays "
+              "far below 65,536", lambda launch, count: launch.axis in launch.kernel.state_axes),
 )
 
 
@@ -108,7 +125,7 @@ def grid_axis_large_count(ctx: MatchContext) -> Verdict | None:
     for axis, expr in enumerate(axes[1:3], start=1):
         origin = provenance.origin(expr)
         why = large_count(origin)
-        if why is None or any(exemption.applies(provenance, launch, origin) for exemption in EXEMPTIONS):
+        if why is None or any(exemption.applies(Launch(provenance, launch, kernel, axis), origin) for exemption in EXEMPTIONS):
             continue
         notes = [f"CUDA allows at most {AXIS_LIMIT:,} programs on grid axes 1 and 2 (axis 0 takes 2**31 - 1): "
                  f"put the large count on axis 0 and swap tl.program_id(0) and tl.program_id({axis}) in the kernel.",
