@@ -169,7 +169,7 @@ def _backing(provenance: Provenance, launch: LaunchSite, param: str, origin: Ori
         if set(leaf.names) & spanned or _grid_spans(provenance, launch, leaf):
             return f"the launch grid spans it: one program per row or block of `{leaf.tensor}`"
         if _allocation_positions(provenance, leaf)[0]:
-            return f"the launching function allocates its output with it as the leading size"
+            return "the launching function allocates its output with it as the leading size"
         if leaf.index == 0 and any(_VARLEN.search(p) for p in _parameters(host.node)):
             return f"`{leaf.tensor}` is packed beside `cu_seqlens`: its leading dimension is the batch's tokens"
     return None
@@ -183,9 +183,7 @@ def _flattened_binding(host: HostScope, tensor: str | None) -> bool:
     (`x = x.view(-1, n)` on a parameter: two bindings, which the provenance's single-value view skips)."""
     for value in host.values.get(tensor or "", []):
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.args:
-            method, first = value.func.attr, value.args[0]
-            if method == "flatten" or method in _FLATTENS and isinstance(first, ast.UnaryOp) \
-                    and isinstance(first.op, ast.USub) and ast.unparse(first) == "-1":
+            if value.func.attr == "flatten" or value.func.attr in _FLATTENS and ast.unparse(value.args[0]) == "-1":
                 return True
     return False
 
@@ -200,15 +198,14 @@ def _grid_spans(provenance: Provenance, launch: LaunchSite, leaf: Origin) -> boo
 def _received(host: HostScope, tensor: str | None, depth: int = 0) -> bool:
     """Whether a tensor is one the launching function receives (a parameter, an attribute or item of one, a
     tensor an autograd backward unpacks from `ctx.saved_tensors`, a loop over such tensors `for g in (dx,
-    dw):`) or a view, copy, cast or conversion of one
-    (`x = x.view(-1, n)`, `q_c = q.contiguous()`, `Qh = convert_to_tensor(Q).cuda()`), in any of its
-    bindings."""
+    dw):`) or, in any of its bindings, a view, copy, cast or conversion of one (`x = x.view(-1, n)`,
+    `q_c = q.contiguous()`, `Q = convert_to_tensor(q)` then `Q = Q.cuda()`)."""
     if tensor is None or host.node is None or depth > 4:
         return False
     root = tensor.split(".")[0].split("[")[0].split("(")[0]
     if root in _parameters(host.node) or root in _saved_tensors(host.node):
         return True
-    for value in [*host.values.get(root, []), *_loop_items(host.node, root)]:  # any binding: `Q = convert(q)`, `Q = Q.cuda()`
+    for value in [*host.values.get(root, []), *_loop_items(host.node, root)]:
         while isinstance(value, (ast.Call, ast.Attribute, ast.Subscript)):
             if isinstance(value, ast.Call) and (not isinstance(value.func, ast.Attribute)
                                                 or host.model.qualify(value.func) is not None):
