@@ -153,3 +153,92 @@ def test_tl109_a_state_only_read_exempts_nothing(tmp_path):
     read_only = STATE_KERNEL.replace("    tl.store(cache + i_n * D * W + o_d * W, b)\n", "")
     assert read_only != STATE_KERNEL
     assert _tl109_rows(tmp_path, read_only) == [("pkg/ops.py", 8)]
+
+
+# TL107 in two levels: a finding is reported by default only where something at the launch shows the value
+# changing from call to call; the rest only with `constexpr-size-unbacked`, as info.
+UNBACKED = {"constexpr-size-unbacked": True}
+TABLE_WIDTH = textwrap.dedent('''
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(p_ptr, W: tl.constexpr, BLOCK: tl.constexpr):
+        for i in range(W):
+            tl.store(p_ptr + i * BLOCK + tl.arange(0, BLOCK), 0.0)
+
+    def reduce(partials, out):
+        k[GRID](partials, partials.shape[0], BLOCK=64)
+    ''')
+
+
+def _tl107_findings(code: str, rules, options: dict | None = None) -> list[tuple[str, list[str]]]:
+    result = lint_code(code, rules, select=["TL107"], options=options)
+    return [(d.severity, d.notes) for d in result.diagnostics if d.code == "TL107"]
+
+
+def test_a_bare_leading_dimension_is_reported_only_with_the_unbacked_option(rules):
+    code = TABLE_WIDTH.replace("GRID", "(out.shape[0],)")
+    assert _tl107_findings(code, rules) == []
+    [(severity, notes)] = _tl107_findings(code, rules, UNBACKED)
+    assert severity == "info" and any("constexpr-size-unbacked" in n for n in notes)
+
+
+def test_a_grid_over_the_same_dimension_backs_it(rules):
+    [(severity, notes)] = _tl107_findings(TABLE_WIDTH.replace("GRID", "(partials.shape[0],)"), rules)
+    assert severity == "warning" and any("the launch grid spans it" in n for n in notes)
+    # the same with the option: the same finding, no second one
+    assert _tl107_findings(TABLE_WIDTH.replace("GRID", "(partials.shape[0],)"), rules, UNBACKED) == [(severity, notes)]
+
+
+def test_an_allocation_with_the_value_first_backs_it(rules):
+    code = TABLE_WIDTH.replace("    k[GRID]", "    y = torch.empty(partials.shape[0], 64)\n    k[(1,)]")
+    [(severity, notes)] = _tl107_findings(code, rules)
+    assert severity == "warning" and any("leading size" in n for n in notes)
+
+
+def test_a_tensor_the_function_does_not_receive_is_unbacked(rules):
+    # built in the function from a size: its leading dimension says nothing of the call
+    code = TABLE_WIDTH.replace("    k[GRID]", "    partials = make_table(out.shape[1])\n    k[(partials.shape[0],)]").replace(
+        "def reduce(partials, out)", "def reduce(out)")
+    assert _tl107_findings(code, rules) == []
+    assert [s for s, _ in _tl107_findings(code, rules, UNBACKED)] == ["info"]
+
+
+def test_a_count_by_name_or_an_element_count_is_backed_without_a_grid(rules):
+    by_name = TABLE_WIDTH.replace("GRID", "(1,)").replace("partials.shape[0], BLOCK", "num_tokens=partials.shape[0], BLOCK") \
+        .replace("W: tl.constexpr", "num_tokens: tl.constexpr").replace("range(W)", "range(num_tokens)")
+    numel = TABLE_WIDTH.replace("GRID", "(1,)").replace("partials.shape[0]", "partials.numel()")
+    assert [s for s, _ in _tl107_findings(by_name, rules)] == ["warning"]
+    assert [s for s, _ in _tl107_findings(numel, rules)] == ["warning"]
+
+
+def test_the_launch_names_a_backed_parameter_before_an_unbacked_one(rules):
+    code = textwrap.dedent('''
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(x_ptr, b_ptr, NB: tl.constexpr, xnumel: tl.constexpr, BLOCK: tl.constexpr):
+            tl.store(x_ptr + tl.arange(0, BLOCK), 0.0)
+
+        def run(x):
+            b = make_bias()
+            k[(1,)](x, b, b.numel(), x.numel(), BLOCK=64)
+        ''')
+    result = lint_code(code, rules, select=["TL107"], options=UNBACKED)
+    [finding] = [d for d in result.diagnostics if d.code == "TL107"]
+    assert "`xnumel`" in finding.message and finding.severity == "warning"
+
+
+def test_do_not_specialize_on_a_constexpr_needs_no_option(rules):
+    code = textwrap.dedent('''
+        import triton
+        import triton.language as tl
+
+        @triton.jit(do_not_specialize=["n"])
+        def k(x_ptr, n: tl.constexpr):
+            tl.store(x_ptr, n)
+        ''')
+    assert [s for s, _ in _tl107_findings(code, rules)] == ["error"]

@@ -4,6 +4,7 @@ and `do_not_specialize` naming a tl.constexpr parameter."""
 from __future__ import annotations
 
 import ast
+import re
 
 from tritonlint import evidence
 from tritonlint.analysis.host import HostScope
@@ -87,7 +88,7 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
             runtime_dims |= {part.tensor for part in _sized(provenance.origin(expr))
                              if part.kind == "shape" and part.tensor is not None and part.index not in (0, None)}
     origins = {param: provenance.origin(expr) for param, expr in values.items()}
-    found: list[tuple[int, str, ast.expr, str]] = []
+    found: list[tuple[bool, int, str, ast.expr, str, str | None]] = []  # backed, strength, param, expr, why, backing
     for param, expr in values.items():
         spec = kernel.param(param)
         if spec is None or not spec.is_constexpr or param in needed or model_dimension(param) or pool_size(param):
@@ -112,24 +113,122 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
             continue  # N = self.codebook.shape[0]: a module's state, sized when the module is built
         why = varies_with_input(origin)
         if why is not None:
-            found.append((_strength(param, origin), param, expr, why))
+            backing = _backing(provenance, launch, param, origin, leaves, spanned)
+            found.append((backing is not None, _strength(param, origin), param, expr, why, backing))
+    unbacked = ctx.options.get("constexpr-size-unbacked", False)
+    found = [f for f in found if f[0] or unbacked]
     if not found:
-        return None
-    # Name the best-evidenced parameter, not the first: a count by name over a bare leading dimension.
-    _, param, expr, why = max(found, key=lambda f: f[0])
-    others = [f"`{p}`" for _, p, _, _ in found if p != param]
+        return None  # no launch fact shows the value changing per call: reported only with constexpr-size-unbacked
+    # Name the best-evidenced parameter, not the first: a backed one, then a count by name over a bare
+    # leading dimension.
+    _, _, param, expr, why, backing = max(found, key=lambda f: (f[0], f[1]))
+    others = [f"`{p}`" for _, _, p, _, _, _ in found if p != param]
     problem = (f"constexpr `{param}` is fed `{ctx.file.text_of(expr)}`, which varies with the input: "
                "one compilation per distinct value")
     notes = [f"Where the value comes from: {why}."]
+    notes.append(f"Why it changes from call to call: {backing}." if backing is not None else
+                 "Nothing at the launch shows it changing from call to call (no count by name, no element "
+                 "count or grid over a received tensor): reported because `constexpr-size-unbacked` is set.")
     if others:
         notes.append(f"Also fed a value that varies with the input: {', '.join(others)}.")
     return Verdict(vars={"kernel": launch.callee_text, "problem": problem},
-                   span=ctx.file.span_of(expr),
+                   severity=None if backing is not None else "info", span=ctx.file.span_of(expr),
                    notes=[*notes,
                           f"Evidence: {evidence.fixture_phrase(ROW_COUNT)}.",
                           f"Triton compiles `{launch.callee_text}` once per distinct value of a constexpr: drop "
                           f"`tl.constexpr` from `{param}` (a runtime integer; Triton still specializes on "
                           "divisibility by 16 and on 1), or bucket it with triton.next_power_of_2."])
+
+
+# Parameters of the launching function that mark a packed variable-length batch (`cu_seqlens`): the leading
+# dimension of a tensor it receives beside them is the batch's tokens.
+_VARLEN = re.compile(r"cu_?seq", re.IGNORECASE)
+
+
+def _backing(provenance: Provenance, launch: LaunchSite, param: str, origin: Origin, leaves: list[Origin],
+             spanned: set[str]) -> str | None:
+    """Positive evidence that a varying value changes from call to call, not only with the model or the
+    index: a token, row or sequence count by name, the element count of a tensor the launching function
+    receives, the rows of a tensor flattened to rows, or a dimension of a received tensor that the launch
+    grid spans, that the function's allocation takes as its leading size, or that is the packed tokens
+    beside `cu_seqlens`. None when only the value's form (a bare `t.shape[0]`, a weight's or a table's size
+    as often as a batch's) says it varies."""
+    if count_like(param) or any(count_like(n) for n in origin.all_names()):
+        return f"`{param}` or a host name on the way names a token, row or sequence count"
+    host = provenance.host
+    for leaf in leaves:
+        received = _received(host, leaf.tensor)
+        if leaf.kind == "numel" and received:
+            return f"it counts the elements of `{leaf.tensor}`, which the launching function receives"
+        if leaf.kind == "shape" and leaf.rows:
+            return f"it counts the rows of `{leaf.tensor}` flattened to rows"
+        if leaf.kind != "shape" or not received:
+            continue
+        if leaf.index == 0 and _flattened_binding(host, leaf.tensor):
+            return f"it counts the rows of `{leaf.tensor}`, which the launching function flattens to rows"
+        if set(leaf.names) & spanned or _grid_spans(provenance, launch, leaf):
+            return f"the launch grid spans it: one program per row or block of `{leaf.tensor}`"
+        if _allocation_positions(provenance, leaf)[0]:
+            return "the launching function allocates its output with it as the leading size"
+        if leaf.index == 0 and any(_VARLEN.search(p) for p in _parameters(host.node)):
+            return f"`{leaf.tensor}` is packed beside `cu_seqlens`: its leading dimension is the batch's tokens"
+    return None
+
+
+_FLATTENS = frozenset({"view", "reshape"})
+
+
+def _flattened_binding(host: HostScope, tensor: str | None) -> bool:
+    """Whether a name is bound, in any of its assignments, to itself or another tensor flattened to rows
+    (`x = x.view(-1, n)` on a parameter: two bindings, which the provenance's single-value view skips)."""
+    for value in host.values.get(tensor or "", []):
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.args:
+            if value.func.attr == "flatten" or value.func.attr in _FLATTENS and ast.unparse(value.args[0]) == "-1":
+                return True
+    return False
+
+
+def _grid_spans(provenance: Provenance, launch: LaunchSite, leaf: Origin) -> bool:
+    """Whether a grid axis is computed from the same dimension of the same tensor (`(cdiv(x.shape[0], B),)`)."""
+    axes = grid_axes(provenance.host, launch)
+    return any(part.kind == "shape" and part.tensor == leaf.tensor and part.index == leaf.index
+               for axis in (axes[0] if axes else []) for part in _sized(provenance.origin(axis)))
+
+
+def _received(host: HostScope, tensor: str | None, depth: int = 0) -> bool:
+    """Whether a tensor is one the launching function receives (a parameter, an attribute or item of one, a
+    tensor an autograd backward unpacks from `ctx.saved_tensors`, a loop over such tensors `for g in (dx,
+    dw):`) or, in any of its bindings, a view, copy, cast or conversion of one (`x = x.view(-1, n)`,
+    `q_c = q.contiguous()`, `Q = convert_to_tensor(q)` then `Q = Q.cuda()`)."""
+    if tensor is None or host.node is None or depth > 4:
+        return False
+    root = tensor.split(".")[0].split("[")[0].split("(")[0]
+    if root in _parameters(host.node) or root in _saved_tensors(host.node):
+        return True
+    for value in [*host.values.get(root, []), *_loop_items(host.node, root)]:
+        while isinstance(value, (ast.Call, ast.Attribute, ast.Subscript)):
+            if isinstance(value, ast.Call) and (not isinstance(value.func, ast.Attribute)
+                                                or host.model.qualify(value.func) is not None):
+                # a function of the tensor itself (`torch.as_tensor(x)`), not of one of its sizes
+                value = value.args[0] if value.args and isinstance(value.args[0], ast.Name) else None
+            else:
+                value = value.func if isinstance(value, ast.Call) else value.value
+        if isinstance(value, ast.Name) and value.id != root and _received(host, value.id, depth + 1):
+            return True
+    return False
+
+
+def _loop_items(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> list[ast.expr]:
+    """The items a `for name in (a, b):` loop of the function binds the name to."""
+    return [item for node in walk(function) if isinstance(node, ast.For) and isinstance(node.target, ast.Name)
+            and node.target.id == name and isinstance(node.iter, (ast.Tuple, ast.List)) for item in node.iter.elts]
+
+
+def _saved_tensors(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Names an autograd backward binds from `ctx.saved_tensors`: the tensors its forward received."""
+    return {n.id for node in walk(function) if isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Attribute) and node.value.attr == "saved_tensors"
+            for target in node.targets for n in walk(target) if isinstance(n, ast.Name)}
 
 
 def _varying_leaves(origin: Origin) -> list[Origin]:
@@ -168,6 +267,13 @@ def _inner_size_only(provenance: Provenance, leaf: Origin) -> bool:
     leading size (`torch.empty(M, N)`, `torch.empty_like(x)` of the same tensor) shows it is the rows."""
     if not _leading_dimension_only(leaf) or leaf.tensor is None:
         return False
+    lead, inner = _allocation_positions(provenance, leaf)
+    return inner and not lead
+
+
+def _allocation_positions(provenance: Provenance, leaf: Origin) -> tuple[bool, bool]:
+    """Whether the launching function allocates a tensor with the value as its leading size (or
+    `torch.empty_like` of the same tensor), and whether it allocates one with it in an inner position."""
     host = provenance.host
     lead = inner = False
     for node in walk(host.node) if host.node is not None else ():
@@ -188,7 +294,7 @@ def _inner_size_only(provenance: Provenance, leaf: Origin) -> bool:
             if _same_size(provenance, size, leaf):
                 inner |= position > 0 or any(isinstance(s, ast.Starred) for s in sizes[:position])
                 lead |= position == 0
-    return inner and not lead
+    return lead, inner
 
 
 def _same_size(provenance: Provenance, size: ast.expr, leaf: Origin) -> bool:
@@ -258,6 +364,14 @@ def _strength(param: str, origin: Origin) -> int:
     if count_like(param) or any(count_like(n) for n in origin.all_names()):
         return 2
     return 0 if _leading_dimension_only(origin) else 1
+
+
+def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> set[str]:
+    """The host function's parameter names."""
+    if function is None:
+        return set()
+    args = function.args
+    return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
 
 
 def _int_parameters(function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> set[str]:
