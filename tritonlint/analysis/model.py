@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from tritonlint.analysis.configs import ConfigInterpreter
 from tritonlint.analysis.consteval import Binding, Evaluator, literal_value
+from tritonlint.analysis.triton_names import TL
 from tritonlint.walk import children, walk
 
 T = TypeVar("T")
@@ -33,7 +34,6 @@ _CANONICAL_PREFIXES = (
 )
 # Files that use these names without binding them (star imports, shared preambles) mean Triton by them.
 _CONVENTIONAL = {"tl": "triton.language", "triton": "triton"}
-TRITON_LANGUAGE = "triton.language"
 # A recurrent state or its cache (`cache`, `conv_state`, `ssm_states_ptr`), one slot per sequence; not a KV
 # cache, whose slots are tokens.
 _STATE_WORDS = frozenset({"cache", "caches", "state", "states"})
@@ -476,9 +476,9 @@ class ModuleModel:
         for sub in walk(node):
             if isinstance(sub, ast.Call) and sub.args:
                 name = self.qualify(sub.func)
-                if name == f"{TRITON_LANGUAGE}.load":
+                if name == f"{TL}.load":
                     loaded |= indexed(sub.args[0])
-                elif name == f"{TRITON_LANGUAGE}.store":
+                elif name == f"{TL}.store":
                     stored |= indexed(sub.args[0])
         return tuple(sorted({axis for _, axis in loaded & stored}))
 

@@ -325,11 +325,9 @@ class PaddedLanes:
         if isinstance(mask, ast.Subscript) and broadcast_axis(mask) is not None:
             return self._conjuncts(mask.value, depth + 1)
         if isinstance(mask, ast.Name) and depth < 8:
-            definitions = self.flow.reaching(mask)
-            if len(definitions) == 1:
-                (definition,) = definitions
-                if definition.kind == "assign" and definition.value is not None:
-                    return self._conjuncts(definition.value, depth + 1) | {mask.id}
+            value = self._single_value(mask)
+            if value is not mask:
+                return self._conjuncts(value, depth + 1) | {mask.id}
         return {ast.unparse(mask)}
 
     def _single_value(self, expr: ast.expr) -> ast.expr:
@@ -376,13 +374,7 @@ class PaddedLanes:
 
     def _mask_text(self, expr: ast.expr) -> str:
         """A mask's text with a name standing for its single assignment replaced by that assignment."""
-        if isinstance(expr, ast.Name):
-            definitions = self.flow.reaching(expr)
-            if len(definitions) == 1:
-                (definition,) = definitions
-                if definition.kind == "assign" and definition.value is not None:
-                    return ast.unparse(definition.value)
-        return ast.unparse(expr)
+        return ast.unparse(self._single_value(expr))
 
     def _masks_lanes(self, condition: ast.expr, mask: ast.expr | None) -> bool:
         """`tl.where(condition, ...)` picks its second operand on every lane the load's mask turns off:
