@@ -8,6 +8,14 @@ import re
 
 from tritonlint import evidence
 from tritonlint.analysis.host import HostScope
+from tritonlint.analysis.host_tensors import (
+    allocation_positions,
+    flattened_binding,
+    int_parameter_names,
+    is_received,
+    object_state,
+    parameter_names,
+)
 from tritonlint.analysis.launches import bind_launch
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.analysis.provenance import (
@@ -75,7 +83,7 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
                             and varies_with_input(origin := provenance.origin(expr))))
     # A caller's parameter annotated `int` passed as a runtime argument (`n_out: int`): a size the author
     # chose to pass at run time, as above, though no tensor's shape tells it.
-    ints = _int_parameters(host.node)
+    ints = int_parameter_names(host.node)
     runtime_int = any(isinstance(expr, ast.Name) and expr.id in ints for param, expr in values.items()
                       if (spec := kernel.param(param)) is not None and not spec.is_constexpr)
     # Tensors one of whose non-leading sizes the launch passes as a runtime integer that the grid spans
@@ -109,7 +117,7 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
         leaves = _varying_leaves(origin)
         if leaves and all(_inner_size_only(provenance, leaf) for leaf in leaves):
             continue  # M = w.size(0) with out = torch.empty(B, M, N): a weight's features, not the rows
-        if leaves and all(_state(host, leaf.tensor) for leaf in leaves):
+        if leaves and all(object_state(host, leaf.tensor) for leaf in leaves):
             continue  # N = self.codebook.shape[0]: a module's state, sized when the module is built
         why = varies_with_input(origin)
         if why is not None:
@@ -157,35 +165,22 @@ def _backing(provenance: Provenance, launch: LaunchSite, param: str, origin: Ori
         return f"`{param}` or a host name on the way names a token, row or sequence count"
     host = provenance.host
     for leaf in leaves:
-        received = _received(host, leaf.tensor)
+        received = is_received(host, leaf.tensor)
         if leaf.kind == "numel" and received:
             return f"it counts the elements of `{leaf.tensor}`, which the launching function receives"
         if leaf.kind == "shape" and leaf.rows:
             return f"it counts the rows of `{leaf.tensor}` flattened to rows"
         if leaf.kind != "shape" or not received:
             continue
-        if leaf.index == 0 and _flattened_binding(host, leaf.tensor):
+        if leaf.index == 0 and flattened_binding(host, leaf.tensor):
             return f"it counts the rows of `{leaf.tensor}`, which the launching function flattens to rows"
         if set(leaf.names) & spanned or _grid_spans(provenance, launch, leaf):
             return f"the launch grid spans it: one program per row or block of `{leaf.tensor}`"
-        if _allocation_positions(provenance, leaf)[0]:
+        if allocation_positions(provenance, leaf)[0]:
             return "the launching function allocates its output with it as the leading size"
-        if leaf.index == 0 and any(_VARLEN.search(p) for p in _parameters(host.node)):
+        if leaf.index == 0 and any(_VARLEN.search(p) for p in parameter_names(host.node)):
             return f"`{leaf.tensor}` is packed beside `cu_seqlens`: its leading dimension is the batch's tokens"
     return None
-
-
-_FLATTENS = frozenset({"view", "reshape"})
-
-
-def _flattened_binding(host: HostScope, tensor: str | None) -> bool:
-    """Whether a name is bound, in any of its assignments, to itself or another tensor flattened to rows
-    (`x = x.view(-1, n)` on a parameter: two bindings, which the provenance's single-value view skips)."""
-    for value in host.values.get(tensor or "", []):
-        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.args:
-            if value.func.attr == "flatten" or value.func.attr in _FLATTENS and ast.unparse(value.args[0]) == "-1":
-                return True
-    return False
 
 
 def _grid_spans(provenance: Provenance, launch: LaunchSite, leaf: Origin) -> bool:
@@ -193,42 +188,6 @@ def _grid_spans(provenance: Provenance, launch: LaunchSite, leaf: Origin) -> boo
     axes = grid_axes(provenance.host, launch)
     return any(part.kind == "shape" and part.tensor == leaf.tensor and part.index == leaf.index
                for axis in (axes[0] if axes else []) for part in _sized(provenance.origin(axis)))
-
-
-def _received(host: HostScope, tensor: str | None, depth: int = 0) -> bool:
-    """Whether a tensor is one the launching function receives (a parameter, an attribute or item of one, a
-    tensor an autograd backward unpacks from `ctx.saved_tensors`, a loop over such tensors `for g in (dx,
-    dw):`) or, in any of its bindings, a view, copy, cast or conversion of one (`x = x.view(-1, n)`,
-    `q_c = q.contiguous()`, `Q = convert_to_tensor(q)` then `Q = Q.cuda()`)."""
-    if tensor is None or host.node is None or depth > 4:
-        return False
-    root = tensor.split(".")[0].split("[")[0].split("(")[0]
-    if root in _parameters(host.node) or root in _saved_tensors(host.node):
-        return True
-    for value in [*host.values.get(root, []), *_loop_items(host.node, root)]:
-        while isinstance(value, (ast.Call, ast.Attribute, ast.Subscript)):
-            if isinstance(value, ast.Call) and (not isinstance(value.func, ast.Attribute)
-                                                or host.model.qualify(value.func) is not None):
-                # a function of the tensor itself (`torch.as_tensor(x)`), not of one of its sizes
-                value = value.args[0] if value.args and isinstance(value.args[0], ast.Name) else None
-            else:
-                value = value.func if isinstance(value, ast.Call) else value.value
-        if isinstance(value, ast.Name) and value.id != root and _received(host, value.id, depth + 1):
-            return True
-    return False
-
-
-def _loop_items(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> list[ast.expr]:
-    """The items a `for name in (a, b):` loop of the function binds the name to."""
-    return [item for node in walk(function) if isinstance(node, ast.For) and isinstance(node.target, ast.Name)
-            and node.target.id == name and isinstance(node.iter, (ast.Tuple, ast.List)) for item in node.iter.elts]
-
-
-def _saved_tensors(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    """Names an autograd backward binds from `ctx.saved_tensors`: the tensors its forward received."""
-    return {n.id for node in walk(function) if isinstance(node, ast.Assign)
-            and isinstance(node.value, ast.Attribute) and node.value.attr == "saved_tensors"
-            for target in node.targets for n in walk(target) if isinstance(n, ast.Name)}
 
 
 def _varying_leaves(origin: Origin) -> list[Origin]:
@@ -241,24 +200,6 @@ def _varying_leaves(origin: Origin) -> list[Origin]:
     return [origin]
 
 
-def _state(host: HostScope, tensor: str | None) -> bool:
-    """A tensor the launching function neither receives nor builds: an attribute of `self` or `cls` (a
-    module's parameter or buffer) or a module-level global. Its sizes are set when the object or the module
-    is, not by the call."""
-    if tensor is None:
-        return False
-    root = tensor.split(".")[0].split("[")[0]
-    if root in ("self", "cls"):
-        return "." in tensor
-    return root.isidentifier() and root not in host.values and root in host.model.assignments
-
-
-# Calls that allocate a tensor of the given sizes, and methods that allocate one like another tensor.
-_ALLOCATORS = frozenset(f"torch.{n}" for n in ("empty", "zeros", "ones", "full", "rand", "randn", "empty_like",
-                                              "zeros_like", "ones_like", "full_like"))
-_NEW_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full"})
-
-
 def _inner_size_only(provenance: Provenance, leaf: Origin) -> bool:
     """Whether a bare leading dimension sizes some tensor the launching function allocates, and only in an
     inner position (`out = torch.empty(B, M, N)` with `M = w.size(0)`; `x.new_empty(*x.shape[:-1], N)`):
@@ -267,42 +208,8 @@ def _inner_size_only(provenance: Provenance, leaf: Origin) -> bool:
     leading size (`torch.empty(M, N)`, `torch.empty_like(x)` of the same tensor) shows it is the rows."""
     if not _leading_dimension_only(leaf) or leaf.tensor is None:
         return False
-    lead, inner = _allocation_positions(provenance, leaf)
+    lead, inner = allocation_positions(provenance, leaf)
     return inner and not lead
-
-
-def _allocation_positions(provenance: Provenance, leaf: Origin) -> tuple[bool, bool]:
-    """Whether the launching function allocates a tensor with the value as its leading size (or
-    `torch.empty_like` of the same tensor), and whether it allocates one with it in an inner position."""
-    host = provenance.host
-    lead = inner = False
-    for node in walk(host.node) if host.node is not None else ():
-        if not isinstance(node, ast.Call):
-            continue
-        name = host.model.qualify(node.func)
-        method = node.func.attr if isinstance(node.func, ast.Attribute) and name is None else None
-        if name is not None and name.endswith("_like") and name in _ALLOCATORS:
-            lead |= bool(node.args) and ast.unparse(node.args[0]) == leaf.tensor
-            continue
-        if name not in _ALLOCATORS and method not in _NEW_METHODS:
-            continue
-        args = node.args[:1] if name == "torch.full" or method == "new_full" else node.args
-        sizes = list(args[0].elts) if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)) else list(args)
-        for position, size in enumerate(sizes):
-            if isinstance(size, ast.Starred):
-                continue  # `*x.shape[:-1]`: the sizes after it are inner ones
-            if _same_size(provenance, size, leaf):
-                inner |= position > 0 or any(isinstance(s, ast.Starred) for s in sizes[:position])
-                lead |= position == 0
-    return lead, inner
-
-
-def _same_size(provenance: Provenance, size: ast.expr, leaf: Origin) -> bool:
-    """Whether an allocation's size is the value: one of the host names it went through, or the same shape."""
-    if isinstance(size, ast.Name) and size.id in leaf.names:
-        return True
-    origin = provenance.origin(size)
-    return origin.kind == "shape" and origin.tensor == leaf.tensor and origin.index == leaf.index
 
 
 def _names(expr: ast.expr) -> set[str]:
@@ -364,23 +271,6 @@ def _strength(param: str, origin: Origin) -> int:
     if count_like(param) or any(count_like(n) for n in origin.all_names()):
         return 2
     return 0 if _leading_dimension_only(origin) else 1
-
-
-def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> set[str]:
-    """The host function's parameter names."""
-    if function is None:
-        return set()
-    args = function.args
-    return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
-
-
-def _int_parameters(function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> set[str]:
-    """The host function's parameters annotated `int`."""
-    if function is None:
-        return set()
-    args = function.args
-    return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]
-            if isinstance(a.annotation, ast.Name) and a.annotation.id == "int"}
 
 
 def _tensors(origin: Origin) -> set[str]:

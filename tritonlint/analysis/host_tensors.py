@@ -1,0 +1,131 @@
+"""What a host function knows of the tensors it launches a kernel with: which it receives (its parameters,
+items or views of them, an autograd backward's saved tensors), which it allocates and with which sizes in
+which position, which it holds as an object's or a module's state. TL107 reads these to tell a size that
+changes from call to call from one fixed per model or index."""
+
+from __future__ import annotations
+
+import ast
+
+from tritonlint.analysis.host import HostScope
+from tritonlint.analysis.provenance import Origin, Provenance
+from tritonlint.walk import walk
+
+_FLATTENS = frozenset({"view", "reshape"})
+
+
+def flattened_binding(host: HostScope, tensor: str | None) -> bool:
+    """Whether a name is bound, in any of its assignments, to itself or another tensor flattened to rows
+    (`x = x.view(-1, n)` on a parameter: two bindings, which the provenance's single-value view skips)."""
+    for value in host.values.get(tensor or "", []):
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.args:
+            if value.func.attr == "flatten" or value.func.attr in _FLATTENS and ast.unparse(value.args[0]) == "-1":
+                return True
+    return False
+
+
+def is_received(host: HostScope, tensor: str | None, depth: int = 0) -> bool:
+    """Whether a tensor is one the launching function receives (a parameter, an attribute or item of one, a
+    tensor an autograd backward unpacks from `ctx.saved_tensors`, a loop over such tensors `for g in (dx,
+    dw):`) or, in any of its bindings, a view, copy, cast or conversion of one (`x = x.view(-1, n)`,
+    `q_c = q.contiguous()`, `Q = convert_to_tensor(q)` then `Q = Q.cuda()`)."""
+    if tensor is None or host.node is None or depth > 4:
+        return False
+    root = tensor.split(".")[0].split("[")[0].split("(")[0]
+    if root in parameter_names(host.node) or root in _saved_tensors(host.node):
+        return True
+    for value in [*host.values.get(root, []), *_loop_items(host.node, root)]:
+        while isinstance(value, (ast.Call, ast.Attribute, ast.Subscript)):
+            if isinstance(value, ast.Call) and (not isinstance(value.func, ast.Attribute)
+                                                or host.model.qualify(value.func) is not None):
+                # a function of the tensor itself (`torch.as_tensor(x)`), not of one of its sizes
+                value = value.args[0] if value.args and isinstance(value.args[0], ast.Name) else None
+            else:
+                value = value.func if isinstance(value, ast.Call) else value.value
+        if isinstance(value, ast.Name) and value.id != root and is_received(host, value.id, depth + 1):
+            return True
+    return False
+
+
+def _loop_items(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> list[ast.expr]:
+    """The items a `for name in (a, b):` loop of the function binds the name to."""
+    return [item for node in walk(function) if isinstance(node, ast.For) and isinstance(node.target, ast.Name)
+            and node.target.id == name and isinstance(node.iter, (ast.Tuple, ast.List)) for item in node.iter.elts]
+
+
+def _saved_tensors(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Names an autograd backward binds from `ctx.saved_tensors`: the tensors its forward received."""
+    return {n.id for node in walk(function) if isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Attribute) and node.value.attr == "saved_tensors"
+            for target in node.targets for n in walk(target) if isinstance(n, ast.Name)}
+
+
+def object_state(host: HostScope, tensor: str | None) -> bool:
+    """A tensor the launching function neither receives nor builds: an attribute of `self` or `cls` (a
+    module's parameter or buffer) or a module-level global. Its sizes are set when the object or the module
+    is, not by the call."""
+    if tensor is None:
+        return False
+    root = tensor.split(".")[0].split("[")[0]
+    if root in ("self", "cls"):
+        return "." in tensor
+    return root.isidentifier() and root not in host.values and root in host.model.assignments
+
+
+# Calls that allocate a tensor of the given sizes, and methods that allocate one like another tensor.
+_ALLOCATORS = frozenset(f"torch.{n}" for n in ("empty", "zeros", "ones", "full", "rand", "randn", "empty_like",
+                                              "zeros_like", "ones_like", "full_like"))
+
+
+_NEW_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full"})
+
+
+def allocation_positions(provenance: Provenance, leaf: Origin) -> tuple[bool, bool]:
+    """Whether the launching function allocates a tensor with the value as its leading size (or
+    `torch.empty_like` of the same tensor), and whether it allocates one with it in an inner position."""
+    host = provenance.host
+    lead = inner = False
+    for node in walk(host.node) if host.node is not None else ():
+        if not isinstance(node, ast.Call):
+            continue
+        name = host.model.qualify(node.func)
+        method = node.func.attr if isinstance(node.func, ast.Attribute) and name is None else None
+        if name is not None and name.endswith("_like") and name in _ALLOCATORS:
+            lead |= bool(node.args) and ast.unparse(node.args[0]) == leaf.tensor
+            continue
+        if name not in _ALLOCATORS and method not in _NEW_METHODS:
+            continue
+        args = node.args[:1] if name == "torch.full" or method == "new_full" else node.args
+        sizes = list(args[0].elts) if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)) else list(args)
+        for position, size in enumerate(sizes):
+            if isinstance(size, ast.Starred):
+                continue  # `*x.shape[:-1]`: the sizes after it are inner ones
+            if _same_size(provenance, size, leaf):
+                inner |= position > 0 or any(isinstance(s, ast.Starred) for s in sizes[:position])
+                lead |= position == 0
+    return lead, inner
+
+
+def _same_size(provenance: Provenance, size: ast.expr, leaf: Origin) -> bool:
+    """Whether an allocation's size is the value: one of the host names it went through, or the same shape."""
+    if isinstance(size, ast.Name) and size.id in leaf.names:
+        return True
+    origin = provenance.origin(size)
+    return origin.kind == "shape" and origin.tensor == leaf.tensor and origin.index == leaf.index
+
+
+def parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> set[str]:
+    """The host function's parameter names."""
+    if function is None:
+        return set()
+    args = function.args
+    return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
+
+
+def int_parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> set[str]:
+    """The host function's parameters annotated `int`."""
+    if function is None:
+        return set()
+    args = function.args
+    return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]
+            if isinstance(a.annotation, ast.Name) and a.annotation.id == "int"}
