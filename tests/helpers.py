@@ -1,7 +1,9 @@
 """Helpers shared by the tests: lint a string in-process, run the installed console script."""
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -35,3 +37,23 @@ def tritonlint_executable() -> list[str]:
 def run_cli(*args: str, cwd: Path | None = None, stdin: str | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([*tritonlint_executable(), *args], cwd=cwd, input=stdin, capture_output=True, text=True,
                           env={**os.environ, "NO_COLOR": "1", **(env or {})}, timeout=300)
+
+
+def documented_exemptions(rules: list[Rule], rule_id: str) -> dict[str, str]:
+    """The `- `name`: reason.` entries of a rule's "what" doc, whitespace folded."""
+    (rule,) = [r for r in rules if r.id == rule_id]
+    text = " ".join(rule.doc["what"].split())
+    return dict(re.findall(r"- `([a-z-]+)`: (.*?)\.(?= - `|$| [A-Z])", text))
+
+
+def exemption_docs(exemptions) -> dict[str, str]:
+    """An exemption table as documented_exemptions reads it back from the rule doc."""
+    return {e.name: " ".join(e.doc.split()) for e in exemptions}
+
+
+def cli_findings(cwd: Path, code: str, *args: str) -> list[dict]:
+    """The JSON findings of `tritonlint check --select CODE ARGS` run in `cwd` (exit status 0 required)."""
+    result = run_cli("check", "--select", code, "--output-format", "json", "--exit-zero", *args, cwd=cwd)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+

@@ -4,7 +4,6 @@ project (the reverse launch index), its cached result follows the launching modu
 from __future__ import annotations
 
 import ast
-import json
 import shutil
 import subprocess
 import textwrap
@@ -15,7 +14,7 @@ from tritonlint.analysis.launch_index import build_index, module_links, resolve
 from tritonlint.analysis.launches import launch_candidates
 from tritonlint.analysis.model import ModuleModel
 
-from .helpers import lint_code, run_cli
+from .helpers import cli_findings, lint_code
 
 KERNEL = textwrap.dedent("""
     import triton
@@ -53,9 +52,7 @@ def _repo(tmp_path, launch: str = LAUNCH):
 
 
 def _tl006(repo, *paths: str, cache: tuple[str, ...] = ()) -> list[dict]:
-    result = run_cli("check", "--select", "TL006", "--output-format", "json", "--exit-zero", *cache, *paths, cwd=repo)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
+    return cli_findings(repo, "TL006", *cache, *paths)
 
 
 @pytest.mark.parametrize("cache", [("--no-cache",), ()])

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT, lint_code, run_cli
+from tests.helpers import ROOT, documented_exemptions, exemption_docs, lint_code, run_cli
 from tritonlint.analysis.host import remove_arguments
 from tritonlint.analysis.project import Project, source_root
 from tritonlint.results import FixMode
@@ -336,14 +336,9 @@ def test_double_star_kwargs_at_a_launch_are_not_positional(rules):
 
 
 def test_tl006_doc_lists_exactly_its_exemptions(rules):
-    import re
-
     from tritonlint.rules.tl006_autotune_missing_key import EXEMPTIONS
 
-    (rule,) = [r for r in rules if r.id == "TL006"]
-    text = " ".join(rule.doc["what"].split())
-    listed = dict(re.findall(r"- `([a-z-]+)`: (.*?)\.(?= - `|$| [A-Z])", text))
-    assert listed == {e.name: " ".join(e.doc.split()) for e in EXEMPTIONS}
+    assert documented_exemptions(rules, "TL006") == exemption_docs(EXEMPTIONS)
     assert len({e.name for e in EXEMPTIONS}) == len(EXEMPTIONS)
 
 

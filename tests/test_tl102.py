@@ -4,12 +4,11 @@ option `int32-offset-unbacked`, and silent even then where every launch keeps th
 from __future__ import annotations
 
 import ast
-import json
 import textwrap
 
 import pytest
 
-from tests.helpers import lint_code, run_cli
+from tests.helpers import cli_findings, documented_exemptions, exemption_docs, lint_code
 from tritonlint.analysis.launch_index import build_index, module_links
 from tritonlint.analysis.model import ModuleModel
 
@@ -117,14 +116,9 @@ def test_count_promoted_before_scaling_is_exempt(rules):
 
 
 def test_tl102_doc_lists_exactly_its_exemptions(rules):
-    import re
-
     from tritonlint.rules.tl102_int32_offset_overflow import EXEMPTIONS
 
-    (rule,) = [r for r in rules if r.id == "TL102"]
-    text = " ".join(rule.doc["what"].split())
-    listed = dict(re.findall(r"- `([a-z-]+)`: (.*?)\.(?= - `|$| [A-Z])", text))
-    assert listed == {e.name: " ".join(e.doc.split()) for e in EXEMPTIONS}
+    assert documented_exemptions(rules, "TL102") == exemption_docs(EXEMPTIONS)
 
 
 def test_rows_of_routing_data_or_small_items_do_not_back_a_finding(rules):
@@ -199,9 +193,7 @@ def _package(tmp_path, wrapper: str = WRAPPER):
 
 
 def _tl102(repo, *args: str) -> list[dict]:
-    result = run_cli("check", "--select", "TL102", "--output-format", "json", "--exit-zero", *args, cwd=repo)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
+    return cli_findings(repo, "TL102", *args)
 
 
 @pytest.mark.parametrize("cache", [("--no-cache",), ()])

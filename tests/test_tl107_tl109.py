@@ -4,10 +4,9 @@ that several launches share, and TL109's exemption table against its doc."""
 from __future__ import annotations
 
 import json
-import re
 import textwrap
 
-from tests.helpers import lint_code, run_cli
+from tests.helpers import documented_exemptions, exemption_docs, lint_code, run_cli
 
 # One `**common` dict splatted into three launches (liger's Ascend rms_norm): the row count in it is one
 # thing to fix.
@@ -52,10 +51,7 @@ def test_launches_at_different_spots_are_reported_each(rules):
 def test_tl109_doc_lists_exactly_its_exemptions(rules):
     from tritonlint.rules.tl109_grid_axis_limit import EXEMPTIONS
 
-    (rule,) = [r for r in rules if r.id == "TL109"]
-    text = " ".join(rule.doc["what"].split())
-    listed = dict(re.findall(r"- `([a-z-]+)`: (.*?)\.(?= - `|$| [A-Z])", text))
-    assert listed == {e.name: " ".join(e.doc.split()) for e in EXEMPTIONS}
+    assert documented_exemptions(rules, "TL109") == exemption_docs(EXEMPTIONS)
 
 
 def test_tl109_one_tile_row_needs_the_same_count(rules):
