@@ -67,6 +67,23 @@ def _asserted_bounds(test: ast.expr) -> set[str]:
     return found
 
 
+def _exits(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
+
+
+def _guarded_bounds(test: ast.expr) -> set[str]:
+    """Names bounded like an assert by an early exit `if m > 8: return ...` (also `if m < 2 or m > 8:`):
+    past the guard the test is false."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return set().union(*(_guarded_bounds(v) for v in test.values))
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+        return set()
+    negated = {ast.Gt: ast.LtE, ast.GtE: ast.Lt, ast.Lt: ast.GtE, ast.LtE: ast.Gt}.get(type(test.ops[0]))
+    if negated is None:
+        return set()
+    return _asserted_bounds(ast.Compare(left=test.left, ops=[negated()], comparators=test.comparators))
+
+
 def _nested_divisor(dividend: Origin, divisor: int | None) -> int | None:
     """The divisor of a ceiling division, times that of a ceiling division it divides
     (`cdiv(cdiv(n, 64), 32)` divides n by 2,048)."""
@@ -81,8 +98,13 @@ class Provenance:
     def __init__(self, host: HostScope) -> None:
         self.host = host
         self.unpacked: dict[str, tuple[ast.expr, int, bool]] = {}  # M, K = x.shape -> M: (x, 0, False)
-        self.asserted: set[str] = set()  # names an assert bounds by a small literal (`assert 2 <= m <= 8`)
+        # names an assert, or an early exit of the function, bounds by a small literal (`assert 2 <= m <= 8`)
+        self.asserted: set[str] = set()
         root = host.node or host.model.tree
+        if host.node is not None:
+            for statement in host.node.body:
+                if isinstance(statement, ast.If) and _exits(statement.body) and not statement.orelse:
+                    self.asserted |= _guarded_bounds(statement.test)
         for node in walk(root):
             if isinstance(node, ast.Assert):
                 self.asserted |= _asserted_bounds(node.test)
