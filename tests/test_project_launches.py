@@ -135,6 +135,50 @@ def test_a_namespace_folder_never_reaches_past_the_project_root(tmp_path):
     assert module_name(tmp_path / "outer" / "proj" / "tools" / "run.py") == "outer.proj.tools.run"
 
 
+def _namespace_repo(tmp_path):
+    # mpa/ has no __init__.py anywhere: run from the project root, its files import as mpa.ops (PEP 420)
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "mpa").mkdir()
+    (tmp_path / "mpa" / "ops.py").write_text(KERNEL)
+    (tmp_path / "mpa" / "layer.py").write_text(LAUNCH.replace("from a import", "from mpa.ops import"))
+    return tmp_path
+
+
+def test_modules_of_a_top_level_namespace_folder_resolve_by_their_dotted_names(tmp_path):
+    repo = _namespace_repo(tmp_path)
+    for paths in ((".",), ("mpa/ops.py",)):  # the whole project, and the kernel's module with the rest as context
+        (finding,) = _tl006(repo, *paths, cache=("--no-cache",))
+        assert finding["filename"] == "mpa/ops.py" and finding["severity"] == "warning"
+        assert "mpa/layer.py:9" in " ".join(finding["notes"])
+    # imported as the script next to it would import it (its folder on the path): still resolved
+    (repo / "mpa" / "layer.py").write_text(LAUNCH.replace("from a import", "from ops import"))
+    assert [f["severity"] for f in _tl006(repo, ".", cache=("--no-cache",))] == ["warning"]
+
+
+def test_a_cached_launch_follows_its_namespace_import_when_the_folders_change(tmp_path):
+    repo = _namespace_repo(tmp_path)
+    assert [f["severity"] for f in _tl006(repo, ".")] == ["warning"]
+    (repo / "other").mkdir()
+    (repo / "mpa" / "ops.py").rename(repo / "other" / "ops.py")  # `mpa.ops` no longer names it
+    assert [f["severity"] for f in _tl006(repo, ".")] == ["info"]
+    (repo / "other" / "ops.py").rename(repo / "mpa" / "ops.py")
+    assert [f["severity"] for f in _tl006(repo, ".")] == ["warning"]
+
+
+def test_namespace_names_stop_at_the_project_root_and_never_shadow_a_package(tmp_path):
+    from tritonlint.analysis.project import module_name, namespace_aliases
+
+    root = tmp_path / "proj"
+    for folder in ("mpa/sub", "vendor/mpa"):
+        (root / folder).mkdir(parents=True)
+    (root / "pyproject.toml").write_text("")
+    (root / "vendor" / "mpa" / "__init__.py").write_text("")  # a regular package named mpa
+    paths = [root / "mpa" / "sub" / "ops.py", root / "mpa" / "gemm.py", root / "vendor" / "mpa" / "gemm.py"]
+    aliases = namespace_aliases((str(p), module_name(p)) for p in paths)
+    # `mpa.gemm` is the package's module; vendor/ is a namespace package above it; nothing reaches past proj/
+    assert aliases == {"sub.ops": "ops", "mpa.sub.ops": "ops", "vendor.mpa.gemm": "mpa.gemm"}
+
+
 def _model(code: str, module: str) -> ModuleModel:
     code = textwrap.dedent(code)
     return ModuleModel(ast.parse(code), module, f"{module}.py", text=code)

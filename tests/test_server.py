@@ -387,6 +387,16 @@ async def test_editing_a_kernel_module_updates_the_modules_that_launch_it(tmp_pa
 
 
 @pytest.mark.asyncio
+async def test_a_kernel_module_of_a_namespace_folder_resolves_by_its_dotted_name(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "mpa").mkdir()
+    (tmp_path / "mpa" / "kernels.py").write_text(KERNELS)  # no __init__.py: imported as mpa.kernels (PEP 420)
+    async with editor(tmp_path) as ed:
+        launch = ed.open("mpa/launch.py", LAUNCH.replace("from kernels import", "from mpa.kernels import"))
+        assert codes(await ed.diagnostics(launch)) == ["TL004"]
+
+
+@pytest.mark.asyncio
 async def test_bad_input_never_crashes_the_server(tmp_path: Path) -> None:
     async with editor(tmp_path) as ed:
         uri = ed.open("k.py", TL001)

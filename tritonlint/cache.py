@@ -26,7 +26,7 @@ import os
 import pickle
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -404,10 +404,12 @@ class Session:
 
     `files` are (absolute path, display, module) per discovered file; `linted` is every module of the run."""
 
-    def __init__(self, cache: LintCache, files: list[tuple[str, str, str]], linted: frozenset[str]) -> None:
+    def __init__(self, cache: LintCache, files: list[tuple[str, str, str]], linted: frozenset[str],
+                 aliases: Mapping[str, str]) -> None:
         self.cache = cache
         self.files = files
         self.linted = linted
+        self.aliases = aliases  # the run's namespace-package names of modules (analysis/project.py)
         self.started_ns = now_ns()
         self.signatures: list[Signature | None] = [_stat(path) for path, _, _ in files]
         self.digests: dict[int, str | None] = {}
@@ -444,9 +446,12 @@ class Session:
         """The value of a project fact in this run (None for a launch target), computed once; `last` is the
         value an entry recorded, a hint for finding it."""
         if key not in self.facts:
-            from tritonlint.analysis.project_facts import fact_value  # the analysis, only where a fact is recorded
+            from tritonlint.analysis.project_facts import NAMESPACE, fact_value  # only where a fact is recorded
 
-            self.facts[key] = fact_value(key, tuple(path for path, _, _ in self.files), last)
+            if key.startswith(NAMESPACE):  # the module a dotted import names by a namespace package, "" for none
+                self.facts[key] = self.aliases.get(key[len(NAMESPACE):], "")
+            else:
+                self.facts[key] = fact_value(key, tuple(path for path, _, _ in self.files), last)
         return self.facts[key]
 
     def serve(self, index: int, reusable: Callable[[list[Diagnostic]], bool]) -> tuple[Entry, list[Diagnostic]] | None:

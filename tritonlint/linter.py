@@ -8,6 +8,7 @@ from pathlib import Path
 from tritonlint.analysis.launch_index import ModuleLinks, module_links
 from tritonlint.analysis.model import LAUNCH_TEXT, ModuleModel
 from tritonlint.analysis.project import Deferred, Project
+from tritonlint.analysis.project_facts import namespace_key
 from tritonlint.config import Settings
 from tritonlint.diagnostics import Diagnostic, one_per_spot, syntax_error
 from tritonlint.engine import Engine, RuleCrash
@@ -101,7 +102,10 @@ class FileLinter:
             parsed = ParsedFile(display, SourceText(text, "utf-8", False, "\n"), tree, module, path)
             enter("model")
             model = ModuleModel(tree, module, display, is_package=display.endswith("__init__.py"), text=text,
-                                imported=project.module_model if project.sources else None)
+                                imported=project.module_model if project.sources else None, aliases=project.aliases)
+            if project.aliases is not None:  # a cached result holds while each dotted import resolves as it did
+                project.consulted.update(namespace_key(name) for name in model.dotted_imports
+                                         if name not in project.linted_modules)
             result.summaries = model.summaries()
             # A modeled module with no links records empty ones: the launch index then never reads it again.
             result.links = (module_links(model, project.linted_modules) or ModuleLinks()) if project.linted_modules \

@@ -23,7 +23,7 @@ from pygls.protocol import default_converter
 
 from tritonlint import __version__, evidence
 from tritonlint.analysis.model import JitFunction, ModuleModel
-from tritonlint.analysis.project import Project, module_name
+from tritonlint.analysis.project import Project, module_name, namespace_parents
 from tritonlint.config import (
     ConfigError,
     Settings,
@@ -108,18 +108,21 @@ class BufferProject(Project):
     def __init__(self, store: SummaryStore, source_root: Path | None) -> None:
         super().__init__()
         self.store = store
-        self.source_dir = source_root
+        # The source root, then the folders above its namespace packages (`mpa/` imports as `mpa.kernels`).
+        self.source_dirs: list[Path | None] = [source_root] if source_root is None else \
+            [source_root, *(Path(folder).parent for folder in namespace_parents(str(source_root)))]
 
     def kernel(self, qualname: str | None, root: str | None = None) -> JitFunction | None:
         if not qualname:
             return None
         self.consulted.add(qualname)
-        module = qualname.rpartition(".")[0]
-        while module:
-            found = self.store.module(module, self.source_dir)
-            if found is not None:
-                return found.get(qualname)
-            module = module.rpartition(".")[0]
+        for source_dir in self.source_dirs:
+            module = qualname.rpartition(".")[0]
+            while module:
+                found = self.store.module(module, source_dir)
+                if found is not None:
+                    return found.get(qualname)
+                module = module.rpartition(".")[0]
         return None
 
 

@@ -14,7 +14,7 @@ which the runner compares with the one recorded.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -95,9 +95,10 @@ def build_index(links: dict[str, ModuleLinks], project_modules: frozenset[str],
     return {kernel: {m: frozenset(names) for m, names in by.items()} for kernel, by in index.items()}
 
 
-def read_links(path: str, module: str, project_modules: frozenset[str]) -> ModuleLinks | None:
+def read_links(path: str, module: str, project_modules: frozenset[str],
+               aliases: Mapping[str, str] | None = None) -> ModuleLinks | None:
     """The links of a module file the run did not model, for following its re-exports."""
-    model = module_model(path, module)
+    model = module_model(path, module, aliases)
     return module_links(model, project_modules) if model is not None else None
 
 

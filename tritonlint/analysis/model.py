@@ -12,13 +12,14 @@ import ast
 import bisect
 import dataclasses
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, TypeVar
 
 from tritonlint.analysis.configs import ConfigInterpreter
 from tritonlint.analysis.consteval import Binding, Evaluator, literal_value
+from tritonlint.analysis.project import dealias
 from tritonlint.analysis.triton_names import TL
 from tritonlint.walk import children, walk
 
@@ -179,10 +180,14 @@ class ModuleModel:
     """Everything a module says about Triton, plus name resolution through its imports."""
 
     def __init__(self, tree: ast.Module, module: str, path: str, is_package: bool = False,
-                 text: str | None = None, imported: Callable[[str, str], ModuleModel | None] | None = None) -> None:
+                 text: str | None = None, imported: Callable[[str, str], ModuleModel | None] | None = None,
+                 aliases: Mapping[str, str] | None = None) -> None:
         """`text`, the source of `tree`, lets the launch search skip the lines that cannot hold a launch;
-        `imported(module, name)` gives the model of another module of the project, for names imported from it."""
+        `imported(module, name)` gives the model of another module of the project, for names imported from it;
+        `aliases` are the names of the project's modules as namespace packages (project.namespace_aliases)."""
         self.imported = imported
+        self.aliases = aliases or {}
+        self.dotted_imports: set[str] = set()  # modules imported by a dotted absolute name, as written
         self.tree = tree
         self.module = module
         self.path = path
@@ -222,7 +227,7 @@ class ModuleModel:
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
-                        self.imports.setdefault(alias.asname, alias.name)
+                        self.imports.setdefault(alias.asname, self._module_of(alias.name, alias.name))
                     else:
                         head = alias.name.split(".")[0]
                         self.imports.setdefault(head, head)
@@ -232,12 +237,19 @@ class ModuleModel:
                     continue
                 for alias in node.names:
                     if alias.name != "*":
-                        self.imports.setdefault(alias.asname or alias.name, f"{base}.{alias.name}")
+                        self.imports.setdefault(alias.asname or alias.name, self._module_of(f"{base}.{alias.name}", base))
         # A package's re-export of Triton under its conventional name (`from vllm.triton_utils import tl,
         # triton`) is Triton itself.
         for name, target in self.imports.items():
             if name in _CONVENTIONAL and target.endswith(f".{name}") and not target.startswith("triton."):
                 self.imports[name] = _CONVENTIONAL[name]
+
+    def _module_of(self, imported: str, module: str) -> str:
+        """An imported dotted name from `module`, with a namespace package's name of a project module replaced by
+        the module's name."""
+        if "." in module:
+            self.dotted_imports.add(module)
+        return dealias(imported, self.aliases) if self.aliases else imported
 
     def _absolute_module(self, node: ast.ImportFrom) -> str | None:
         if not node.level:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import os
 import posixpath
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,8 +31,13 @@ class Project:
     def __init__(self, linted_modules: frozenset[str] = frozenset(), summaries: Mapping[str, JitFunction] | None = None,
                  shared: dict[str, dict[str, dict[str, JitFunction]]] | None = None,
                  sources: dict[str, str] | None = None, files: tuple[str, ...] = (),
-                 launchers: dict[str, dict[str, frozenset[str]]] | None = None, displays: dict[str, str] | None = None):
+                 launchers: dict[str, dict[str, frozenset[str]]] | None = None, displays: dict[str, str] | None = None,
+                 aliases: Mapping[str, str] | None = None):
         self.linted_modules = linted_modules
+        # Namespace-package names of modules (namespace_aliases) -> their module; None where a run does not know
+        # its files' layout (a text linted alone).
+        self.aliases = aliases
+        self.alias_items = frozenset((aliases or {}).items())  # hashed once: the key of the models read below
         # Every file of the run's project (linted or read as context); empty when text is linted alone.
         self.files = files
         self.facts: dict[tuple[str, object], object] = {}  # project-wide facts, computed once per run and process
@@ -70,7 +75,7 @@ class Project:
         if path is None:
             return None
         self.consulted.add(f"{module}.{name}")
-        return _module_model(path, module)
+        return _module_model(path, module, self.alias_items)
 
     def launching_modules(self, qualname: str) -> list[tuple[ModuleModel, frozenset[str]]]:
         """The other modules of the project that launch the indexed kernel `qualname` (autotuned, or never launched
@@ -79,7 +84,7 @@ class Project:
         found = []
         for module, names in sorted((self.launchers or {}).get(qualname, {}).items()):
             path = self.sources.get(module)
-            model = _module_model(path, module) if path is not None else None
+            model = _module_model(path, module, self.alias_items) if path is not None else None
             if model is not None:
                 found.append((model, names))
                 self.launches_read.add(module)
@@ -135,6 +140,55 @@ def _package_name(folder: str, known: dict[str, str]) -> str:
     return known[folder]
 
 
+NAMESPACE_DEPTH = 3  # folders above a module's source root that may name it as a namespace package
+
+
+def namespace_aliases(files: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """The other names a run's modules are imported by when their source root is a folder without
+    `__init__.py` (PEP 420): run from the folder above, `mpa/kernels.py` (module `kernels`) imports as
+    `mpa.kernels`. `files` are (absolute path, module name); the result maps each such name, when only one
+    module answers to it and no module has it as its own name, to the module."""
+    found: dict[str, set[str]] = {}
+    modules = set()
+    known: dict[str, bool] = {}
+    for path, module in files:
+        modules.add(module)
+        root, name = source_root(path, module), module
+        for folder in namespace_parents(root, known):
+            name = f"{os.path.basename(folder)}.{name}"
+            found.setdefault(name, set()).add(module)
+    return {alias: owners.pop() for alias, owners in found.items() if len(owners) == 1 and alias not in modules}
+
+
+def namespace_parents(root: str, known: dict[str, bool] | None = None) -> list[str]:
+    """A source root and the folders above it that may be namespace packages, up to NAMESPACE_DEPTH: named as
+    an identifier, holding no project marker (a project's root is on the path, never a package); none holds an
+    `__init__.py`, or the module's name would include it. `known` remembers each folder's answer across calls."""
+    known = {} if known is None else known
+    chain: list[str] = []
+    folder = root
+    while len(chain) < NAMESPACE_DEPTH:
+        if folder not in known:
+            known[folder] = os.path.basename(folder).isidentifier() and not any(
+                _exists(os.path.join(folder, marker)) for marker in _PROJECT_MARKERS)
+        if not known[folder]:
+            break
+        chain.append(folder)
+        folder = os.path.dirname(folder)
+    return chain
+
+
+def dealias(dotted: str, aliases: Mapping[str, str]) -> str:
+    """`dotted` with its longest prefix that names a module by a namespace alias replaced by the module's name."""
+    prefix = dotted
+    while prefix:
+        module = aliases.get(prefix)
+        if module is not None:
+            return module + dotted[len(prefix):]
+        prefix = prefix.rpartition(".")[0]
+    return dotted
+
+
 def _exists(path: str) -> bool:
     inputs.depends_on(path, existence=True)  # a project file added there renames the modules below it
     return os.path.exists(path)
@@ -160,15 +214,15 @@ def defining_module(qualname: str, linted_modules: frozenset[str]) -> str | None
     return None
 
 
-def module_model(path: str, module: str) -> ModuleModel | None:
+def module_model(path: str, module: str, aliases: Mapping[str, str] | None = None) -> ModuleModel | None:
     """A module of the project read from its file (see _module_model), None when it cannot be read."""
-    return _module_model(path, module)
+    return _module_model(path, module, frozenset((aliases or {}).items()))
 
 
 @lru_cache(maxsize=256)
-def _module_model(path: str, module: str) -> ModuleModel | None:
+def _module_model(path: str, module: str, aliases: frozenset[tuple[str, str]]) -> ModuleModel | None:
     """A module read for what other modules import from it: parsed once per process, its own imports not
-    followed further (the reading stays bounded)."""
+    followed further (the reading stays bounded); `aliases` as for namespace_aliases."""
     from tritonlint.analysis.model import ModuleModel
     from tritonlint.source import SourceError, read_source
 
@@ -177,4 +231,4 @@ def _module_model(path: str, module: str) -> ModuleModel | None:
         tree = ast.parse(text)
     except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    return ModuleModel(tree, module, path, is_package=path.endswith("__init__.py"), text=text)
+    return ModuleModel(tree, module, path, is_package=path.endswith("__init__.py"), text=text, aliases=dict(aliases))

@@ -1,7 +1,7 @@
 """Facts about the whole project a file belongs to, beyond the linted files: whether some module calls
-`triton.set_allocator(...)` (TL105; a cheap text scan finds the candidate files, only those are parsed), and
-the Triton version the project's own files pin for a folder (TL103). A run's project is the files it linted
-or read as context.
+`triton.set_allocator(...)` (TL105; a cheap text scan finds the candidate files, only those are parsed),
+the Triton version the project's own files pin for a folder (TL103), and the module a namespace package's name
+resolves to (analysis/project.py). A run's project is the files it linted or read as context.
 
 A rule that reads a fact adds its key to `Project.consulted`; the cache keeps the fact's value with the
 file's findings and serves them only while the project still gives that value (`fact_value`)."""
@@ -21,6 +21,12 @@ ALLOCATOR_BYTES = ALLOCATOR_WORD.encode()
 # that no module is taken for their owner).
 SETS_ALLOCATOR = "@sets-allocator"
 TRITON_PIN = "@triton-pin:"  # + the folder of the linted file
+NAMESPACE = "@namespace:"  # + a module's name as a namespace package (analysis/project.py, namespace_aliases)
+
+
+def namespace_key(alias: str) -> str:
+    """The fact key of the module a namespace package's name resolves to."""
+    return NAMESPACE + alias
 
 
 def triton_pin_key(path: str) -> str:
