@@ -19,7 +19,6 @@ from typing import Any, TypeVar
 
 from tritonlint.analysis.configs import ConfigInterpreter
 from tritonlint.analysis.consteval import Binding, Evaluator, literal_value
-from tritonlint.analysis.project import dealias
 from tritonlint.analysis.triton_names import TL
 from tritonlint.walk import children, walk
 
@@ -245,11 +244,16 @@ class ModuleModel:
                 self.imports[name] = _CONVENTIONAL[name]
 
     def _module_of(self, imported: str, module: str) -> str:
-        """An imported dotted name from `module`, with a namespace package's name of a project module replaced by
-        the module's name."""
+        """An imported dotted name from `module`, with the longest prefix that names a project module as a
+        namespace package replaced by the module's name."""
         if "." in module:
             self.dotted_imports.add(module)
-        return dealias(imported, self.aliases) if self.aliases else imported
+        prefix = imported if self.aliases else ""
+        while prefix:
+            if prefix in self.aliases:
+                return self.aliases[prefix] + imported[len(prefix):]
+            prefix = prefix.rpartition(".")[0]
+        return imported
 
     def _absolute_module(self, node: ast.ImportFrom) -> str | None:
         if not node.level:

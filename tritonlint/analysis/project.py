@@ -178,17 +178,6 @@ def namespace_parents(root: str, known: dict[str, bool] | None = None) -> list[s
     return chain
 
 
-def dealias(dotted: str, aliases: Mapping[str, str]) -> str:
-    """`dotted` with its longest prefix that names a module by a namespace alias replaced by the module's name."""
-    prefix = dotted
-    while prefix:
-        module = aliases.get(prefix)
-        if module is not None:
-            return module + dotted[len(prefix):]
-        prefix = prefix.rpartition(".")[0]
-    return dotted
-
-
 def _exists(path: str) -> bool:
     inputs.depends_on(path, existence=True)  # a project file added there renames the modules below it
     return os.path.exists(path)
