@@ -166,7 +166,7 @@ def test_a_cached_launch_follows_its_namespace_import_when_the_folders_change(tm
 
 
 def test_namespace_names_stop_at_the_project_root_and_never_shadow_a_package(tmp_path):
-    from tritonlint.analysis.project import module_name, namespace_aliases
+    from tritonlint.analysis.project import Namespaces, module_name
 
     root = tmp_path / "proj"
     for folder in ("mpa/sub", "vendor/mpa"):
@@ -174,9 +174,12 @@ def test_namespace_names_stop_at_the_project_root_and_never_shadow_a_package(tmp
     (root / "pyproject.toml").write_text("")
     (root / "vendor" / "mpa" / "__init__.py").write_text("")  # a regular package named mpa
     paths = [root / "mpa" / "sub" / "ops.py", root / "mpa" / "gemm.py", root / "vendor" / "mpa" / "gemm.py"]
-    aliases = namespace_aliases((str(p), module_name(p)) for p in paths)
-    # `mpa.gemm` is the package's module; vendor/ is a namespace package above it; nothing reaches past proj/
-    assert aliases == {"sub.ops": "ops", "mpa.sub.ops": "ops", "vendor.mpa.gemm": "mpa.gemm"}
+    namespaces = Namespaces({module_name(p): str(p) for p in paths})
+    assert namespaces.module_of("mpa.sub.ops.k") == "ops.k" and namespaces.module_of("sub.ops") == "ops"
+    assert namespaces.module_of("vendor.mpa.gemm.k") == "mpa.gemm.k"  # vendor/ is a namespace package above it
+    assert namespaces.module_of("mpa.gemm.k") is None  # the package's own module
+    assert namespaces.module_of("proj.mpa.sub.ops") is None  # never past the project's root
+    assert namespaces.module_of("other.sub.ops") is None and namespaces.module_of("torch.nn") is None
 
 
 def _model(code: str, module: str) -> ModuleModel:

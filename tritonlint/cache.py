@@ -26,14 +26,14 @@ import os
 import pickle
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tritonlint import __version__, inputs
-from tritonlint.analysis.project import defining_module
+from tritonlint.analysis.project import Namespaces, defining_module
 from tritonlint.inputs import CACHE_DIR_NAME, RACY_NS
 
 try:  # hashlib's own blake2b, without hashlib loading OpenSSL first (a tenth of the imports of a one-file lint)
@@ -405,11 +405,11 @@ class Session:
     `files` are (absolute path, display, module) per discovered file; `linted` is every module of the run."""
 
     def __init__(self, cache: LintCache, files: list[tuple[str, str, str]], linted: frozenset[str],
-                 aliases: Mapping[str, str]) -> None:
+                 namespaces: Namespaces) -> None:
         self.cache = cache
         self.files = files
         self.linted = linted
-        self.aliases = aliases  # the run's namespace-package names of modules (analysis/project.py)
+        self.namespaces = namespaces  # the run's modules by their names as namespace packages
         self.started_ns = now_ns()
         self.signatures: list[Signature | None] = [_stat(path) for path, _, _ in files]
         self.digests: dict[int, str | None] = {}
@@ -449,7 +449,7 @@ class Session:
             from tritonlint.analysis.project_facts import NAMESPACE, fact_value  # only where a fact is recorded
 
             if key.startswith(NAMESPACE):  # the module a dotted import names by a namespace package, "" for none
-                self.facts[key] = self.aliases.get(key[len(NAMESPACE):], "")
+                self.facts[key] = self.namespaces.module_of(key[len(NAMESPACE):]) or ""
             else:
                 self.facts[key] = fact_value(key, tuple(path for path, _, _ in self.files), last)
         return self.facts[key]

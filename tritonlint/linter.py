@@ -102,10 +102,10 @@ class FileLinter:
             parsed = ParsedFile(display, SourceText(text, "utf-8", False, "\n"), tree, module, path)
             enter("model")
             model = ModuleModel(tree, module, display, is_package=display.endswith("__init__.py"), text=text,
-                                imported=project.module_model if project.sources else None, aliases=project.aliases)
-            if project.aliases is not None:  # a cached result holds while each dotted import resolves as it did
-                project.consulted.update(namespace_key(name) for name in model.dotted_imports
-                                         if name not in project.linted_modules)
+                                imported=project.module_model if project.sources else None,
+                                namespaces=project.namespaces)
+            if project.namespaces is not None:  # a cached result holds while each dotted import resolves as it did
+                project.consulted.update(map(namespace_key, model.dotted_imports))
             result.summaries = model.summaries()
             # A modeled module with no links records empty ones: the launch index then never reads it again.
             result.links = (module_links(model, project.linted_modules) or ModuleLinks()) if project.linted_modules \

@@ -25,7 +25,7 @@ from tritonlint.analysis.launch_index import (
     read_links,
     recorded_launchers,
 )
-from tritonlint.analysis.project import Project, defining_module, module_name, namespace_aliases, source_root
+from tritonlint.analysis.project import Namespaces, Project, defining_module, module_name, source_root
 from tritonlint.builtin import BUILTIN_RULES
 from tritonlint.cache import Entry, LintCache, Session, Signature, digest, pack, safe_loads, signature, unpack
 from tritonlint.config import Settings
@@ -223,8 +223,8 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter | Lazy
     repeated_names = {module for module, count in Counter(job.module for job in work).items() if count > 1}
     sources = {job.module: job.absolute for job in work if job.module not in repeated_names}
     files = tuple(job.absolute for job in work)
-    aliases = namespace_aliases((job.absolute, job.module) for job in work)
-    session = Session(cache, [(j.absolute, j.display, j.module) for j in work], linted, aliases) if cache else None
+    namespaces = Namespaces(sources)
+    session = Session(cache, [(j.absolute, j.display, j.module) for j in work], linted, namespaces) if cache else None
 
     results: list[FileResult | None] = [None] * len(work)
     facts: dict[int, Facts] = {}
@@ -238,12 +238,12 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter | Lazy
                 results[index] = FileResult(work[index].display, work[index].module, diagnostics,
                                             skipped=hit[0].skipped)
     todo = [i for i, r in enumerate(results) if r is None]
-    for index, (fresh, fact) in zip(todo, _map(linter, Project(linted, sources=sources, files=files, aliases=aliases),
+    for index, (fresh, fact) in zip(todo, _map(linter, Project(linted, sources=sources, files=files, namespaces=namespaces),
                                                 [work[i] for i in todo], jobs, session)):
         results[index], facts[index] = fresh, fact
 
     links = _links(work, results, served, repeated_names)  # type: ignore[arg-type]
-    launchers = build_index(links, linted, lambda module: read_links(sources[module], module, linted, aliases)
+    launchers = build_index(links, linted, lambda module: read_links(sources[module], module, linted, namespaces)
                             if module in sources else None)
 
     def launching(index: int) -> frozenset[str]:
@@ -279,7 +279,7 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter | Lazy
         deferred = sorted(set(deferred))
         displays = {job.module: job.display for job in work if job.module not in repeated_names}
         second = _map(linter, Project(linted, PackedKernels(packed), shared, sources, files, launchers, displays,
-                                     aliases),
+                                     namespaces),
                       [work[i] for i in deferred], jobs, session)
         for index, (fresh, fact) in zip(deferred, second):
             fact.consulted |= {launch_dependency(module) for module in launching(index)}

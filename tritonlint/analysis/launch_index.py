@@ -14,11 +14,11 @@ which the runner compares with the one recorded.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tritonlint.analysis.project import defining_module, module_model
+from tritonlint.analysis.project import Namespaces, defining_module, module_model
 
 if TYPE_CHECKING:
     from tritonlint.analysis.model import ModuleModel
@@ -96,9 +96,9 @@ def build_index(links: dict[str, ModuleLinks], project_modules: frozenset[str],
 
 
 def read_links(path: str, module: str, project_modules: frozenset[str],
-               aliases: Mapping[str, str] | None = None) -> ModuleLinks | None:
+               namespaces: Namespaces | None = None) -> ModuleLinks | None:
     """The links of a module file the run did not model, for following its re-exports."""
-    model = module_model(path, module, aliases)
+    model = module_model(path, module, namespaces)
     return module_links(model, project_modules) if model is not None else None
 
 

@@ -12,15 +12,18 @@ import ast
 import bisect
 import dataclasses
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tritonlint.analysis.configs import ConfigInterpreter
 from tritonlint.analysis.consteval import Binding, Evaluator, literal_value
 from tritonlint.analysis.triton_names import TL
 from tritonlint.walk import children, walk
+
+if TYPE_CHECKING:
+    from tritonlint.analysis.project import Namespaces
 
 T = TypeVar("T")
 
@@ -180,13 +183,13 @@ class ModuleModel:
 
     def __init__(self, tree: ast.Module, module: str, path: str, is_package: bool = False,
                  text: str | None = None, imported: Callable[[str, str], ModuleModel | None] | None = None,
-                 aliases: Mapping[str, str] | None = None) -> None:
+                 namespaces: Namespaces | None = None) -> None:
         """`text`, the source of `tree`, lets the launch search skip the lines that cannot hold a launch;
         `imported(module, name)` gives the model of another module of the project, for names imported from it;
-        `aliases` are the names of the project's modules as namespace packages (project.namespace_aliases)."""
+        `namespaces` finds the project's modules imported as namespace packages."""
         self.imported = imported
-        self.aliases = aliases or {}
-        self.dotted_imports: set[str] = set()  # modules imported by a dotted absolute name, as written
+        self.namespaces = namespaces
+        self.dotted_imports: set[str] = set()  # dotted names imported, as written, where namespaces are known
         self.tree = tree
         self.module = module
         self.path = path
@@ -226,7 +229,7 @@ class ModuleModel:
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
-                        self.imports.setdefault(alias.asname, self._module_of(alias.name, alias.name))
+                        self.imports.setdefault(alias.asname, self._module_of(alias.name))
                     else:
                         head = alias.name.split(".")[0]
                         self.imports.setdefault(head, head)
@@ -236,24 +239,20 @@ class ModuleModel:
                     continue
                 for alias in node.names:
                     if alias.name != "*":
-                        self.imports.setdefault(alias.asname or alias.name, self._module_of(f"{base}.{alias.name}", base))
+                        self.imports.setdefault(alias.asname or alias.name, self._module_of(f"{base}.{alias.name}"))
         # A package's re-export of Triton under its conventional name (`from vllm.triton_utils import tl,
         # triton`) is Triton itself.
         for name, target in self.imports.items():
             if name in _CONVENTIONAL and target.endswith(f".{name}") and not target.startswith("triton."):
                 self.imports[name] = _CONVENTIONAL[name]
 
-    def _module_of(self, imported: str, module: str) -> str:
-        """An imported dotted name from `module`, with the longest prefix that names a project module as a
-        namespace package replaced by the module's name."""
-        if "." in module:
-            self.dotted_imports.add(module)
-        prefix = imported if self.aliases else ""
-        while prefix:
-            if prefix in self.aliases:
-                return self.aliases[prefix] + imported[len(prefix):]
-            prefix = prefix.rpartition(".")[0]
-        return imported
+    def _module_of(self, imported: str) -> str:
+        """An imported dotted name with a project module's name as a namespace package replaced by the module's
+        own name (Namespaces)."""
+        if self.namespaces is None or "." not in imported:
+            return imported
+        self.dotted_imports.add(imported)
+        return self.namespaces.module_of(imported) or imported
 
     def _absolute_module(self, node: ast.ImportFrom) -> str | None:
         if not node.level:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import os
 import posixpath
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,12 +32,9 @@ class Project:
                  shared: dict[str, dict[str, dict[str, JitFunction]]] | None = None,
                  sources: dict[str, str] | None = None, files: tuple[str, ...] = (),
                  launchers: dict[str, dict[str, frozenset[str]]] | None = None, displays: dict[str, str] | None = None,
-                 aliases: Mapping[str, str] | None = None):
+                 namespaces: Namespaces | None = None):
         self.linted_modules = linted_modules
-        # Namespace-package names of modules (namespace_aliases) -> their module; None where a run does not know
-        # its files' layout (a text linted alone).
-        self.aliases = aliases
-        self.alias_items = frozenset((aliases or {}).items())  # hashed once: the key of the models read below
+        self.namespaces = namespaces  # None where a run does not know its files' layout (a text linted alone)
         # Every file of the run's project (linted or read as context); empty when text is linted alone.
         self.files = files
         self.facts: dict[tuple[str, object], object] = {}  # project-wide facts, computed once per run and process
@@ -75,7 +72,7 @@ class Project:
         if path is None:
             return None
         self.consulted.add(f"{module}.{name}")
-        return _module_model(path, module, self.alias_items)
+        return _module_model(path, module, self.namespaces)
 
     def launching_modules(self, qualname: str) -> list[tuple[ModuleModel, frozenset[str]]]:
         """The other modules of the project that launch the indexed kernel `qualname` (autotuned, or never launched
@@ -84,7 +81,7 @@ class Project:
         found = []
         for module, names in sorted((self.launchers or {}).get(qualname, {}).items()):
             path = self.sources.get(module)
-            model = _module_model(path, module, self.alias_items) if path is not None else None
+            model = _module_model(path, module, self.namespaces) if path is not None else None
             if model is not None:
                 found.append((model, names))
                 self.launches_read.add(module)
@@ -143,21 +140,32 @@ def _package_name(folder: str, known: dict[str, str]) -> str:
 NAMESPACE_DEPTH = 3  # folders above a module's source root that may name it as a namespace package
 
 
-def namespace_aliases(files: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """The other names a run's modules are imported by when their source root is a folder without
+class Namespaces:
+    """The project's modules by the names they are imported by when their source root is a folder without
     `__init__.py` (PEP 420): run from the folder above, `mpa/kernels.py` (module `kernels`) imports as
-    `mpa.kernels`. `files` are (absolute path, module name); the result maps each such name, when only one
-    module answers to it and no module has it as its own name, to the module."""
-    found: dict[str, set[str]] = {}
-    modules = set()
-    known: dict[str, bool] = {}
-    for path, module in files:
-        modules.add(module)
-        root, name = source_root(path, module), module
-        for folder in namespace_parents(root, known):
-            name = f"{os.path.basename(folder)}.{name}"
-            found.setdefault(name, set()).add(module)
-    return {alias: owners.pop() for alias, owners in found.items() if len(owners) == 1 and alias not in modules}
+    `mpa.kernels`. Looked up per imported name (a project holds many folders that nobody imports as packages);
+    hashed by identity, so that models read for one run are cached with it."""
+
+    def __init__(self, sources: Mapping[str, str]) -> None:
+        self.sources = sources  # module -> its file, for the modules one file holds
+        self.known: dict[str, bool] = {}  # folder -> whether it can be a namespace package
+
+    def module_of(self, dotted: str) -> str | None:
+        """`dotted` (`mpa.kernels.add_kernel`) with its namespace folders dropped (`kernels.add_kernel`) when it
+        names a project module that way, else None (also when it names a module by its own name)."""
+        parts = dotted.split(".")
+        if any(".".join(parts[:end]) in self.sources for end in range(1, len(parts) + 1)):
+            return None
+        for start in range(1, len(parts)):
+            for end in range(len(parts), start, -1):  # the longest module first
+                path = self.sources.get(".".join(parts[start:end]))
+                if path is None:
+                    continue
+                module = ".".join(parts[start:end])
+                folders = namespace_parents(source_root(path, module), self.known)[:start]
+                if [os.path.basename(f) for f in reversed(folders)] == parts[:start]:
+                    return ".".join(parts[start:])
+        return None
 
 
 def namespace_parents(root: str, known: dict[str, bool] | None = None) -> list[str]:
@@ -203,15 +211,15 @@ def defining_module(qualname: str, linted_modules: frozenset[str]) -> str | None
     return None
 
 
-def module_model(path: str, module: str, aliases: Mapping[str, str] | None = None) -> ModuleModel | None:
+def module_model(path: str, module: str, namespaces: Namespaces | None = None) -> ModuleModel | None:
     """A module of the project read from its file (see _module_model), None when it cannot be read."""
-    return _module_model(path, module, frozenset((aliases or {}).items()))
+    return _module_model(path, module, namespaces)
 
 
 @lru_cache(maxsize=256)
-def _module_model(path: str, module: str, aliases: frozenset[tuple[str, str]]) -> ModuleModel | None:
+def _module_model(path: str, module: str, namespaces: Namespaces | None) -> ModuleModel | None:
     """A module read for what other modules import from it: parsed once per process, its own imports not
-    followed further (the reading stays bounded); `aliases` as for namespace_aliases."""
+    followed further (the reading stays bounded)."""
     from tritonlint.analysis.model import ModuleModel
     from tritonlint.source import SourceError, read_source
 
@@ -220,4 +228,4 @@ def _module_model(path: str, module: str, aliases: frozenset[tuple[str, str]]) -
         tree = ast.parse(text)
     except (SourceError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    return ModuleModel(tree, module, path, is_package=path.endswith("__init__.py"), text=text, aliases=dict(aliases))
+    return ModuleModel(tree, module, path, is_package=path.endswith("__init__.py"), text=text, namespaces=namespaces)

@@ -21,11 +21,11 @@ ALLOCATOR_BYTES = ALLOCATOR_WORD.encode()
 # that no module is taken for their owner).
 SETS_ALLOCATOR = "@sets-allocator"
 TRITON_PIN = "@triton-pin:"  # + the folder of the linted file
-NAMESPACE = "@namespace:"  # + a module's name as a namespace package (analysis/project.py, namespace_aliases)
+NAMESPACE = "@namespace:"  # + a dotted import that may name a module as a namespace package (project.Namespaces)
 
 
 def namespace_key(alias: str) -> str:
-    """The fact key of the module a namespace package's name resolves to."""
+    """The fact key of the module a dotted import names as a namespace package (Session.fact answers it)."""
     return NAMESPACE + alias
 
 
