@@ -211,7 +211,17 @@ class ShapeMap:
         value = self._value(expr)
         if value is not None:
             return value.value, value.sources
+        if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) \
+                and isinstance(expr.slice.value, int) and (shape := self._shape_of(expr.value)) is not None \
+                and -len(shape) <= expr.slice.value < len(shape):
+            return shape[expr.slice.value], ()  # `x.shape[0]` of a tile whose shape is known
         return ast.unparse(expr), ()
+
+    def _shape_of(self, expr: ast.expr) -> Shape | None:
+        """The shape `x.shape` reads, for a tile `x` the walk has evaluated."""
+        if isinstance(expr, ast.Attribute) and expr.attr == "shape":
+            return self.tile(expr.value).shape
+        return None
 
     def _value(self, expr: ast.expr) -> Value | None:
         found: Value | None = self._scope.evaluator().evaluate(expr)
@@ -221,6 +231,9 @@ class ShapeMap:
         """A shape written as a tuple or list of dimensions (or one dimension)."""
         if expr is None:
             return None
+        if not isinstance(expr, (ast.Tuple, ast.List, ast.Name, ast.Constant)) and self._value(expr) is None:
+            shape = self._shape_of(expr)  # `tl.broadcast_to(x, mask.shape)`: another tile's shape, else unknown
+            return (shape, self.tile(expr.value).sources) if shape is not None else None  # type: ignore[attr-defined]
         items = expr.elts if isinstance(expr, (ast.Tuple, ast.List)) else [expr]
         if any(isinstance(e, ast.Starred) for e in items):
             return None
