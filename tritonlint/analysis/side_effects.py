@@ -94,6 +94,8 @@ class KernelEffects:
         self._loaded: dict[int, frozenset[tuple[str, ast.Call]]] = {}
         self.summary = Summary()
         self.scalars = self._scalars(function)
+        self.constexprs = {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+                           if a.annotation is not None and (model.qualify(a.annotation) or "").endswith(".constexpr")}
         self.first_write: dict[str, tuple[int, int]] = {}
         self._find_writes()
         self._scan()
@@ -282,8 +284,8 @@ class KernelEffects:
                 if _is_zero(value, self.model):
                     summary.resets |= targets
                 for param in sorted(targets):
-                    if any(p == param and self.same_address(load, node) for p, load in self.loaded_from(value)) \
-                            and not self.idempotent(value, param):
+                    if any(p == param and self.same_address(load, node) and not self.exclusive(load, node)
+                           for p, load in self.loaded_from(value)) and not self.idempotent(value, param):
                         summary.effects.append(Effect(param, "in-place", "store", node))
             elif name in IDEMPOTENT_ATOMICS:
                 continue
@@ -347,6 +349,28 @@ class KernelEffects:
             return False
         return all(independent(c) or self.idempotent(c, param, depth + 1) for c in choices) \
             and not all(independent(c) for c in choices)
+
+    def exclusive(self, first: ast.AST, second: ast.AST) -> bool:
+        """Whether two places sit under opposite arms of one test of constexpr parameters (`if HAS_SCALE:` load,
+        `if not HAS_SCALE:` store): each compilation runs at most one of them."""
+        one, other = self._constexpr_guards(first), self._constexpr_guards(second)
+        return any(other.get(test) is (not taken) for test, taken in one.items())
+
+    def _constexpr_guards(self, node: ast.AST) -> dict[str, bool]:
+        """The tests of constexpr parameters around `node`, each with the arm it sits in (`not X` read as X)."""
+        guards: dict[str, bool] = {}
+        parents = self.flow.parents
+        child, current = node, parents.get(id(node))
+        while current is not None and current is not self.function:
+            if isinstance(current, ast.If) and (_holds(current.body, child) or _holds(current.orelse, child)):
+                test, taken = current.test, _holds(current.body, child)
+                while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                    test, taken = test.operand, not taken
+                names = {n.id for n in walk(test) if isinstance(n, ast.Name)}
+                if names and names <= self.constexprs:
+                    guards.setdefault(ast.unparse(test), taken)
+            child, current = current, parents.get(id(current))
+        return guards
 
     def same_address(self, load: ast.Call, store: ast.Call) -> bool:
         """Whether a load reads the very addresses a store writes: the pointer expressions (for descriptors:
