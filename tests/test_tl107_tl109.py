@@ -238,3 +238,45 @@ def test_do_not_specialize_on_a_constexpr_needs_no_option(rules):
             tl.store(x_ptr, n)
         ''')
     assert [s for s, _ in _tl107_findings(code, rules)] == ["error"]
+
+
+# A generic helper's `x.numel()`: fixed per model when every call in the project passes a model's state.
+GENERIC_HELPER = textwrap.dedent('''
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def add_kernel(x_ptr, out_ptr, N: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < N), mask=offs < N)
+
+    def triton_add(x, out):
+        numel = x.numel()
+        add_kernel[(triton.cdiv(numel, 1024),)](x, out, numel, BLOCK=1024)
+    ''')
+SHARD_CALLER = "from ops import triton_add\n\nclass Shard:\n    def reduce(self, out):\n        triton_add(self._grad_shard, out)\n"
+ACTIVATION_CALLER = "from ops import triton_add\n\ndef step(activations, out):\n    triton_add(activations, out)\n"
+
+
+def _tl107_rows(repo, *args: str) -> list[tuple[str, int]]:
+    result = run_cli(*args, "--select", "TL107", "--output-format", "json", cwd=repo)
+    assert result.returncode in (0, 1), result.stderr
+    return [(f["filename"], f["location"]["row"]) for f in json.loads(result.stdout)]
+
+
+def test_a_helper_every_caller_hands_a_models_state_is_no_problem_size(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "ops.py").write_text(GENERIC_HELPER)
+    (tmp_path / "fsdp.py").write_text(SHARD_CALLER)
+    assert _tl107_rows(tmp_path, ".") == []
+    assert _tl107_rows(tmp_path, "ops.py", "--no-cache") == []  # the callers read as context
+    (tmp_path / "train.py").write_text(ACTIVATION_CALLER)  # a module that starts calling it with activations
+    assert _tl107_rows(tmp_path, ".") == [("ops.py", 12)]
+    (tmp_path / "train.py").unlink()
+    assert _tl107_rows(tmp_path, ".") == []
+
+
+def test_a_helper_nobody_calls_keeps_its_finding(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "ops.py").write_text(GENERIC_HELPER)
+    assert _tl107_rows(tmp_path, ".", "--no-cache") == [("ops.py", 12)]

@@ -20,9 +20,12 @@ from tritonlint import inputs
 from tritonlint.analysis.launch_index import (
     ModuleLinks,
     build_index,
+    importers_index,
+    is_calls_dependency,
     is_launch_dependency,
     launch_dependency,
     read_links,
+    recorded_callers,
     recorded_launchers,
 )
 from tritonlint.analysis.project import Namespaces, Project, defining_module, module_name, source_root
@@ -243,8 +246,11 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter | Lazy
         results[index], facts[index] = fresh, fact
 
     links = _links(work, results, served, repeated_names)  # type: ignore[arg-type]
-    launchers = build_index(links, linted, lambda module: read_links(sources[module], module, linted, namespaces)
-                            if module in sources else None)
+    def read(module: str) -> ModuleLinks | None:
+        return read_links(sources[module], module, linted, namespaces) if module in sources else None
+
+    launchers = build_index(links, linted, read)
+    importers = importers_index(links, linted, read)
 
     def launching(index: int) -> frozenset[str]:
         """The other modules that launch an indexed kernel of this file (autotuned, or not launched in it)."""
@@ -257,6 +263,10 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter | Lazy
     deferred = [i for i in todo if results[i].deferred]  # type: ignore[union-attr]
     deferred += [i for i in range(len(work)) if i not in deferred and launching(i) != (
         recorded_launchers(served[i].deps) if i in served else frozenset())]
+    # A cached result judged from the calls of its module's functions stands while the importing modules are the
+    # ones it read (their contents checked by its dependencies).
+    deferred += [i for i in served if i not in deferred and (recorded := recorded_callers(
+        served[i].deps, work[i].module)) is not None and recorded != importers.get(work[i].module, frozenset())]
     if deferred:
         packed: dict[str, bytes] = {}
         shared: dict[str, dict[str, dict[str, JitFunction]]] = {}
@@ -279,7 +289,7 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter | Lazy
         deferred = sorted(set(deferred))
         displays = {job.module: job.display for job in work if job.module not in repeated_names}
         second = _map(linter, Project(linted, PackedKernels(packed), shared, sources, files, launchers, displays,
-                                     namespaces),
+                                     namespaces, importers),
                       [work[i] for i in deferred], jobs, session)
         for index, (fresh, fact) in zip(deferred, second):
             fact.consulted |= {launch_dependency(module) for module in launching(index)}
@@ -346,7 +356,7 @@ def _reported(work: list[Job], results: list[FileResult], facts: dict[int, Facts
         # A module name several files share resolves, as Python would, to the one under the importer's root.
         uses_given = any(module in given_modules and (module not in repeated or (module, root) in given)
                          for module in (defining_module(target, linted) for target in consulted
-                                        if not is_launch_dependency(target)))
+                                        if not is_launch_dependency(target) and not is_calls_dependency(target)))
         if r.diagnostics and uses_given:
             reported.append(r)
         elif any(not d.judged_with.isdisjoint(given_modules) for d in r.diagnostics):

@@ -1,13 +1,15 @@
 """What a host function knows of the tensors it launches a kernel with: which it receives (its parameters,
 items or views of them, an autograd backward's saved tensors), which it allocates and with which sizes in
-which position, which it holds as an object's or a module's state. TL107 reads these to tell a size that
-changes from call to call from one fixed per model or index."""
+which position, which it holds as an object's or a module's state, and what the project's calls of it pass.
+TL107 reads these to tell a size that changes from call to call from one fixed per model or index."""
 
 from __future__ import annotations
 
 import ast
 
 from tritonlint.analysis.host import HostScope
+from tritonlint.analysis.names import name_words
+from tritonlint.analysis.project import Project
 from tritonlint.analysis.provenance import Origin, Provenance
 from tritonlint.walk import walk
 
@@ -129,3 +131,73 @@ def int_parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef | None)
     args = function.args
     return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]
             if isinstance(a.annotation, ast.Name) and a.annotation.id == "int"}
+
+
+# Methods that keep a tensor's size, and the words that name a model's parameters.
+_SIZE_KEEPING = frozenset({"to", "float", "half", "bfloat16", "contiguous", "clone", "detach", "t", "T", "data",
+                           "view", "reshape", "flatten", "cuda"})
+_PARAMETER_WORDS = frozenset({"weight", "weights", "bias", "param", "params", "parameter", "parameters"})
+
+
+def callers_pass_state(project: Project, host: HostScope, tensor: str | None) -> bool:
+    """Whether the project's calls of the launching function (its own module's and those in the modules that
+    import from it) all pass a model's state for the parameter `tensor` comes from: a `self.` attribute, or a
+    value named as a weight, bias or parameter (`self._weight_shard`, `decoder.weight.grad`, `weight.T`). A
+    generic helper's `x.numel()` is then fixed per model. False when no call is found, when one passes
+    anything else, and where the run cannot see the project (an editor buffer)."""
+    function, model = host.node, host.model
+    param = _received_parameter(host, tensor)
+    if function is None or param is None or function not in model.tree.body:
+        return False
+    qualname = f"{model.module}.{function.name}"
+    others = project.calling_modules(model.module)
+    if others is None:
+        return False
+    passed = [_argument(call, function, param) for caller in [model, *others] for call in walk(caller.tree)
+              if isinstance(call, ast.Call) and caller.qualify(call.func) == qualname]
+    return bool(passed) and all(value is not None and _model_state(value) for value in passed)
+
+
+def _received_parameter(host: HostScope, tensor: str | None) -> str | None:
+    """The parameter a received tensor is, or is a single view or cast of (`x2d = x.view(-1, n)`)."""
+    name = (tensor or "").split(".")[0].split("[")[0]
+    for _ in range(4):
+        if name in parameter_names(host.node):
+            return name
+        value = host.value_of(name)
+        while isinstance(value, (ast.Call, ast.Attribute, ast.Subscript)):
+            value = value.func if isinstance(value, ast.Call) else value.value
+        if not isinstance(value, ast.Name):
+            return None
+        name = value.id
+    return None
+
+
+def _argument(call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> ast.expr | None:
+    """What a call passes for a parameter, None when it cannot be told (a `*args` or `**kwargs` spread)."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return None
+    positional = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
+    for keyword in call.keywords:
+        if keyword.arg == param:
+            return keyword.value
+    index = positional.index(param) if param in positional else len(call.args)
+    return call.args[index] if index < len(call.args) else None
+
+
+def _model_state(value: ast.expr) -> bool:
+    """An attribute of `self`, or a value any of whose names (through size-keeping methods) is a parameter's."""
+    names = []
+    while True:
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _SIZE_KEEPING:
+            value = value.func.value
+        elif isinstance(value, ast.Attribute):
+            names.append(value.attr)
+            value = value.value
+        else:
+            break
+    if not isinstance(value, ast.Name):
+        return False
+    if value.id == "self":
+        return bool(names)
+    return any(_PARAMETER_WORDS.intersection(name_words(name)) for name in [value.id, *names])

@@ -10,6 +10,10 @@ kernels other modules launch. A result judged from another module's launches dep
 dependency is recorded as the pseudo-target `<launching module>.@launches`, so an edit there invalidates the
 cached result, and a module that starts or stops launching the kernel changes the set of launching modules,
 which the runner compares with the one recorded.
+
+The same links give the importers index: for each module, the other modules that import something of it, where
+the calls of its functions can be (TL107 reads what a launching function's callers pass). A result that read
+them depends on each (`<module>.@calls`) and on the set, compared by the runner like the launching modules.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tritonlint.analysis.project import Namespaces, defining_module, module_model
+from tritonlint.analysis.project import CALLS, Namespaces, defining_module, module_model
 
 if TYPE_CHECKING:
     from tritonlint.analysis.model import ModuleModel
@@ -93,6 +97,30 @@ def build_index(links: dict[str, ModuleLinks], project_modules: frozenset[str],
             if kernel in indexed and not kernel.startswith(module + "."):
                 index.setdefault(kernel, {}).setdefault(module, set()).add(target)
     return {kernel: {m: frozenset(names) for m, names in by.items()} for kernel, by in index.items()}
+
+
+def importers_index(links: dict[str, ModuleLinks], project_modules: frozenset[str],
+                    read: Callable[[str], ModuleLinks | None] = lambda module: None) -> dict[str, frozenset[str]]:
+    """Module -> the other modules of the project that import something of it (through re-exports): where
+    the calls of its functions can be."""
+    index: dict[str, set[str]] = {}
+    for module, found in list(links.items()):
+        for _, target in found.imports:
+            name = resolve(target, links, project_modules, read)
+            owner = name if name in project_modules else defining_module(name, project_modules)
+            if owner is not None and owner != module:
+                index.setdefault(owner, set()).add(module)
+    return {owner: frozenset(importers) for owner, importers in index.items()}
+
+
+def is_calls_dependency(target: object) -> bool:
+    return isinstance(target, str) and target.endswith("." + CALLS)
+
+
+def recorded_callers(deps: object, own: str) -> frozenset[str] | None:
+    """The importing modules a cached result read calls in, None when it read none (not even its own module's)."""
+    found = {target[:-len(CALLS) - 1] for target in deps if is_calls_dependency(target)}  # type: ignore[attr-defined]
+    return frozenset(found - {own}) if own in found else None
 
 
 def read_links(path: str, module: str, project_modules: frozenset[str],

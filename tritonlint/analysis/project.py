@@ -17,6 +17,14 @@ if TYPE_CHECKING:  # the model is imported where a module is read: a run served 
     from tritonlint.analysis.model import JitFunction, ModuleModel
 
 
+CALLS = "@calls"  # `<module>.@calls`: the dependency of a result that read the calls in that module
+
+
+def calls_dependency(module: str) -> str:
+    """The dependency a result judged from the calls in `module` records (Project.calling_modules)."""
+    return f"{module}.{CALLS}"
+
+
 class Deferred(Exception):
     """A rule needs a kernel from another linted module whose summary this process does not have yet."""
 
@@ -32,9 +40,11 @@ class Project:
                  shared: dict[str, dict[str, dict[str, JitFunction]]] | None = None,
                  sources: dict[str, str] | None = None, files: tuple[str, ...] = (),
                  launchers: dict[str, dict[str, frozenset[str]]] | None = None, displays: dict[str, str] | None = None,
-                 namespaces: Namespaces | None = None):
+                 namespaces: Namespaces | None = None, importers: Mapping[str, frozenset[str]] | None = None):
         self.linted_modules = linted_modules
         self.namespaces = namespaces  # None where a run does not know its files' layout (a text linted alone)
+        # Module -> the modules importing something of it (analysis/launch_index.py); None in the first pass.
+        self.importers = importers
         # Every file of the run's project (linted or read as context); empty when text is linted alone.
         self.files = files
         self.facts: dict[tuple[str, object], object] = {}  # project-wide facts, computed once per run and process
@@ -73,6 +83,24 @@ class Project:
             return None
         self.consulted.add(f"{module}.{name}")
         return _module_model(path, module, self.namespaces)
+
+    def calling_modules(self, module: str) -> list[ModuleModel] | None:
+        """The other modules of the project that may call functions of `module` (they import from it), read
+        once per process; None when the run cannot tell (a text linted alone, an editor buffer). The reading
+        is recorded, so that a cached result depends on those modules and on which modules import `module`."""
+        if self.importers is None:
+            if self.sources:  # a run over files: the index comes with the second pass
+                raise Deferred(module)
+            return None
+        self.consulted.add(calls_dependency(module))
+        found = []
+        for other in sorted(self.importers.get(module, ())):
+            path = self.sources.get(other)
+            model = _module_model(path, other, self.namespaces) if path is not None else None
+            if model is not None:
+                found.append(model)
+                self.consulted.add(calls_dependency(other))
+        return found
 
     def launching_modules(self, qualname: str) -> list[tuple[ModuleModel, frozenset[str]]]:
         """The other modules of the project that launch the indexed kernel `qualname` (autotuned, or never launched

@@ -10,6 +10,7 @@ from tritonlint import evidence
 from tritonlint.analysis.host import HostScope
 from tritonlint.analysis.host_tensors import (
     allocation_positions,
+    callers_pass_state,
     flattened_binding,
     int_parameter_names,
     is_received,
@@ -96,6 +97,7 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
             runtime_dims |= {part.tensor for part in _sized(provenance.origin(expr))
                              if part.kind == "shape" and part.tensor is not None and part.index not in (0, None)}
     origins = {param: provenance.origin(expr) for param, expr in values.items()}
+    unbacked = ctx.options.get("constexpr-size-unbacked", False)
     found: list[tuple[bool, int, str, ast.expr, str, str | None]] = []  # backed, strength, param, expr, why, backing
     for param, expr in values.items():
         spec = kernel.param(param)
@@ -120,10 +122,13 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
         if leaves and all(object_state(host, leaf.tensor) for leaf in leaves):
             continue  # N = self.codebook.shape[0]: a module's state, sized when the module is built
         why = varies_with_input(origin)
-        if why is not None:
-            backing = _backing(provenance, launch, param, origin, leaves, spanned)
-            found.append((backing is not None, _strength(param, origin), param, expr, why, backing))
-    unbacked = ctx.options.get("constexpr-size-unbacked", False)
+        if why is None:
+            continue
+        backing = _backing(provenance, launch, param, origin, leaves, spanned)
+        if (backing is not None or unbacked) and leaves and all(
+                callers_pass_state(ctx.project, host, leaf.tensor) for leaf in leaves):
+            continue  # triton_add(self._grad_shard, ...) everywhere: x.numel() of a generic helper is a model's size
+        found.append((backing is not None, _strength(param, origin), param, expr, why, backing))
     found = [f for f in found if f[0] or unbacked]
     if not found:
         return None  # no launch fact shows the value changing per call: reported only with constexpr-size-unbacked
