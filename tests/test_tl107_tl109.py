@@ -280,3 +280,12 @@ def test_a_helper_nobody_calls_keeps_its_finding(tmp_path):
     (tmp_path / "pyproject.toml").write_text("")
     (tmp_path / "ops.py").write_text(GENERIC_HELPER)
     assert _tl107_rows(tmp_path, ".", "--no-cache") == [("ops.py", 12)]
+
+
+def test_calls_through_a_star_import_count_too(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "ops.py").write_text(GENERIC_HELPER)
+    (tmp_path / "fsdp.py").write_text(SHARD_CALLER.replace("import triton_add", "import *"))
+    assert _tl107_rows(tmp_path, ".", "--no-cache") == []
+    (tmp_path / "train.py").write_text(ACTIVATION_CALLER.replace("import triton_add", "import *"))
+    assert _tl107_rows(tmp_path, ".", "--no-cache") == [("ops.py", 12)]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 
 from tritonlint.analysis.host import HostScope
+from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.names import name_words
 from tritonlint.analysis.project import Project
 from tritonlint.analysis.provenance import Origin, Provenance
@@ -154,8 +155,18 @@ def callers_pass_state(project: Project, host: HostScope, tensor: str | None) ->
     if others is None:
         return False
     passed = [_argument(call, function, param) for caller in [model, *others] for call in walk(caller.tree)
-              if isinstance(call, ast.Call) and caller.qualify(call.func) == qualname]
+              if isinstance(call, ast.Call) and _calls(caller, call, qualname)]
     return bool(passed) and all(value is not None and _model_state(value) for value in passed)
+
+
+def _calls(caller: ModuleModel, call: ast.Call, qualname: str) -> bool:
+    """Whether a call names the function `qualname`, also through `from module import *` (a module read for
+    its calls does not read the modules it imports)."""
+    target = caller.qualify(call.func)
+    if target is not None:
+        return target == qualname
+    module, _, name = qualname.rpartition(".")
+    return isinstance(call.func, ast.Name) and call.func.id == name and module in caller.star_modules
 
 
 def _received_parameter(host: HostScope, tensor: str | None) -> str | None:

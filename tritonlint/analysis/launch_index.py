@@ -55,7 +55,8 @@ def module_links(model: ModuleModel, project_modules: frozenset[str]) -> ModuleL
 
     launched = {target for launch in model.launches for target in launch_candidates(model, launch) or ()
                 if in_project(target)}
-    imports = tuple(sorted((name, target) for name, target in model.imports.items() if in_project(target)))
+    imports = tuple(sorted([*((name, target) for name, target in model.imports.items() if in_project(target)),
+                            *(("*", module) for module in model.star_modules if module in project_modules)]))
     defined = [f for f in model.functions if ".<locals>." not in f.qualname]
     autotuned = tuple(f.qualname for f in defined if f.autotune is not None)
     own = {id(kernel.node) for launch in model.launches if (kernel := model.kernel_for(launch)) is not None}

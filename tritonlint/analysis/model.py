@@ -190,6 +190,8 @@ class ModuleModel:
         self.imported = imported
         self.namespaces = namespaces
         self.dotted_imports: set[str] = set()  # dotted names imported, as written, where namespaces are known
+        self.star_modules: list[str] = []  # modules imported with `from m import *`, in order
+        self._star_names: dict[str, str | None] = {}
         self.tree = tree
         self.module = module
         self.path = path
@@ -238,7 +240,9 @@ class ModuleModel:
                 if base is None:
                     continue
                 for alias in node.names:
-                    if alias.name != "*":
+                    if alias.name == "*":
+                        self.star_modules.append(self._module_of(base))
+                    else:
                         self.imports.setdefault(alias.asname or alias.name, self._module_of(f"{base}.{alias.name}"))
         # A package's re-export of Triton under its conventional name (`from vllm.triton_utils import tl,
         # triton`) is Triton itself.
@@ -253,6 +257,21 @@ class ModuleModel:
             return imported
         self.dotted_imports.add(imported)
         return self.namespaces.module_of(imported) or imported
+
+    def _star_name(self, name: str) -> str | None:
+        """The dotted name a `from m import *` of a project module binds `name` to (m defines it), read through
+        `imported` (which records the dependency); None without such an import or a project to read."""
+        if not self.star_modules or self.imported is None:
+            return None
+        if name not in self._star_names:
+            found = None
+            for module in reversed(self.star_modules):  # the last import binds the name
+                other = self.imported(module, name)
+                if other is not None and name in other.local_names:
+                    found = f"{module}.{name}"
+                    break
+            self._star_names[name] = found
+        return self._star_names[name]
 
     def _absolute_module(self, node: ast.ImportFrom) -> str | None:
         if not node.level:
@@ -272,7 +291,7 @@ class ModuleModel:
                 return canonical(self.imports[node.id])
             if node.id in self.local_names:
                 return f"{self.module}.{node.id}"
-            return _CONVENTIONAL.get(node.id)
+            return self._star_name(node.id) or _CONVENTIONAL.get(node.id)
         if isinstance(node, ast.Attribute):
             base = self.qualify(node.value)
             return canonical(f"{base}.{node.attr}") if base else None
