@@ -151,12 +151,21 @@ def callers_pass_state(project: Project, host: HostScope, tensor: str | None) ->
     if function is None or param is None or function not in model.tree.body:
         return False
     qualname = f"{model.module}.{function.name}"
-    others = project.calling_modules(model.module)
-    if others is None:
+
+    def passed(callers: list[ModuleModel]) -> list[ast.expr | None]:
+        return [_argument(call, function, param) for caller in callers for call in walk(caller.tree)
+                if isinstance(call, ast.Call) and _calls(caller, call, qualname)]
+
+    own = passed([model])  # read first: one call with anything else settles it without the other modules
+    if not all(value is not None and _model_state(value) for value in own):
         return False
-    passed = [_argument(call, function, param) for caller in [model, *others] for call in walk(caller.tree)
-              if isinstance(call, ast.Call) and _calls(caller, call, qualname)]
-    return bool(passed) and all(value is not None and _model_state(value) for value in passed)
+    others: list[ast.expr | None] = []
+    if not function.name.startswith("_"):  # a private function (`_launch`) is called in its own module only
+        found = project.calling_modules(model.module)
+        if found is None:
+            return False
+        others = passed(found)
+    return bool(own or others) and all(value is not None and _model_state(value) for value in others)
 
 
 def _calls(caller: ModuleModel, call: ast.Call, qualname: str) -> bool:

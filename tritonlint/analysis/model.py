@@ -253,7 +253,7 @@ class ModuleModel:
     def _module_of(self, imported: str) -> str:
         """An imported dotted name with a project module's name as a namespace package replaced by the module's
         own name (Namespaces)."""
-        if self.namespaces is None or "." not in imported:
+        if self.namespaces is None or "." not in imported or not self.namespaces.may_name(imported):
             return imported
         self.dotted_imports.add(imported)
         return self.namespaces.module_of(imported) or imported

@@ -177,6 +177,20 @@ class Namespaces:
     def __init__(self, sources: Mapping[str, str]) -> None:
         self.sources = sources  # module -> its file, for the modules one file holds
         self.known: dict[str, bool] = {}  # folder -> whether it can be a namespace package
+        self._heads: frozenset[str] | None = None
+
+    def may_name(self, dotted: str) -> bool:
+        """Whether `dotted` starts with the name of a folder a project module's name could begin with as a
+        namespace package (so `torch.nn` is never looked up, nor recorded as a cached result's dependency)."""
+        if self._heads is None:  # folder names only, no file-system calls
+            heads = set()
+            for module, path in self.sources.items():
+                folder = source_root(path, module)
+                for _ in range(NAMESPACE_DEPTH):
+                    heads.add(os.path.basename(folder))
+                    folder = os.path.dirname(folder)
+            self._heads = frozenset(heads)
+        return dotted.partition(".")[0] in self._heads
 
     def module_of(self, dotted: str) -> str | None:
         """`dotted` (`mpa.kernels.add_kernel`) with its namespace folders dropped (`kernels.add_kernel`) when it
