@@ -241,11 +241,12 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter | Lazy
                 results[index] = FileResult(work[index].display, work[index].module, diagnostics,
                                             skipped=hit[0].skipped)
     todo = [i for i, r in enumerate(results) if r is None]
-    for index, (fresh, fact) in zip(todo, _map(linter, Project(linted, sources=sources, files=files, namespaces=namespaces),
-                                                [work[i] for i in todo], jobs, session)):
+    first = Project(linted, sources=sources, files=files, namespaces=namespaces)
+    for index, (fresh, fact) in zip(todo, _map(linter, first, [work[i] for i in todo], jobs, session)):
         results[index], facts[index] = fresh, fact
 
     links = _links(work, results, served, repeated_names)  # type: ignore[arg-type]
+
     def read(module: str) -> ModuleLinks | None:
         return read_links(sources[module], module, linted, namespaces) if module in sources else None
 
