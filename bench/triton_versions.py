@@ -78,12 +78,13 @@ record("import triton.language.extra.libdevice", lambda: importlib.import_module
 for name in ("triton.set_allocator",):
     record(name, lambda: need(has(triton, "set_allocator"), "module 'triton' has no attribute 'set_allocator'"))
 for name in ("make_tensor_descriptor", "make_block_ptr", "advance", "_experimental_descriptor_load",
-             "_experimental_descriptor_store", "_experimental_make_tensor_descriptor"):
+             "_experimental_descriptor_store", "_experimental_make_tensor_descriptor", "libdevice"):
     record(f"tl.{name}", lambda name=name: need(has(tl, name), f"module 'triton.language' has no attribute '{name}'"))
 import inspect
 record("tl.dot docstring: allow_tf32 *Deprecated*",
        lambda: need("allow_tf32: *Deprecated" in (inspect.getdoc(tl.dot) or ""), "not marked deprecated"))
-result["tl.math"] = sorted(n for n in dir(tl.math) if not n.startswith("_") and callable(getattr(tl.math, n)))
+result["tl.math"] = sorted(n for n in dir(tl.math) if not n.startswith("_") and callable(getattr(tl.math, n))) \
+    if hasattr(tl, "math") else None  # Triton 2.0 has no tl.math (its libdevice functions sit in tl.libdevice)
 try:
     libdevice = importlib.import_module("triton.language.extra.libdevice")
     result["libdevice"] = sorted(n for n in dir(libdevice) if not n.startswith("_") and callable(getattr(libdevice, n)))
