@@ -134,9 +134,9 @@ def int_parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef | None)
             if isinstance(a.annotation, ast.Name) and a.annotation.id == "int"}
 
 
-# Methods that keep a tensor's size, and the words that name a model's parameters.
-_SIZE_KEEPING = frozenset({"to", "float", "half", "bfloat16", "contiguous", "clone", "detach", "t", "T", "data",
-                           "view", "reshape", "flatten", "cuda"})
+# Methods that keep a tensor's size (a copy, a cast, a move), and the words that name a model's parameters.
+SAME_SIZE = frozenset({"to", "float", "half", "bfloat16", "contiguous", "clone", "detach", "cpu", "cuda"})
+_SAME_DATA = SAME_SIZE | _FLATTENS | {"flatten", "t"}  # and views of it: still the same tensor's data
 _PARAMETER_WORDS = frozenset({"weight", "weights", "bias", "param", "params", "parameter", "parameters"})
 
 
@@ -206,10 +206,11 @@ def _argument(call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDef, 
 
 
 def _model_state(value: ast.expr) -> bool:
-    """An attribute of `self`, or a value any of whose names (through size-keeping methods) is a parameter's."""
+    """An attribute of `self`, or a value any of whose names (through copies, casts, views and `.t()`) is a
+    parameter's."""
     names = []
     while True:
-        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _SIZE_KEEPING:
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _SAME_DATA:
             value = value.func.value
         elif isinstance(value, ast.Attribute):
             names.append(value.attr)

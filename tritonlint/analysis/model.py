@@ -53,6 +53,12 @@ HEURISTICS = "triton.heuristics"
 CONFIG = "triton.Config"
 CONSTEXPR = "triton.language.constexpr"
 PROGRAM_ID = "triton.language.program_id"
+
+
+def program_id_axis(call: ast.Call) -> int | None:
+    """The axis of a `tl.program_id(...)` call written as an integer literal (`axis=` too), else None."""
+    axis = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "axis"), None)
+    return axis.value if isinstance(axis, ast.Constant) and type(axis.value) is int else None
 # Calls that return the kernel they are given, launchable the same way (`wrap_triton(kernel)[grid](...)`).
 KERNEL_WRAPPERS = frozenset({"torch.library.wrap_triton", "torch.library.capture_triton",
                              "torch._library.capture_triton", "torch._library.wrap_triton",
@@ -420,9 +426,8 @@ class ModuleModel:
                 if isinstance(sub, ast.Name):
                     names.add(sub.id)
                 elif isinstance(sub, ast.Call) and self.qualify(sub.func) == PROGRAM_ID:
-                    axis = sub.args[0] if sub.args else next((k.value for k in sub.keywords if k.arg == "axis"), None)
-                    number = literal_value(axis)
-                    if isinstance(number, int):
+                    number = program_id_axis(sub)
+                    if number is not None:
                         axes.add(number)
             return frozenset(names), frozenset(axes)
 
@@ -475,16 +480,17 @@ class ModuleModel:
             elif isinstance(sub, (ast.AugAssign, ast.AnnAssign)) and isinstance(sub.target, ast.Name) and sub.value:
                 values.setdefault(sub.target.id, []).append(sub.value)
 
-        def program_axis(expr: ast.expr) -> int | None:
+        def uncast(expr: ast.expr) -> ast.expr:
             while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "to":
                 expr = expr.func.value  # `tl.program_id(1).to(tl.int64)`
+            return expr
+
+        def program_axis(expr: ast.expr) -> int | None:
+            expr = uncast(expr)
             if isinstance(expr, ast.Name) and len(values.get(expr.id, ())) == 1:
-                expr = values[expr.id][0]
-                while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "to":
-                    expr = expr.func.value
+                expr = uncast(values[expr.id][0])
             if isinstance(expr, ast.Call) and self.qualify(expr.func) == PROGRAM_ID:
-                axis = literal_value(expr.args[0] if expr.args else next((k.value for k in expr.keywords if k.arg == "axis"), None))
-                return axis if isinstance(axis, int) else None
+                return program_id_axis(expr)
             return None
 
         def reads(expr: ast.expr, depth: int) -> Iterator[ast.AST]:

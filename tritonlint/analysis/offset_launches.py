@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from tritonlint.analysis.host import HostScope
 from tritonlint.analysis.launches import bind_launch
-from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
+from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel, program_id_axis
 from tritonlint.analysis.offsets import PROGRAM_ID, Product
 from tritonlint.analysis.project import Project
 from tritonlint.analysis.provenance import (Origin, Provenance, data_tensor, grid_axes, kv_cache, large_count,
@@ -67,11 +67,6 @@ def kernel_launches(model: ModuleModel, function: JitFunction,
     for other, names in project.launching_modules(function.qualname):
         found += [(other, launch) for launch in other.launches if launch.target in names]
     return found
-
-
-def _axis(call: ast.Call) -> int | None:
-    axis = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "axis"), None)
-    return axis.value if isinstance(axis, ast.Constant) and type(axis.value) is int else None
 
 
 def _stride_dim(expr: ast.expr) -> int | None:
@@ -185,7 +180,7 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
     if not launches:
         return Extent(UNKNOWN)
     params = {p.name for p in function.params}
-    axis = _axis(source) if model.qualify(source.func) == PROGRAM_ID else None
+    axis = program_id_axis(source) if model.qualify(source.func) == PROGRAM_ID else None
     limit = SMALL_LITERAL.get(axis, TINY_LITERAL) if axis is not None else TINY_LITERAL
     small_everywhere = True
     reasons: list[str] = []

@@ -78,11 +78,15 @@ class Project:
     def module_model(self, module: str, name: str) -> ModuleModel | None:
         """The model of another module of the project, for reading its module-level `name` (a config list,
         a constant, a helper); the lookup is recorded so that a cached result depends on that module."""
-        path = self.sources.get(module)
-        if path is None:
+        if module not in self.sources:
             return None
         self.consulted.add(f"{module}.{name}")
-        return _module_model(path, module, self.namespaces)
+        return self._read(module)
+
+    def _read(self, module: str) -> ModuleModel | None:
+        """The model of a module of the run read from its file, once per process (None: not one file's)."""
+        path = self.sources.get(module)
+        return _module_model(path, module, self.namespaces) if path is not None else None
 
     def calling_modules(self, module: str) -> list[ModuleModel] | None:
         """The other modules of the project that may call functions of `module` (they import from it), read
@@ -95,8 +99,7 @@ class Project:
         self.consulted.add(calls_dependency(module))
         found = []
         for other in sorted(self.importers.get(module, ())):
-            path = self.sources.get(other)
-            model = _module_model(path, other, self.namespaces) if path is not None else None
+            model = self._read(other)
             if model is not None:
                 found.append(model)
                 self.consulted.add(calls_dependency(other))
@@ -108,8 +111,7 @@ class Project:
         index exists, or when no other module launches it)."""
         found = []
         for module, names in sorted((self.launchers or {}).get(qualname, {}).items()):
-            path = self.sources.get(module)
-            model = _module_model(path, module, self.namespaces) if path is not None else None
+            model = self._read(module)
             if model is not None:
                 found.append((model, names))
                 self.launches_read.add(module)
@@ -158,8 +160,7 @@ def _package_name(folder: str, known: dict[str, str]) -> str:
         inputs.depends_on(os.path.join(folder, "__init__.py"))
         parent, name = os.path.dirname(folder), os.path.basename(folder)
         regular = os.path.isfile(os.path.join(folder, "__init__.py"))
-        portion = not regular and name.isidentifier() and not any(
-            _exists(os.path.join(folder, marker)) for marker in _PROJECT_MARKERS)
+        portion = not regular and _may_be_namespace(folder)
         above = _package_name(parent, known) if parent != folder and (regular or portion) else ""
         known[folder] = f"{above}.{name}" if above else (name if regular else "")
     return known[folder]
@@ -200,10 +201,10 @@ class Namespaces:
             return None
         for start in range(1, len(parts)):
             for end in range(len(parts), start, -1):  # the longest module first
-                path = self.sources.get(".".join(parts[start:end]))
+                module = ".".join(parts[start:end])
+                path = self.sources.get(module)
                 if path is None:
                     continue
-                module = ".".join(parts[start:end])
                 folders = namespace_parents(source_root(path, module), self.known)[:start]
                 if [os.path.basename(f) for f in reversed(folders)] == parts[:start]:
                     return ".".join(parts[start:])
@@ -219,13 +220,19 @@ def namespace_parents(root: str, known: dict[str, bool] | None = None) -> list[s
     folder = root
     while len(chain) < NAMESPACE_DEPTH:
         if folder not in known:
-            known[folder] = os.path.basename(folder).isidentifier() and not any(
-                _exists(os.path.join(folder, marker)) for marker in _PROJECT_MARKERS)
+            known[folder] = _may_be_namespace(folder)
         if not known[folder]:
             break
         chain.append(folder)
         folder = os.path.dirname(folder)
     return chain
+
+
+def _may_be_namespace(folder: str) -> bool:
+    """A folder without `__init__.py` that Python can import as a namespace package: named as an identifier,
+    and no project's root (a root is on the path, never a package)."""
+    return os.path.basename(folder).isidentifier() and not any(
+        _exists(os.path.join(folder, marker)) for marker in _PROJECT_MARKERS)
 
 
 def _exists(path: str) -> bool:

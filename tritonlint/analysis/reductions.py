@@ -318,17 +318,8 @@ class PaddedLanes:
         return bool(self._conjuncts(a, 0) & self._conjuncts(b, 0))
 
     def _conjuncts(self, mask: ast.expr, depth: int) -> set[str]:
-        if isinstance(mask, ast.BinOp) and isinstance(mask.op, ast.BitAnd) and depth < 8:
-            return self._conjuncts(mask.left, depth + 1) | self._conjuncts(mask.right, depth + 1)
-        if isinstance(mask, ast.BoolOp) and isinstance(mask.op, ast.And) and depth < 8:
-            return set().union(*(self._conjuncts(v, depth + 1) for v in mask.values))
-        if isinstance(mask, ast.Subscript) and broadcast_axis(mask) is not None:
-            return self._conjuncts(mask.value, depth + 1)
-        if isinstance(mask, ast.Name) and depth < 8:
-            value = self._single_value(mask)
-            if value is not mask:
-                return self._conjuncts(value, depth + 1) | {mask.id}
-        return {ast.unparse(mask)}
+        """The texts of a mask's conjuncts, broadcasts dropped, and of the names that stand for them."""
+        return {ast.unparse(node) for node in self._conjunct_nodes(mask, depth, as_text=True)}
 
     def _single_value(self, expr: ast.expr) -> ast.expr:
         """A name's single assigned value (the name itself otherwise)."""
@@ -364,12 +355,21 @@ class PaddedLanes:
                 return True
         return False
 
-    def _conjunct_nodes(self, mask: ast.expr, depth: int) -> list[ast.expr]:
-        mask = self._single_value(mask)
-        if isinstance(mask, ast.BinOp) and isinstance(mask.op, ast.BitAnd) and depth < 8:
-            return self._conjunct_nodes(mask.left, depth + 1) + self._conjunct_nodes(mask.right, depth + 1)
-        if isinstance(mask, ast.BoolOp) and isinstance(mask.op, ast.And) and depth < 8:
-            return [c for v in mask.values for c in self._conjunct_nodes(v, depth + 1)]
+    def _conjunct_nodes(self, mask: ast.expr, depth: int, as_text: bool = False) -> list[ast.expr]:
+        """The conjuncts of `a & b` / `a and b`, names read through their single assignment; `as_text` also
+        keeps those names and looks through `[:, None]` broadcasts (masks compared by text)."""
+        if depth >= 8:
+            return [mask]
+        if isinstance(mask, ast.BinOp) and isinstance(mask.op, ast.BitAnd):
+            return self._conjunct_nodes(mask.left, depth + 1, as_text) + \
+                self._conjunct_nodes(mask.right, depth + 1, as_text)
+        if isinstance(mask, ast.BoolOp) and isinstance(mask.op, ast.And):
+            return [c for v in mask.values for c in self._conjunct_nodes(v, depth + 1, as_text)]
+        if as_text and isinstance(mask, ast.Subscript) and broadcast_axis(mask) is not None:
+            return self._conjunct_nodes(mask.value, depth + 1, as_text)
+        value = self._single_value(mask)
+        if value is not mask:
+            return self._conjunct_nodes(value, depth + 1, as_text) + ([mask] if as_text else [])
         return [mask]
 
     def _mask_text(self, expr: ast.expr) -> str:

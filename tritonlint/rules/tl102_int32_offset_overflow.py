@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tritonlint.analysis.flow import flow_of
+from tritonlint.analysis.model import program_id_axis
 from tritonlint.analysis.offset_launches import LARGE, SMALL, launch_extent
 from tritonlint.analysis.offsets import LOAD, PROGRAM_ID, OffsetWidths, Overflows, Product
 from tritonlint.analysis.triton_names import TL
@@ -83,7 +84,7 @@ def int32_offset_product(ctx: MatchContext) -> Verdict | None:
     notes = [f"Line {p.node.lineno}: `{ast.unparse(p.node)}` is computed in int32." for p in products[:6]]
     if len(products) > 6:
         notes.append(f"... and {len(products) - 6} more products.")
-    if ctx.model.qualify(call.func) == PROGRAM_ID and _grid_axis(call) in (1, 2):
+    if ctx.model.qualify(call.func) == PROGRAM_ID and program_id_axis(call) in (1, 2):
         # Launch axes 1 and 2 hold at most 65,535 programs: the product passes 2^31 only through a multiplier
         # of 32,768 or more (a batch stride), where axis 0 and loaded indices need no such luck.
         notes.append("Grid axes 1 and 2 have at most 65,535 programs, so this product wraps only where the "
@@ -95,11 +96,6 @@ def int32_offset_product(ctx: MatchContext) -> Verdict | None:
                          "multipliers": ", ".join(f"`{m}`" for m in multipliers[:4]) + (" ..." if len(multipliers) > 4 else ""),
                          "lines": ", ".join(map(str, lines[:6])) + (" ..." if len(lines) > 6 else "")},
                    related=[ctx.file.span_of(p.node) for p in products], notes=notes, data={"call": call})
-
-
-def _grid_axis(call: ast.Call) -> int | None:
-    axis = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "axis"), None)
-    return axis.value if isinstance(axis, ast.Constant) and isinstance(axis.value, int) else None
 
 
 def _language(ctx: MatchContext, callee: ast.expr) -> str | None:

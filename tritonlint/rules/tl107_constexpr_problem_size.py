@@ -9,6 +9,7 @@ import re
 from tritonlint import evidence
 from tritonlint.analysis.host import HostScope
 from tritonlint.analysis.host_tensors import (
+    SAME_SIZE,
     allocation_positions,
     callers_pass_state,
     flattened_binding,
@@ -235,10 +236,6 @@ def _grid_names(host: HostScope, launch: LaunchSite) -> set[str]:
     return found
 
 
-# Methods that keep a tensor's size (a copy, a cast, a move).
-_SAME_SIZE = frozenset({"to", "float", "half", "bfloat16", "contiguous", "clone", "detach", "cpu", "cuda"})
-
-
 def _fixed_build(host: HostScope, value: ast.expr | None, depth: int = 0) -> bool:
     """Whether a tensor is built in the launching function by a call that takes no size from the input: its
     arguments only literals, module constants, devices and dtypes (`fp8_scale_candidates(x.device)`, a
@@ -252,7 +249,7 @@ def _fixed_build(host: HostScope, value: ast.expr | None, depth: int = 0) -> boo
     if not isinstance(value, ast.Call):
         return False
     func = value.func
-    if isinstance(func, ast.Attribute) and func.attr in _SAME_SIZE:
+    if isinstance(func, ast.Attribute) and func.attr in SAME_SIZE:
         return _fixed_build(host, func.value, depth + 1)
     if isinstance(func, ast.Attribute) and host.model.qualify(func) is None:
         return False  # a method of some object: its size may come from the object

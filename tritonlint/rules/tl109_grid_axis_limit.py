@@ -125,7 +125,10 @@ def grid_axis_large_count(ctx: MatchContext) -> Verdict | None:
     for axis, expr in enumerate(axes[1:3], start=1):
         origin = provenance.origin(expr)
         why = large_count(origin)
-        if why is None or any(exemption.applies(Launch(provenance, launch, kernel, axis), origin) for exemption in EXEMPTIONS):
+        if why is None:
+            continue
+        seen = Launch(provenance, launch, kernel, axis)
+        if any(exemption.applies(seen, origin) for exemption in EXEMPTIONS):
             continue
         notes = [f"CUDA allows at most {AXIS_LIMIT:,} programs on grid axes 1 and 2 (axis 0 takes 2**31 - 1): "
                  f"put the large count on axis 0 and swap tl.program_id(0) and tl.program_id({axis}) in the kernel.",
