@@ -23,7 +23,7 @@ from pygls.protocol import default_converter
 
 from tritonlint import __version__, evidence
 from tritonlint.analysis.model import JitFunction, ModuleModel
-from tritonlint.analysis.project import Project, module_name, namespace_parents
+from tritonlint.analysis.project import Project, module_name, namespace_parents, source_root
 from tritonlint.config import (
     ConfigError,
     Settings,
@@ -164,14 +164,6 @@ class SummaryStore:
             pass
         self.disk[str(path)] = (key, summaries)
         return summaries
-
-
-def source_root_of(path: Path, module: str) -> Path:
-    """The folder a file's dotted module name is relative to."""
-    folder = path.parent
-    for _ in range(module.count(".") + (path.name == "__init__.py")):
-        folder = folder.parent
-    return folder
 
 
 # -- configuration: the project's file, then the client's settings on top
@@ -345,7 +337,7 @@ class TritonLintServer(LanguageServer):
         return display, module_name(document.path)
 
     def _project(self, document: Document, module: str) -> BufferProject:
-        root = source_root_of(document.path, module) if document.path is not None else None
+        root = Path(source_root(str(document.path), module)) if document.path is not None else None
         return BufferProject(self.store, root)
 
     def _dependency_key(self, document: Document) -> tuple[object, ...]:

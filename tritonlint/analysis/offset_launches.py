@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 from tritonlint.analysis.host import HostScope
 from tritonlint.analysis.launches import bind_launch
-from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel, program_id_axis
-from tritonlint.analysis.offsets import PROGRAM_ID, Product
+from tritonlint.analysis.model import PROGRAM_ID, JitFunction, LaunchSite, ModuleModel, program_id_axis
+from tritonlint.analysis.offsets import Product
 from tritonlint.analysis.project import Project
 from tritonlint.analysis.provenance import (Origin, Provenance, data_tensor, grid_axes, kv_cache, large_count,
                                             latent_row, router_scores, routing_tensor, small_item)

@@ -14,11 +14,10 @@ import ast
 from dataclasses import dataclass, field
 
 from tritonlint.analysis.flow import Definition, FunctionFlow, in_source_order
-from tritonlint.analysis.model import JitFunction, ModuleModel
+from tritonlint.analysis.model import PROGRAM_ID, JitFunction, ModuleModel
 from tritonlint.analysis.triton_names import TL
 from tritonlint.walk import walk
 
-PROGRAM_ID = f"{TL}.program_id"
 LOAD = f"{TL}.load"
 # Calls whose first argument is an address.
 ADDRESS_CALLS = frozenset(f"{TL}.{n}" for n in (

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tritonlint.analysis.flow import flow_of
-from tritonlint.analysis.model import program_id_axis
+from tritonlint.analysis.model import PROGRAM_ID, program_id_axis
 from tritonlint.analysis.offset_launches import LARGE, SMALL, launch_extent
-from tritonlint.analysis.offsets import LOAD, PROGRAM_ID, OffsetWidths, Overflows, Product
+from tritonlint.analysis.offsets import LOAD, OffsetWidths, Overflows, Product
 from tritonlint.analysis.triton_names import TL
 from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
 
