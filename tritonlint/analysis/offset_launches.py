@@ -69,29 +69,12 @@ def kernel_launches(model: ModuleModel, function: JitFunction,
     return found
 
 
-def _stride_dim(expr: ast.expr) -> int | None:
-    """`t.stride(d)` or `t.stride()[d]` with a literal d: d (negative from the end), else None."""
-    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Call) and not expr.value.args:
-        call, index = expr.value, expr.slice
-    elif isinstance(expr, ast.Call) and len(expr.args) == 1:
-        call, index = expr, expr.args[0]
-    else:
-        return None
-    if not (isinstance(call.func, ast.Attribute) and call.func.attr == "stride"):
-        return None
-    if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub) and isinstance(index.operand, ast.Constant):
-        return -index.operand.value if type(index.operand.value) is int else None
-    return index.value if isinstance(index, ast.Constant) and type(index.value) is int else None
-
-
 def _small_multiplier(host: HostScope, value: ast.expr, limit: int) -> str | None:
     """Why the launch value of a multiplier keeps a product small: a literal or module constant below
     `limit`, or the innermost stride of a tensor (`x.stride(-1)`, 1 unless the tensor is a strided view)."""
     provenance = Provenance.of(host)
-    expr = value
-    if isinstance(expr, ast.Name):
-        expr = host.value_of(expr.id) or expr
-    if _stride_dim(expr) == -1:
+    stride = provenance.stride_of(value)
+    if stride is not None and stride[1] == -1:
         return f"`{ast.unparse(value)}` is the innermost stride of a tensor"
     origin = provenance.origin(value)
     if origin.kind in ("literal", "constant"):
@@ -100,16 +83,6 @@ def _small_multiplier(host: HostScope, value: ast.expr, limit: int) -> str | Non
         if type(number) is int and abs(number) < limit:
             return f"`{ast.unparse(value)}` is {number}"
     return None
-
-
-def _stride_of(host: HostScope, value: ast.expr) -> tuple[str, int] | None:
-    """`t.stride(d)` / `t.stride()[d]` (through one local name): the tensor's text and d, else None."""
-    expr = host.value_of(value.id) or value if isinstance(value, ast.Name) else value
-    dim = _stride_dim(expr)
-    if dim is None:
-        return None
-    call = expr.value if isinstance(expr, ast.Subscript) else expr
-    return ast.unparse(call.func.value), dim  # type: ignore[attr-defined]
 
 
 def _spans_tensor(host: HostScope, origin: Origin, products: list[Product], values: dict[str, ast.expr],
@@ -125,7 +98,7 @@ def _spans_tensor(host: HostScope, origin: Origin, products: list[Product], valu
         return None  # the rows of a tensor of heads, slots, pages, per-request or draft entries: few of them
     for product in products:
         value = values.get(product.multiplier) if product.multiplier in params else None
-        stride = _stride_of(host, value) if value is not None else None
+        stride = Provenance.of(host).stride_of(value) if value is not None else None
         if stride == (origin.tensor, origin.index):
             return (f"row of `{origin.tensor}` ({origin.describe()}) and multiplies it by `{ast.unparse(value)}`: "  # type: ignore[arg-type]
                     "the offsets span the whole tensor")
@@ -138,18 +111,34 @@ def _cache_rows(host: HostScope, products: list[Product], values: dict[str, ast.
     after the weights, gigabytes, so its elements pass 2^31 (`provenance.kv_cache` says which names)."""
     for product in products:
         value = values.get(product.multiplier) if product.multiplier in params else None
-        stride = _stride_of(host, value) if value is not None else None
+        stride = Provenance.of(host).stride_of(value) if value is not None else None
         if stride is not None and stride[1] == 0 and kv_cache(stride[0]):
             return f"`{ast.unparse(value)}` steps over the blocks or slots of the KV cache `{stride[0]}`"  # type: ignore[arg-type]
     return None
 
 
+def _product_strides(host: HostScope, products: list[Product], values: dict[str, ast.expr],
+                     params: set[str]) -> list[tuple[str, int] | None]:
+    """Each product's multiplier, as the launch passes it, read as a tensor's stride where it is one."""
+    provenance = Provenance.of(host)
+    return [provenance.stride_of(values[p.multiplier]) if p.multiplier in params and p.multiplier in values else None
+            for p in products]
+
+
 def _latent_rows(host: HostScope, products: list[Product], values: dict[str, ast.expr], params: set[str]) -> bool:
     """Every product's multiplier is the leading stride of MLA's compressed KV latent or its rope key
     (`kv_c.stride(0)`, `k_pe.stride(0)`): rows of 576 elements at most, below 2^31 for any count of tokens."""
-    strides = [_stride_of(host, values[p.multiplier]) if p.multiplier in params and p.multiplier in values else None
-               for p in products]
+    strides = _product_strides(host, products, values, params)
     return all(stride is not None and stride[1] == 0 and latent_row(stride[0]) for stride in strides)
+
+
+def _within_one_item(host: HostScope, products: list[Product], values: dict[str, ast.expr], params: set[str]) -> bool:
+    """Every product's multiplier is the stride of an inner dimension of a tensor (`x.stride(1)` of `[B, S, H]`,
+    `s_t` of `s_b, s_t, s_h = x.stride()`): a program id of grid axis 1 or 2 (at most 65,535 programs) times it
+    steps within one item of the tensor's leading dimension (a row of one sequence), whose elements real inputs
+    keep below 2^31, however large the count on the axis. The leading dimension's own index is the product to
+    watch."""
+    return all(stride is not None and stride[1] >= 1 for stride in _product_strides(host, products, values, params))
 
 
 def _counted(origin: Origin) -> str | None:
@@ -196,6 +185,8 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
                 continue
             origin = Provenance.of(host).origin(axes[axis])
             why = large_count(origin) or _spans_tensor(host, origin, products, bound.values, params)
+            if axis in SMALL_LITERAL and _within_one_item(host, products, bound.values, params):
+                why = None
             counted = _counted(origin)
             if (why is not None and not per_request and not _per_request_host(launch) and not routing_tensor(counted)
                     and not router_scores(counted, *names, _host_name(launch))

@@ -92,12 +92,21 @@ def _nested_divisor(dividend: Origin, divisor: int | None) -> int | None:
     return divisor * dividend.divisor
 
 
+def _stride_source(value: ast.expr) -> ast.expr | None:
+    """`x.stride()` (all the strides): the tensor, else None."""
+    if isinstance(value, ast.Call) and not value.args and isinstance(value.func, ast.Attribute) \
+            and value.func.attr == "stride":
+        return value.func.value
+    return None
+
+
 class Provenance:
     """Host origins of the expressions of one host scope (a function, or the module)."""
 
     def __init__(self, host: HostScope) -> None:
         self.host = host
         self.unpacked: dict[str, tuple[ast.expr, int, bool]] = {}  # M, K = x.shape -> M: (x, 0, False)
+        self.unpacked_strides: dict[str, tuple[ast.expr, int]] = {}  # s_b, s_t = x.stride() -> s_t: (x, 1)
         # names an assert, or an early exit of the function, bounds by a small literal (`assert 2 <= m <= 8`)
         self.asserted: set[str] = set()
         root = host.node or host.model.tree
@@ -116,6 +125,35 @@ class Provenance:
                     for index, element in enumerate(elements):
                         if isinstance(element, ast.Name):  # the last name of a whole shape is its last dimension
                             self.unpacked[element.id] = (source, index, whole and index == len(elements) - 1)
+                strided = _stride_source(node.value)
+                if strided is not None and not any(isinstance(e, ast.Starred) for e in node.targets[0].elts):
+                    for index, element in enumerate(node.targets[0].elts):
+                        if isinstance(element, ast.Name):
+                            self.unpacked_strides[element.id] = (strided, index)
+
+    def stride_of(self, value: ast.expr) -> tuple[str, int] | None:
+        """`t.stride(d)`, `t.stride()[d]` (through one local name) or a name unpacked from `t.stride()` (`s_b,
+        s_t = x.stride()`): the tensor's text and d (negative from the end), else None."""
+        if isinstance(value, ast.Name) and value.id in self.unpacked_strides:
+            strided, position = self.unpacked_strides[value.id]
+            return ast.unparse(strided), position
+        expr = (self.host.value_of(value.id) or value) if isinstance(value, ast.Name) else value
+        tensor: ast.expr | None
+        if isinstance(expr, ast.Subscript) and _stride_source(expr.value) is not None:
+            tensor, index = _stride_source(expr.value), expr.slice
+        elif isinstance(expr, ast.Call) and len(expr.args) == 1 and isinstance(expr.func, ast.Attribute) \
+                and expr.func.attr == "stride":
+            tensor, index = expr.func.value, expr.args[0]
+        else:
+            return None
+        if tensor is None:
+            return None
+        if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub) and isinstance(index.operand, ast.Constant) \
+                and type(index.operand.value) is int:
+            return ast.unparse(tensor), -index.operand.value
+        if isinstance(index, ast.Constant) and type(index.value) is int:
+            return ast.unparse(tensor), index.value
+        return None
 
     @classmethod
     def of(cls, host: HostScope) -> Provenance:
