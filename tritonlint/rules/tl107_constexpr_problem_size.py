@@ -39,6 +39,9 @@ _TILE_CALLS = frozenset(f"{TL}.{n}" for n in (
     "arange", "zeros", "full", "reshape", "view", "broadcast_to", "static_range", "make_block_ptr",
     "make_tensor_descriptor", "expand_dims", "static_assert", "split", "join", "permute", "trans"))
 _TILE_METHODS = frozenset({"reshape", "view", "broadcast_to", "permute", "trans", "load", "store"})
+# Block pointers and descriptors: only the block shape is a tile; the tensor's shape, strides and offsets are
+# runtime values (`shape=(N_CTX, D)` takes a sequence length that need not be a constexpr).
+_BLOCK_SHAPE_AT = {f"{TL}.make_block_ptr": 4, f"{TL}.make_tensor_descriptor": 3}
 
 
 def tile_uses(function: JitFunction, model: ModuleModel) -> set[str]:
@@ -54,7 +57,11 @@ def tile_uses(function: JitFunction, model: ModuleModel) -> set[str]:
                                        and name is None)
         helper = name is not None and not name.startswith(("triton.", "tl.")) and not isinstance(node.func, ast.Attribute)
         if tile or helper or (name or "").startswith(f"{TL}.extra"):
-            for arg in [*node.args, *(k.value for k in node.keywords)]:
+            args = [*node.args, *(k.value for k in node.keywords)]
+            if name in _BLOCK_SHAPE_AT:
+                position = _BLOCK_SHAPE_AT[name]
+                args = [k.value for k in node.keywords if k.arg == "block_shape"] + node.args[position:position + 1]
+            for arg in args:
                 used |= {n.id for n in walk(arg) if isinstance(n, ast.Name) and n.id in constexprs}
     return used
 
