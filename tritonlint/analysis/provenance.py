@@ -341,9 +341,11 @@ def latent_row(text: str) -> bool:
 
 
 def small_item(name: str) -> bool:
-    """A name that says it counts or holds small items: heads, per-request or draft entries, pages, slots,
-    layers (`head_num`, `slot_k`, `req_to_token`)."""
-    return bool(_SMALL_WORDS.search(name) or re.search("head", name, re.IGNORECASE))
+    """A name that says it counts or holds small items: heads (also `H`, `nh` of `H, B, D = k.shape`, the
+    convention of attention code), per-request or draft entries, pages, slots, layers (`head_num`, `slot_k`,
+    `req_to_token`)."""
+    return bool(_SMALL_WORDS.search(name) or re.search("head", name, re.IGNORECASE)
+                or re.fullmatch("n_?h|H", name, re.IGNORECASE))
 
 
 # Sizes fixed when the model, the server or an index starts: pools (adapter slots, state slots, layers, pages
