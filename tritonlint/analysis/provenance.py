@@ -138,15 +138,13 @@ class Provenance:
             strided, position = self.unpacked_strides[value.id]
             return ast.unparse(strided), position
         expr = (self.host.value_of(value.id) or value) if isinstance(value, ast.Name) else value
-        tensor: ast.expr | None
-        if isinstance(expr, ast.Subscript) and _stride_source(expr.value) is not None:
-            tensor, index = _stride_source(expr.value), expr.slice
+        whole = _stride_source(expr.value) if isinstance(expr, ast.Subscript) else None
+        if whole is not None and isinstance(expr, ast.Subscript):
+            tensor, index = whole, expr.slice
         elif isinstance(expr, ast.Call) and len(expr.args) == 1 and isinstance(expr.func, ast.Attribute) \
                 and expr.func.attr == "stride":
             tensor, index = expr.func.value, expr.args[0]
         else:
-            return None
-        if tensor is None:
             return None
         if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub) and isinstance(index.operand, ast.Constant) \
                 and type(index.operand.value) is int:
