@@ -50,7 +50,7 @@ FEW_VALUES = 64  # an upper bound this small leaves few distinct values (few com
 
 def _asserted_bounds(test: ast.expr) -> set[str]:
     """Names that an assert's test bounds from above by a literal of at most FEW_VALUES: `m <= 8`,
-    `2 <= m <= 8`, `m < 16`, also within `and`."""
+    `2 <= m <= 8`, `m < 16`, `batch_size == 1`, also within `and`."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
         return set().union(*(_asserted_bounds(v) for v in test.values))
     if not isinstance(test, ast.Compare):
@@ -59,7 +59,8 @@ def _asserted_bounds(test: ast.expr) -> set[str]:
     operands = [test.left, *test.comparators]
     for op, left, right in zip(test.ops, operands, operands[1:]):
         pairs = [(left, right)] if isinstance(op, (ast.Lt, ast.LtE)) else \
-            [(right, left)] if isinstance(op, (ast.Gt, ast.GtE)) else []
+            [(right, left)] if isinstance(op, (ast.Gt, ast.GtE)) else \
+            [(left, right), (right, left)] if isinstance(op, ast.Eq) else []
         for small, large in pairs:
             bound = _literal_int(large)
             if isinstance(small, ast.Name) and bound is not None and bound <= FEW_VALUES:
@@ -78,7 +79,7 @@ def _guarded_bounds(test: ast.expr) -> set[str]:
         return set().union(*(_guarded_bounds(v) for v in test.values))
     if not isinstance(test, ast.Compare) or len(test.ops) != 1:
         return set()
-    negated = {ast.Gt: ast.LtE, ast.GtE: ast.Lt, ast.Lt: ast.GtE, ast.LtE: ast.Gt}.get(type(test.ops[0]))
+    negated = {ast.Gt: ast.LtE, ast.GtE: ast.Lt, ast.Lt: ast.GtE, ast.LtE: ast.Gt, ast.NotEq: ast.Eq}.get(type(test.ops[0]))
     if negated is None:
         return set()
     return _asserted_bounds(ast.Compare(left=test.left, ops=[negated()], comparators=test.comparators))
@@ -100,6 +101,21 @@ def _stride_source(value: ast.expr) -> ast.expr | None:
     return None
 
 
+def _shape_window(value: ast.expr) -> tuple[int, bool] | None:
+    """Where the sizes a shape unpacking binds start, and whether they run to its end: `x.shape` (0, True),
+    `x.shape[:2]` (0, False), `x.shape[-2:]` (-2, True: `hc, dim = x.shape[-2:]` binds dimensions -2 and -1);
+    None for a slice that cannot be read (a runtime start, a step)."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "map" and len(value.args) == 2:
+        value = value.args[1]
+    if not (isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice)):
+        return 0, True
+    window = value.slice
+    start = _literal_int(window.lower) if window.lower is not None else 0
+    if start is None or window.step is not None:
+        return None
+    return start, window.upper is None
+
+
 class Provenance:
     """Host origins of the expressions of one host scope (a function, or the module)."""
 
@@ -119,12 +135,13 @@ class Provenance:
                 self.asserted |= _asserted_bounds(node.test)
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple):
                 source = self._shape_source(node.value)
-                if source is not None:
-                    elements = node.targets[0].elts
-                    whole = not (isinstance(node.value, ast.Subscript) and isinstance(node.value.slice, ast.Slice))
-                    for index, element in enumerate(elements):
-                        if isinstance(element, ast.Name):  # the last name of a whole shape is its last dimension
-                            self.unpacked[element.id] = (source, index, whole and index == len(elements) - 1)
+                window = _shape_window(node.value) if source is not None else None
+                if source is not None and window is not None:
+                    elements, (start, to_end) = node.targets[0].elts, window
+                    for position, element in enumerate(elements):
+                        if isinstance(element, ast.Name):  # the last name of a shape taken to its end is its last dimension
+                            last = to_end and position == len(elements) - 1
+                            self.unpacked[element.id] = (source, start + position, last)
                 strided = _stride_source(node.value)
                 if strided is not None and not any(isinstance(e, ast.Starred) for e in node.targets[0].elts):
                     for index, element in enumerate(node.targets[0].elts):
@@ -271,7 +288,10 @@ class Provenance:
 # ---- what an origin means ----------------------------------------------------------------------------------
 _COUNT_WORDS = re.compile(r"(^|_)(n_?)?(num_?)?(tokens?|toks?|rows?|seq_?lens?|seqlens?|n_?ctx|ctx_?len|"
                           r"total_?len|sequence_?length|seq_?length)($|_)", re.IGNORECASE)
+# Model dimensions, batch and per-item counts, and sizes of one row rather than counts of rows (`row_bytes`,
+# `row_stride`, `width`).
 _MODEL_WORDS = re.compile(r"head|dim|hidden|feat|channel|expert|vocab|embed|block|tile|split|group|warps?|stages?|"
+                          r"bytes|stride|width|"
                           r"batch|^[bhdkv]$|^n?bs$|^n?h[vqk]$|world|rank|mix|_size$|topk|per_|_per|_ids?$|^ids?_", re.IGNORECASE)
 # Flags and modes that mention a count word (`check_all_masked_rows`, `RETURN_TOKEN_ACCURACY`).
 _FLAG = re.compile(r"^(is|has|check|return|use|enable|with|do|need|should|allow)_", re.IGNORECASE)
