@@ -163,12 +163,8 @@ class Provenance:
             tensor, index = expr.func.value, expr.args[0]
         else:
             return None
-        if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub) and isinstance(index.operand, ast.Constant) \
-                and type(index.operand.value) is int:
-            return ast.unparse(tensor), -index.operand.value
-        if isinstance(index, ast.Constant) and type(index.value) is int:
-            return ast.unparse(tensor), index.value
-        return None
+        dim = _literal_int(index)
+        return (ast.unparse(tensor), dim) if dim is not None else None
 
     @classmethod
     def of(cls, host: HostScope) -> Provenance:
