@@ -59,6 +59,8 @@ def program_id_axis(call: ast.Call) -> int | None:
     """The axis of a `tl.program_id(...)` call written as an integer literal (`axis=` too), else None."""
     axis = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "axis"), None)
     return axis.value if isinstance(axis, ast.Constant) and type(axis.value) is int else None
+
+
 # Calls that return the kernel they are given, launchable the same way (`wrap_triton(kernel)[grid](...)`).
 KERNEL_WRAPPERS = frozenset({"torch.library.wrap_triton", "torch.library.capture_triton",
                              "torch._library.capture_triton", "torch._library.wrap_triton",

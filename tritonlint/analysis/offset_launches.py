@@ -85,8 +85,18 @@ def _small_multiplier(host: HostScope, value: ast.expr, limit: int) -> str | Non
     return None
 
 
-def _spans_tensor(host: HostScope, origin: Origin, products: list[Product], values: dict[str, ast.expr],
-                  params: set[str]) -> str | None:
+# Each product's multiplier as a launch passes it, with that value read as a tensor's stride where it is one.
+Strides = list[tuple[ast.expr | None, tuple[str, int] | None]]
+
+
+def _product_strides(host: HostScope, products: list[Product], values: dict[str, ast.expr],
+                     params: set[str]) -> Strides:
+    provenance = Provenance.of(host)
+    passed = [values.get(p.multiplier) if p.multiplier in params else None for p in products]
+    return [(value, provenance.stride_of(value) if value is not None else None) for value in passed]
+
+
+def _spans_tensor(origin: Origin, strides: Strides) -> str | None:
     """The grid axis is the leading dimension of a data tensor (`x.shape[0]`, or `M` of `M, N = x.shape`) and
     a product multiplies the program id by the stride of that dimension (`x.stride(0)`): the offsets step over
     every element of the tensor, so they pass 2^31 exactly when the tensor has 2^31 elements. An inner
@@ -96,49 +106,36 @@ def _spans_tensor(host: HostScope, origin: Origin, products: list[Product], valu
         return None
     if any(small_item(name) for name in (*origin.names, origin.tensor or "")):
         return None  # the rows of a tensor of heads, slots, pages, per-request or draft entries: few of them
-    for product in products:
-        value = values.get(product.multiplier) if product.multiplier in params else None
-        stride = Provenance.of(host).stride_of(value) if value is not None else None
+    for value, stride in strides:
         if stride == (origin.tensor, origin.index):
             return (f"row of `{origin.tensor}` ({origin.describe()}) and multiplies it by `{ast.unparse(value)}`: "  # type: ignore[arg-type]
                     "the offsets span the whole tensor")
     return None
 
 
-def _cache_rows(host: HostScope, products: list[Product], values: dict[str, ast.expr], params: set[str]) -> str | None:
+def _cache_rows(strides: Strides) -> str | None:
     """A product's multiplier is the leading stride of the KV cache of attention (`key_cache.stride(0)`): the
     index steps over the cache's blocks or slots, and serving engines size a KV cache to the GPU memory left
     after the weights, gigabytes, so its elements pass 2^31 (`provenance.kv_cache` says which names)."""
-    for product in products:
-        value = values.get(product.multiplier) if product.multiplier in params else None
-        stride = Provenance.of(host).stride_of(value) if value is not None else None
+    for value, stride in strides:
         if stride is not None and stride[1] == 0 and kv_cache(stride[0]):
             return f"`{ast.unparse(value)}` steps over the blocks or slots of the KV cache `{stride[0]}`"  # type: ignore[arg-type]
     return None
 
 
-def _product_strides(host: HostScope, products: list[Product], values: dict[str, ast.expr],
-                     params: set[str]) -> list[tuple[str, int] | None]:
-    """Each product's multiplier, as the launch passes it, read as a tensor's stride where it is one."""
-    provenance = Provenance.of(host)
-    return [provenance.stride_of(values[p.multiplier]) if p.multiplier in params and p.multiplier in values else None
-            for p in products]
-
-
-def _latent_rows(host: HostScope, products: list[Product], values: dict[str, ast.expr], params: set[str]) -> bool:
+def _latent_rows(strides: Strides) -> bool:
     """Every product's multiplier is the leading stride of MLA's compressed KV latent or its rope key
     (`kv_c.stride(0)`, `k_pe.stride(0)`): rows of 576 elements at most, below 2^31 for any count of tokens."""
-    strides = _product_strides(host, products, values, params)
-    return all(stride is not None and stride[1] == 0 and latent_row(stride[0]) for stride in strides)
+    return all(stride is not None and stride[1] == 0 and latent_row(stride[0]) for _, stride in strides)
 
 
-def _within_one_item(host: HostScope, products: list[Product], values: dict[str, ast.expr], params: set[str]) -> bool:
+def _within_one_item(strides: Strides) -> bool:
     """Every product's multiplier is the stride of an inner dimension of a tensor (`x.stride(1)` of `[B, S, H]`,
     `s_t` of `s_b, s_t, s_h = x.stride()`): a program id of grid axis 1 or 2 (at most 65,535 programs) times it
     steps within one item of the tensor's leading dimension (a row of one sequence), whose elements real inputs
     keep below 2^31, however large the count on the axis. The leading dimension's own index is the product to
     watch."""
-    return all(stride is not None and stride[1] >= 1 for stride in _product_strides(host, products, values, params))
+    return all(stride is not None and stride[1] >= 1 for _, stride in strides)
 
 
 def _counted(origin: Origin) -> str | None:
@@ -176,6 +173,7 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
     for launcher, launch in launches:
         host = HostScope.of(launcher, launch.scope)
         bound = bind_launch(launcher, launch, function)
+        strides = _product_strides(host, products, bound.values, params)
         grid = grid_axes(host, launch) if axis is not None else None
         where = f"line {launch.line}" if launcher is model else f"line {launch.line} of `{launcher.module}`"
         if grid is not None and axis is not None:
@@ -184,15 +182,15 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
                 reasons.append(f"the grid of {where} has no axis {axis}: the program id is 0")
                 continue
             origin = Provenance.of(host).origin(axes[axis])
-            why = large_count(origin) or _spans_tensor(host, origin, products, bound.values, params)
-            if axis in SMALL_LITERAL and _within_one_item(host, products, bound.values, params):
+            why = large_count(origin) or _spans_tensor(origin, strides)
+            if axis in SMALL_LITERAL and _within_one_item(strides):
                 why = None
             counted = _counted(origin)
             if (why is not None and not per_request and not _per_request_host(launch) and not routing_tensor(counted)
                     and not router_scores(counted, *names, _host_name(launch))
-                    and not _latent_rows(host, products, bound.values, params)):
+                    and not _latent_rows(strides)):
                 return Extent(LARGE, f"the launch at {where} starts one program per {why}")
-        why = _cache_rows(host, products, bound.values, params)
+        why = _cache_rows(strides)
         if why is not None:
             return Extent(LARGE, f"the launch at {where} passes {why}")
         # Every product must be small at this launch, through its multiplier.

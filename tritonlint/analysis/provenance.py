@@ -101,12 +101,19 @@ def _stride_source(value: ast.expr) -> ast.expr | None:
     return None
 
 
+def _unmapped(value: ast.expr) -> ast.expr:
+    """`m, width = map(int, x.shape)`: the sizes as Python ints, read as `x.shape`."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "map" \
+            and len(value.args) == 2 and isinstance(value.args[0], ast.Name) and value.args[0].id == "int":
+        return value.args[1]
+    return value
+
+
 def _shape_window(value: ast.expr) -> tuple[int, bool] | None:
     """Where the sizes a shape unpacking binds start, and whether they run to its end: `x.shape` (0, True),
     `x.shape[:2]` (0, False), `x.shape[-2:]` (-2, True: `hc, dim = x.shape[-2:]` binds dimensions -2 and -1);
     None for a slice that cannot be read (a runtime start, a step)."""
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "map" and len(value.args) == 2:
-        value = value.args[1]
+    value = _unmapped(value)
     if not (isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice)):
         return 0, True
     window = value.slice
@@ -155,8 +162,7 @@ class Provenance:
             strided, position = self.unpacked_strides[value.id]
             return ast.unparse(strided), position
         expr = (self.host.value_of(value.id) or value) if isinstance(value, ast.Name) else value
-        whole = _stride_source(expr.value) if isinstance(expr, ast.Subscript) else None
-        if whole is not None and isinstance(expr, ast.Subscript):
+        if isinstance(expr, ast.Subscript) and (whole := _stride_source(expr.value)) is not None:
             tensor, index = whole, expr.slice
         elif isinstance(expr, ast.Call) and len(expr.args) == 1 and isinstance(expr.func, ast.Attribute) \
                 and expr.func.attr == "stride":
@@ -173,9 +179,7 @@ class Provenance:
     @staticmethod
     def _shape_source(value: ast.expr) -> ast.expr | None:
         """`x.shape`, `x.size()`, `x.shape[:2]`, `map(int, x.shape)`: the tensor, else None."""
-        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "map" \
-                and len(value.args) == 2 and isinstance(value.args[0], ast.Name) and value.args[0].id == "int":
-            value = value.args[1]  # `m, width = map(int, x.shape)`: the sizes as Python ints
+        value = _unmapped(value)
         if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice):
             value = value.value
         if isinstance(value, ast.Attribute) and value.attr == "shape":
@@ -359,7 +363,7 @@ def small_item(name: str) -> bool:
     convention of attention code), per-request or draft entries, pages, slots, layers (`head_num`, `slot_k`,
     `req_to_token`)."""
     return bool(_SMALL_WORDS.search(name) or re.search("head", name, re.IGNORECASE)
-                or re.fullmatch("n_?h|H", name, re.IGNORECASE))
+                or re.fullmatch("(n_?)?h", name, re.IGNORECASE))
 
 
 # Sizes fixed when the model, the server or an index starts: pools (adapter slots, state slots, layers, pages
