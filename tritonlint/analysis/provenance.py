@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from tritonlint.analysis.host import HostScope
@@ -48,11 +49,11 @@ def _literal_int(node: ast.expr) -> int | None:
 FEW_VALUES = 64  # an upper bound this small leaves few distinct values (few compilations)
 
 
-def _asserted_bounds(test: ast.expr) -> set[str]:
-    """Names that an assert's test bounds from above by a literal of at most FEW_VALUES: `m <= 8`,
-    `2 <= m <= 8`, `m < 16`, `batch_size == 1`, also within `and`."""
+def _asserted_bounds(test: ast.expr, constant: Callable[[ast.expr], int | None]) -> set[str]:
+    """Names that an assert's test bounds from above by a literal or module constant of at most FEW_VALUES:
+    `m <= 8`, `2 <= m <= 8`, `m < MAX_M`, `batch_size == 1`, also within `and`."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        return set().union(*(_asserted_bounds(v) for v in test.values))
+        return set().union(*(_asserted_bounds(v, constant) for v in test.values))
     if not isinstance(test, ast.Compare):
         return set()
     found = set()
@@ -62,7 +63,7 @@ def _asserted_bounds(test: ast.expr) -> set[str]:
             [(right, left)] if isinstance(op, (ast.Gt, ast.GtE)) else \
             [(left, right), (right, left)] if isinstance(op, ast.Eq) else []
         for small, large in pairs:
-            bound = _literal_int(large)
+            bound = constant(large)
             if isinstance(small, ast.Name) and bound is not None and bound <= FEW_VALUES:
                 found.add(small.id)
     return found
@@ -72,17 +73,17 @@ def _exits(body: list[ast.stmt]) -> bool:
     return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
 
 
-def _guarded_bounds(test: ast.expr) -> set[str]:
+def _guarded_bounds(test: ast.expr, constant: Callable[[ast.expr], int | None]) -> set[str]:
     """Names bounded like an assert by an early exit `if m > 8: return ...` (also `if m < 2 or m > 8:`):
     past the guard the test is false."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
-        return set().union(*(_guarded_bounds(v) for v in test.values))
+        return set().union(*(_guarded_bounds(v, constant) for v in test.values))
     if not isinstance(test, ast.Compare) or len(test.ops) != 1:
         return set()
     negated = {ast.Gt: ast.LtE, ast.GtE: ast.Lt, ast.Lt: ast.GtE, ast.LtE: ast.Gt, ast.NotEq: ast.Eq}.get(type(test.ops[0]))
     if negated is None:
         return set()
-    return _asserted_bounds(ast.Compare(left=test.left, ops=[negated()], comparators=test.comparators))
+    return _asserted_bounds(ast.Compare(left=test.left, ops=[negated()], comparators=test.comparators), constant)
 
 
 def _nested_divisor(dividend: Origin, divisor: int | None) -> int | None:
@@ -136,10 +137,10 @@ class Provenance:
         if host.node is not None:
             for statement in host.node.body:
                 if isinstance(statement, ast.If) and _exits(statement.body) and not statement.orelse:
-                    self.asserted |= _guarded_bounds(statement.test)
+                    self.asserted |= _guarded_bounds(statement.test, self._constant)
         for node in walk(root):
             if isinstance(node, ast.Assert):
-                self.asserted |= _asserted_bounds(node.test)
+                self.asserted |= _asserted_bounds(node.test, self._constant)
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple):
                 source = self._shape_source(node.value)
                 window = _shape_window(node.value) if source is not None else None
@@ -398,6 +399,24 @@ def count_like(name: str, rows: bool = True) -> bool:
     return rows or "row" not in match.group(0).lower()
 
 
+# Sequence lengths by the names attention and sequence code gives them (`q_len`, `kv_len`, `max_src_len`), and
+# by the letters of the batch-first convention for a middle dimension (`T` of `B, T, C = x.shape`, `L` of
+# `b, L, d`, `S` of `B, H, S, D`): not as a leading dimension (`T = rewards.shape[0]` is as often a fixed
+# horizon) nor the last one (features).
+_SEQUENCE_NAMES = re.compile(r"^(max_?)?(q|kv|k|key|query|src|tgt|context|prompt)_?len(gth)?$", re.IGNORECASE)
+_SEQUENCE_LETTERS = frozenset("TLStls")
+
+
+def sequence_length(origin: Origin) -> bool:
+    """A shape named as a sequence length: `q_len = q.shape[0]`, or a middle dimension unpacked as `T`, `L`
+    or `S` (`B, T, C = x.shape`)."""
+    if origin.kind != "shape" or not origin.names:
+        return False
+    if any(_SEQUENCE_NAMES.search(name) for name in origin.names):
+        return True
+    return origin.names[-1] in _SEQUENCE_LETTERS and (origin.index or 0) > 0 and not origin.last
+
+
 def data_tensor(text: str | None) -> bool:
     """A tensor of data, not of offsets, indices, lengths, masks or scales (by its name)."""
     return text is not None and not _METADATA.search(text.rpartition(".")[2].split("[")[0])
@@ -458,6 +477,8 @@ def varies_with_input(origin: Origin) -> str | None:
             return f"{origin.describe()}, the row count of `{origin.tensor}` flattened to rows"
         if origin.names and count_like(origin.names[0]):
             return f"{origin.describe()}, a {_word(origin.names[0])} count"
+        if sequence_length(origin):
+            return f"{origin.describe()}, a sequence length"
         if origin.index == 0:
             return f"{origin.describe()}, the leading dimension of `{origin.tensor}`"
         return None

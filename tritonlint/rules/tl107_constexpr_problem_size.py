@@ -27,6 +27,7 @@ from tritonlint.analysis.provenance import (
     grid_axes,
     model_dimension,
     pool_size,
+    sequence_length,
     table,
     varies_with_input,
 )
@@ -176,6 +177,9 @@ def _backing(provenance: Provenance, launch: LaunchSite, param: str, origin: Ori
     as often as a batch's) says it varies."""
     if count_like(param) or any(count_like(n) for n in origin.all_names()):
         return f"`{param}` or a host name on the way names a token, row or sequence count"
+    for leaf in leaves:
+        if sequence_length(leaf):
+            return f"`{leaf.names[-1]}` names a sequence length of `{leaf.tensor}`"
     host = provenance.host
     for leaf in leaves:
         received = is_received(host, leaf.tensor)
@@ -277,7 +281,7 @@ def _strength(param: str, origin: Origin) -> int:
     """How directly a varying value says it is a problem size: named as a token, row or sequence count (by
     the kernel's parameter or a host name), then rows of a flattened tensor or an element count, then a bare
     leading dimension (the weakest: also the size of a table or buffer)."""
-    if count_like(param) or any(count_like(n) for n in origin.all_names()):
+    if count_like(param) or any(count_like(n) for n in origin.all_names()) or sequence_length(origin):
         return 2
     return 0 if _leading_dimension_only(origin) else 1
 
@@ -290,7 +294,7 @@ def _tensors(origin: Origin) -> set[str]:
 def _leading_dimension_only(origin: Origin) -> bool:
     """A value known to vary only because it is some tensor's `shape[0]` (no name, no flattening says so)."""
     return origin.kind == "shape" and origin.index == 0 and not origin.rows \
-        and not (origin.names and count_like(origin.names[0]))
+        and not (origin.names and count_like(origin.names[0])) and not sequence_length(origin)
 
 
 def _weight_beside_features(origin: Origin, others: list[Origin]) -> bool:
