@@ -28,6 +28,7 @@ class Origin:
     parts: tuple[Origin, ...] = ()  # cdiv: (dividend, divisor); product: the factors; bucket: its argument
     divisor: int | None = None  # cdiv: the divisor, when a constant
     last: bool = False  # shape: the tensor's last dimension (`x.shape[-1]`, `d` of `b, d = x.shape`)
+    middle: bool = False  # shape: neither first nor last of a shape unpacking (`T` of `B, T, C = x.shape`)
 
     def describe(self) -> str:
         via = f"`{self.names[0]}` = " if self.names else ""
@@ -129,7 +130,7 @@ class Provenance:
 
     def __init__(self, host: HostScope) -> None:
         self.host = host
-        self.unpacked: dict[str, tuple[ast.expr, int, bool]] = {}  # M, K = x.shape -> M: (x, 0, False)
+        self.unpacked: dict[str, tuple[ast.expr, int, bool, bool]] = {}  # M, K = x.shape -> M: (x, 0, False, False)
         self.unpacked_strides: dict[str, tuple[ast.expr, int]] = {}  # s_b, s_t = x.stride() -> s_t: (x, 1)
         # names an assert, or an early exit of the function, bounds by a small literal (`assert 2 <= m <= 8`)
         self.asserted: set[str] = set()
@@ -149,7 +150,8 @@ class Provenance:
                     for position, element in enumerate(elements):
                         if isinstance(element, ast.Name):  # the last name of a shape taken to its end is its last dimension
                             last = to_end and position == len(elements) - 1
-                            self.unpacked[element.id] = (source, start + position, last)
+                            middle = 0 < position < len(elements) - 1
+                            self.unpacked[element.id] = (source, start + position, last, middle)
                 strided = _stride_source(node.value)
                 if strided is not None and not any(isinstance(e, ast.Starred) for e in node.targets[0].elts):
                     for index, element in enumerate(node.targets[0].elts):
@@ -244,8 +246,9 @@ class Provenance:
         if name in self.asserted:
             return Origin("bounded", name, names=(name,))
         if name in self.unpacked:
-            tensor, index, last = self.unpacked[name]
-            return replace(self._shape(tensor, index, f"{ast.unparse(tensor)}.shape[{index}]", last), names=(name,))
+            tensor, index, last, middle = self.unpacked[name]
+            shape = self._shape(tensor, index, f"{ast.unparse(tensor)}.shape[{index}]", last)
+            return replace(shape, names=(name,), middle=middle)
         value = self.host.value_of(name)
         if value is not None:
             inner = self.origin(value, depth + 1)
@@ -402,19 +405,20 @@ def count_like(name: str, rows: bool = True) -> bool:
 # Sequence lengths by the names attention and sequence code gives them (`q_len`, `kv_len`, `max_src_len`), and
 # by the letters of the batch-first convention for a middle dimension (`T` of `B, T, C = x.shape`, `L` of
 # `b, L, d`, `S` of `B, H, S, D`): not as a leading dimension (`T = rewards.shape[0]` is as often a fixed
-# horizon) nor the last one (features).
+# horizon), nor the last one (features), nor a subscript outside that convention (`L = basis.shape[2]`, a
+# spherical-harmonic degree fixed per model).
 _SEQUENCE_NAMES = re.compile(r"^(max_?)?(q|kv|k|key|query|src|tgt|context|prompt)_?len(gth)?$", re.IGNORECASE)
 _SEQUENCE_LETTERS = frozenset("TLStls")
 
 
 def sequence_length(origin: Origin) -> bool:
-    """A shape named as a sequence length: `q_len = q.shape[0]`, or a middle dimension unpacked as `T`, `L`
-    or `S` (`B, T, C = x.shape`)."""
+    """A shape named as a sequence length: `q_len = q.shape[0]`, or a middle dimension of a shape unpacking
+    named `T`, `L` or `S` (`B, T, C = x.shape`; not `L = basis.shape[2]`, a subscript of any tensor)."""
     if origin.kind != "shape" or not origin.names:
         return False
     if any(_SEQUENCE_NAMES.search(name) for name in origin.names):
         return True
-    return origin.names[-1] in _SEQUENCE_LETTERS and (origin.index or 0) > 0 and not origin.last
+    return origin.names[-1] in _SEQUENCE_LETTERS and origin.middle
 
 
 def data_tensor(text: str | None) -> bool:
