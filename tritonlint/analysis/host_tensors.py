@@ -1,7 +1,8 @@
 """What a host function knows of the tensors it launches a kernel with: which it receives (its parameters,
 items or views of them, an autograd backward's saved tensors), which it allocates and with which sizes in
 which position, which it holds as an object's or a module's state, and what the project's calls of it pass.
-TL107 reads these to tell a size that changes from call to call from one fixed per model or index."""
+TL107 reads these to tell a size that changes from call to call from one fixed per model or index; TL102 which
+index tensors the host makes int64."""
 
 from __future__ import annotations
 
@@ -15,6 +16,39 @@ from tritonlint.analysis.provenance import Origin, Provenance
 from tritonlint.walk import walk
 
 _FLATTENS = frozenset({"view", "reshape"})
+
+
+_INT64 = frozenset({"torch.int64", "torch.long"})
+# Methods that keep a tensor's dtype: views, copies, moves.
+_SAME_DTYPE = frozenset({"contiguous", "view", "reshape", "flatten", "clone", "detach", "squeeze", "unsqueeze",
+                         "expand", "narrow", "cuda", "t", "transpose", "permute", "repeat_interleave"})
+
+
+def int64_tensor(host: HostScope, value: ast.expr, depth: int = 0) -> bool:
+    """Whether the host makes a tensor int64, in every binding: `x.to(torch.int64)`, `x.long()`,
+    `torch.empty(n, dtype=torch.int64)`, through views, slices and copies (`loc.view(-1)[:t].to(dtype=
+    torch.int64).contiguous()`) and local names."""
+    if depth > 6:
+        return False
+    if isinstance(value, ast.Name):
+        values = host.values_of(value.id)
+        return bool(values) and all(int64_tensor(host, v, depth + 1) for v in values or ())
+    if isinstance(value, ast.Subscript):
+        return int64_tensor(host, value.value, depth + 1)
+    if not isinstance(value, ast.Call):
+        return False
+    dtypes = [k.value for k in value.keywords if k.arg == "dtype"]
+    func = value.func
+    if isinstance(func, ast.Attribute) and host.model.qualify(func) is None:  # a method of a tensor
+        if func.attr == "long" and not value.args:
+            return True
+        if func.attr == "to":
+            dtypes += [a for a in value.args if (host.model.qualify(a) or "").startswith("torch.")]
+            return any(host.model.qualify(d) in _INT64 for d in dtypes) if dtypes \
+                else int64_tensor(host, func.value, depth + 1)
+        if func.attr in _SAME_DTYPE:
+            return int64_tensor(host, func.value, depth + 1)
+    return any(host.model.qualify(d) in _INT64 for d in dtypes)
 
 
 def flattened_binding(host: HostScope, tensor: str | None) -> bool:

@@ -12,7 +12,8 @@ by the kernel's, its file's or its launching function's name) never makes a prod
 tokens are the batch; nor does a grid over the rows of per-token routing data (`gating_output.shape[0]`,
 `topk_ids`, the `scores` of a grouped top-k or router kernel: an expert count or a top-k wide), nor one whose
 products all step over MLA's compressed KV latent (576 wide). A multiplier passed as the leading stride of a
-KV cache (by the tensor's name) makes the product `large` for a program id or a loaded index alike.
+KV cache (by the tensor's name) makes the product `large` for a program id or a loaded index alike; an index
+loaded from a tensor the launch passes made int64 on the host is `small` there (its products are int64).
 """
 
 from __future__ import annotations
@@ -22,12 +23,14 @@ import re
 from dataclasses import dataclass
 
 from tritonlint.analysis.host import HostScope
+from tritonlint.analysis.host_tensors import int64_tensor
 from tritonlint.analysis.launches import bind_launch
 from tritonlint.analysis.model import PROGRAM_ID, JitFunction, LaunchSite, ModuleModel, program_id_axis
 from tritonlint.analysis.offsets import Product
 from tritonlint.analysis.project import Project
 from tritonlint.analysis.provenance import (Origin, Provenance, data_tensor, grid_axes, kv_cache, large_count,
                                             latent_row, router_scores, routing_tensor, small_item)
+from tritonlint.walk import walk
 
 LARGE = "large"
 SMALL = "small"
@@ -146,6 +149,16 @@ def _counted(origin: Origin) -> str | None:
     return origin.tensor
 
 
+def _int64_index(host: HostScope, source: ast.Call, values: dict[str, ast.expr]) -> str | None:
+    """An index load (`tl.load(loc_ptr + row)`) from a tensor the launch passes made int64 by the host
+    (`loc64 = loc.to(torch.int64)`): the loaded index is int64 and so is every product of it."""
+    pointer = source.args[0] if source.args else next((k.value for k in source.keywords if k.arg == "pointer"), None)
+    for name in (n.id for n in walk(pointer) if isinstance(n, ast.Name)) if pointer is not None else ():
+        if name in values and int64_tensor(host, values[name]):
+            return f"`{ast.unparse(values[name])}` is made int64 on the host, so the loaded index is int64"
+    return None
+
+
 def _host_name(launch: LaunchSite) -> str:
     """The name of the host function that launches the kernel ("" at module level)."""
     return launch.scope.name if isinstance(launch.scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else ""
@@ -176,6 +189,10 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
         strides = _product_strides(host, products, bound.values, params)
         grid = grid_axes(host, launch) if axis is not None else None
         where = f"line {launch.line}" if launcher is model else f"line {launch.line} of `{launcher.module}`"
+        wide = _int64_index(host, source, bound.values) if axis is None else None
+        if wide is not None:
+            reasons.append(f"at {where} {wide}")
+            continue
         if grid is not None and axis is not None:
             axes, _ = grid
             if axis >= len(axes):
