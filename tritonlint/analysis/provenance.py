@@ -132,7 +132,8 @@ class Provenance:
         self.host = host
         self.unpacked: dict[str, tuple[ast.expr, int, bool, bool]] = {}  # M, K = x.shape -> M: (x, 0, False, False)
         self.unpacked_strides: dict[str, tuple[ast.expr, int]] = {}  # s_b, s_t = x.stride() -> s_t: (x, 1)
-        # names an assert, or an early exit of the function, bounds by a small literal (`assert 2 <= m <= 8`)
+        # names an assert, or an early exit of the function, bounds by a small literal or module constant
+        # (`assert 2 <= m <= 8`, `assert m <= MAX_M`)
         self.asserted: set[str] = set()
         root = host.node or host.model.tree
         if host.node is not None:
