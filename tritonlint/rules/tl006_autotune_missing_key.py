@@ -127,6 +127,7 @@ class KernelUses:
         self._parents: dict[int, ast.AST] | None = None
         self._loop_indices: set[str] | None = None
         self._param_uses: list[ast.Name] | None = None
+        self._main_loop: bool | None = None
         # Expressions are asked about again and again (each pass of a fixpoint, each use of a local): what
         # one walk of each finds is kept, by node.
         self._walked: dict[int, tuple[frozenset[str], list[ast.Call]]] = {}
@@ -420,10 +421,43 @@ class KernelUses:
         traffic, tl.dot, a loop or a call into a helper that does such work, or only one arm runs
         transcendental math inside a loop (a soft cap on every tile). Choosing between two formulas (exp or
         exp2, softplus or sigmoid) changes no work."""
-        kinds = [self._work(arm, self._in_loop(node)) for arm in arms]
+        in_loop = self._in_loop(node)
+        if not in_loop and self._has_main_loop() and all(self._epilogue_only(arm) for arm in arms):
+            return False  # a bias, scale or extra output around the main loop: a sliver of the loop's traffic
+        kinds = [self._work(arm, in_loop) for arm in arms]
         if kinds == [STRUCTURAL_WORK, STRUCTURAL_WORK] and self._operations(arms[0]) == self._operations(arms[1]):
             return False  # the same loads, stores, dots and loops in both arms: a formula or a layout differs
         return STRUCTURAL_WORK in kinds or (MATH_WORK in kinds and NO_WORK in kinds)
+
+    def _has_main_loop(self) -> bool:
+        """The kernel itself loops over memory (a K loop of a GEMM, a GEMV's or a scan's loop of loads)."""
+        if self._main_loop is None:
+            self._main_loop = any(
+                isinstance(loop, (ast.For, ast.AsyncFor, ast.While)) and any(
+                    isinstance(sub, ast.Call) and self.model.qualify(sub.func) in MEMORY_CALLS for sub in walk(loop))
+                for loop in walk(self.function.node))  # type: ignore[arg-type]
+        return self._main_loop
+
+    def _epilogue_only(self, arm: Sequence[ast.AST]) -> bool:
+        """An arm that only loads, stores and computes, once per program outside every loop (`if HAS_BIAS:
+        acc += tl.load(bias_ptr + offs_n)`): no loop, tl.dot, atomic, block pointer, descriptor or helper. Beside
+        a kernel's main loop this is a sliver of its traffic and does not change which config is best."""
+        for sub in (s for part in arm for s in walk(part)):
+            if isinstance(sub, (ast.For, ast.AsyncFor, ast.While)):
+                return False
+            if not isinstance(sub, ast.Call):
+                continue
+            name = self.model.qualify(sub.func)
+            if name in (f"{TL}.load", f"{TL}.store"):
+                continue
+            if name in MEMORY_CALLS or name in BLOCK_POINTERS or name is None and isinstance(sub.func, ast.Attribute) \
+                    and sub.func.attr in DESCRIPTOR_METHODS:
+                return False
+            if name is not None and name.startswith(TL + ".") or name is None and isinstance(sub.func, ast.Attribute) \
+                    or isinstance(sub.func, ast.Name) and hasattr(builtins, sub.func.id):
+                continue
+            return False  # a helper: its work is not shown here
+        return True
 
     def _operations(self, arm: Sequence[ast.AST]) -> Counter[str]:
         """What an arm does that costs, as written (casts aside): its loops, memory and descriptor calls,
@@ -957,6 +991,10 @@ class LaunchValues:
             return self._none_test(scope, expr.test, passed, depth)  # True if beta is not None else False
         if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "bool" and len(expr.args) == 1:
             return self._none_test(scope, expr.args[0], passed, depth)
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and len(expr.args) == 1 \
+                and _is_none_check(scope.function_def(expr.func.id)):
+            return self._none_test(scope, ast.Compare(left=expr.args[0], ops=[ast.IsNot()],
+                                                      comparators=[ast.Constant(None)]), passed, depth)
         if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
             return self._none_test(scope, expr.operand, passed, depth)
         return False
@@ -1157,6 +1195,17 @@ class LaunchValues:
             if values.setdefault(nones, value.value) != value.value:
                 return False
         return len(set(values.values())) > 1
+
+
+def _is_none_check(function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> bool:
+    """A helper of one argument whose body is `return v is not None` (`exists(v)`, common in model code)."""
+    if function is None or len(function.args.args) != 1 or len(function.body) != 1:
+        return False
+    statement = function.body[0]
+    return isinstance(statement, ast.Return) and isinstance(statement.value, ast.Compare) \
+        and len(statement.value.ops) == 1 and isinstance(statement.value.ops[0], ast.IsNot) \
+        and isinstance(statement.value.left, ast.Name) and statement.value.left.id == function.args.args[0].arg \
+        and isinstance(statement.value.comparators[0], ast.Constant) and statement.value.comparators[0].value is None
 
 
 def _may_be_none(scope: HostScope, expr: ast.expr, seen: frozenset[str] = frozenset()) -> bool:
