@@ -1496,7 +1496,8 @@ EXEMPTIONS: tuple[Exemption, ...] = (
               o.follows(p) is None and (is_block_name(p.name) or not o.configs_known and p.name.lower() in TUNING_KNOBS)),
     Exemption("none-test", "a code-path flag that guards the only uses of a tensor argument, when no launch is "
               "visible or every launch passes it together with a value that is None on some path (`bias is not "
-              "None`): Triton's key sees whether a tensor argument is None", lambda o, p: o.none_tested(p)),
+              "None`, also through a module helper whose body is `return v is not None`, `exists(bias)`): "
+              "Triton's key sees whether a tensor argument is None", lambda o, p: o.none_tested(p)),
     Exemption("bucketed", "an argument a bucketed key entry covers (CACHE_KEY_SEQLEN_Q for seqlen_q, a key entry "
               "every launch computes from it with a bucket, such as `bucket_M = get_bucket_m(B * S)` or `lq_key = "
               "bucket_seqlen(max_lq)`, a size rounded up to a power of two, `BLOCK_H = max(16, "
