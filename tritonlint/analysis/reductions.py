@@ -367,6 +367,10 @@ class PaddedLanes:
             return [c for v in mask.values for c in self._conjunct_nodes(v, depth + 1, as_text)]
         if as_text and isinstance(mask, ast.Subscript) and broadcast_axis(mask) is not None:
             return self._conjunct_nodes(mask.value, depth + 1, as_text)
+        if as_text and isinstance(mask, ast.Compare) and len(mask.ops) == 1 and isinstance(mask.left, ast.Subscript) \
+                and broadcast_axis(mask.left) is not None:
+            # `offs_k[:, None] < K` is `(offs_k < K)[:, None]`: the same lanes as `offs_k < K`, broadcast
+            return [ast.Compare(left=mask.left.value, ops=mask.ops, comparators=mask.comparators)]
         value = self._single_value(mask)
         if value is not mask:
             return self._conjunct_nodes(value, depth + 1, as_text) + ([mask] if as_text else [])
