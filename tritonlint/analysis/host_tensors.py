@@ -18,39 +18,6 @@ from tritonlint.walk import walk
 _FLATTENS = frozenset({"view", "reshape"})
 
 
-_INT64 = frozenset({"torch.int64", "torch.long"})
-# Methods that keep a tensor's dtype: views, copies, moves.
-_SAME_DTYPE = frozenset({"contiguous", "view", "reshape", "flatten", "clone", "detach", "squeeze", "unsqueeze",
-                         "expand", "narrow", "cuda", "t", "transpose", "permute", "repeat_interleave"})
-
-
-def int64_tensor(host: HostScope, value: ast.expr, depth: int = 0) -> bool:
-    """Whether the host makes a tensor int64, in every binding: `x.to(torch.int64)`, `x.long()`,
-    `torch.empty(n, dtype=torch.int64)`, through views, slices and copies (`loc.view(-1)[:t].to(dtype=
-    torch.int64).contiguous()`) and local names."""
-    if depth > 6:
-        return False
-    if isinstance(value, ast.Name):
-        values = host.values_of(value.id)
-        return bool(values) and all(int64_tensor(host, v, depth + 1) for v in values or ())
-    if isinstance(value, ast.Subscript):
-        return int64_tensor(host, value.value, depth + 1)
-    if not isinstance(value, ast.Call):
-        return False
-    dtypes = [k.value for k in value.keywords if k.arg == "dtype"]
-    func = value.func
-    if isinstance(func, ast.Attribute) and host.model.qualify(func) is None:  # a method of a tensor
-        if func.attr == "long" and not value.args:
-            return True
-        if func.attr == "to":
-            dtypes += [a for a in value.args if (host.model.qualify(a) or "").startswith("torch.")]
-            return any(host.model.qualify(d) in _INT64 for d in dtypes) if dtypes \
-                else int64_tensor(host, func.value, depth + 1)
-        if func.attr in _SAME_DTYPE:
-            return int64_tensor(host, func.value, depth + 1)
-    return any(host.model.qualify(d) in _INT64 for d in dtypes)
-
-
 def flattened_binding(host: HostScope, tensor: str | None) -> bool:
     """Whether a name is bound, in any of its assignments, to itself or another tensor flattened to rows
     (`x = x.view(-1, n)` on a parameter: two bindings, which the provenance's single-value view skips)."""
@@ -172,6 +139,39 @@ def int_parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef | None)
 SAME_SIZE = frozenset({"to", "float", "half", "bfloat16", "contiguous", "clone", "detach", "cpu", "cuda"})
 _SAME_DATA = SAME_SIZE | _FLATTENS | {"flatten", "t"}  # and views of it: still the same tensor's data
 _PARAMETER_WORDS = frozenset({"weight", "weights", "bias", "param", "params", "parameter", "parameters"})
+
+
+_INT64 = frozenset({"torch.int64", "torch.long"})
+# Methods that keep a tensor's dtype: its views and copies less the casts, and the other views.
+_SAME_DTYPE = (_SAME_DATA - {"to", "float", "half", "bfloat16"}) | {
+    "squeeze", "unsqueeze", "expand", "narrow", "transpose", "permute", "repeat_interleave"}
+
+
+def int64_tensor(host: HostScope, value: ast.expr, depth: int = 0) -> bool:
+    """Whether the host makes a tensor int64, in every binding: `x.to(torch.int64)`, `x.long()`,
+    `torch.empty(n, dtype=torch.int64)`, through views, slices and copies (`loc.view(-1)[:t].to(dtype=
+    torch.int64).contiguous()`) and local names."""
+    if depth > 6:
+        return False
+    if isinstance(value, ast.Name):
+        values = host.values_of(value.id) or []
+        return bool(values) and all(int64_tensor(host, v, depth + 1) for v in values)
+    if isinstance(value, ast.Subscript):
+        return int64_tensor(host, value.value, depth + 1)
+    if not isinstance(value, ast.Call):
+        return False
+    dtypes = [k.value for k in value.keywords if k.arg == "dtype"]
+    func = value.func
+    if isinstance(func, ast.Attribute) and host.model.qualify(func) is None:  # a method of a tensor
+        if func.attr == "long" and not value.args:
+            return True
+        if func.attr == "to":
+            dtypes += [a for a in value.args if (host.model.qualify(a) or "").startswith("torch.")]
+            return any(host.model.qualify(d) in _INT64 for d in dtypes) if dtypes \
+                else int64_tensor(host, func.value, depth + 1)
+        if func.attr in _SAME_DTYPE:
+            return int64_tensor(host, func.value, depth + 1)
+    return any(host.model.qualify(d) in _INT64 for d in dtypes)
 
 
 def callers_pass_state(project: Project, host: HostScope, tensor: str | None) -> bool:

@@ -442,22 +442,10 @@ class KernelUses:
         """An arm that only loads, stores and computes, once per program outside every loop (`if HAS_BIAS:
         acc += tl.load(bias_ptr + offs_n)`): no loop, tl.dot, atomic, block pointer, descriptor or helper. Beside
         a kernel's main loop this is a sliver of its traffic and does not change which config is best."""
-        for sub in (s for part in arm for s in walk(part)):
-            if isinstance(sub, (ast.For, ast.AsyncFor, ast.While)):
-                return False
-            if not isinstance(sub, ast.Call):
-                continue
-            name = self.model.qualify(sub.func)
-            if name in (f"{TL}.load", f"{TL}.store"):
-                continue
-            if name in MEMORY_CALLS or name in BLOCK_POINTERS or name is None and isinstance(sub.func, ast.Attribute) \
-                    and sub.func.attr in DESCRIPTOR_METHODS:
-                return False
-            if name is not None and name.startswith(TL + ".") or name is None and isinstance(sub.func, ast.Attribute) \
-                    or isinstance(sub.func, ast.Name) and hasattr(builtins, sub.func.id):
-                continue
-            return False  # a helper: its work is not shown here
-        return True
+        return not any(isinstance(sub, (ast.For, ast.AsyncFor, ast.While))
+                       or isinstance(sub, ast.Call) and self._costly(sub)
+                       and self.model.qualify(sub.func) not in (f"{TL}.load", f"{TL}.store")
+                       for part in arm for sub in walk(part))
 
     def _operations(self, arm: Sequence[ast.AST]) -> Counter[str]:
         """What an arm does that costs, as written (casts aside): its loops, memory and descriptor calls,
@@ -468,15 +456,17 @@ class KernelUses:
             for sub in walk(part):
                 if isinstance(sub, (ast.For, ast.AsyncFor, ast.While)):
                     found["loop " + _without_casts(sub.iter if isinstance(sub, (ast.For, ast.AsyncFor)) else sub.test)] += 1
-                elif isinstance(sub, ast.Call):
-                    name = self.model.qualify(sub.func)
-                    costly = name in MEMORY_CALLS or name in BLOCK_POINTERS \
-                        or name is None and isinstance(sub.func, ast.Attribute) and sub.func.attr in DESCRIPTOR_METHODS \
-                        or isinstance(sub.func, ast.Name) and not hasattr(builtins, sub.func.id) \
-                        or name is not None and not name.startswith(TL + ".")
-                    if costly:
-                        found[_without_casts(_without_accumulator(sub) if name == DOT else sub)] += 1
+                elif isinstance(sub, ast.Call) and self._costly(sub):
+                    found[_without_casts(_without_accumulator(sub) if self.model.qualify(sub.func) == DOT else sub)] += 1
         return found
+
+    def _costly(self, call: ast.Call) -> bool:
+        """A call that costs beyond arithmetic: memory, tl.dot, a block pointer or descriptor, or a helper."""
+        name = self.model.qualify(call.func)
+        return name in MEMORY_CALLS or name in BLOCK_POINTERS \
+            or name is None and isinstance(call.func, ast.Attribute) and call.func.attr in DESCRIPTOR_METHODS \
+            or isinstance(call.func, ast.Name) and not hasattr(builtins, call.func.id) \
+            or name is not None and not name.startswith(TL + ".")
 
     def _values_only(self, call: ast.Call) -> bool:
         """No argument of the call depends on a runtime (non-constexpr) argument of the kernel: what it
