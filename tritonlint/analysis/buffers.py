@@ -103,9 +103,14 @@ def _named_writers_nonnegative(model: ModuleModel, kernel: JitFunction, param: s
 
 
 def _written_before(model: ModuleModel, kernel: JitFunction, launch: LaunchSite, param: str) -> bool:
+    """An earlier launch of the host function fills the buffer with values that cannot be negative; or the
+    buffer is the host function's own parameter, filled by its callers, and the module's kernels that write
+    through a kernel parameter of the reader's name stand for the writers (as with no launch at all)."""
     buffer = bind_launch(model, launch, kernel).values.get(param)
     if not isinstance(buffer, ast.Name):
         return False
+    if _host_parameter(launch.scope, buffer.id) and _named_writers_nonnegative(model, kernel, param):
+        return True
     for earlier in model.launches:
         writer = model.kernel_for(earlier)
         if earlier.scope is not launch.scope or earlier.line >= launch.line or writer is None or writer.node is kernel.node:
@@ -115,6 +120,17 @@ def _written_before(model: ModuleModel, kernel: JitFunction, launch: LaunchSite,
             if isinstance(value, ast.Name) and value.id == buffer.id and writes_nonnegative(model, writer, name):
                 return True
     return False
+
+
+def _host_parameter(scope: ast.AST | None, name: str) -> bool:
+    """`name` is a parameter of the host function `scope` that no statement of it rebinds."""
+    if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    arguments = scope.args
+    if name not in {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}:
+        return False
+    return not any(isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
+                   for node in ast.walk(scope))
 
 
 def through_identity(analysis: PaddedLanes, expr: ast.expr | None, load: ast.Call, depth: int = 0) -> bool:

@@ -390,9 +390,14 @@ class PaddedLanes:
 
     # ---- the real lanes' sign ------------------------------------------------------------------------
     def nonnegative(self, expr: ast.expr | None, depth: int = 0) -> bool:
-        """The real lanes of `expr` are never negative: abs, exp, sqrt, squares, maximum with 0."""
+        """The real lanes of `expr` are never negative: abs, exp, sqrt, squares, a non-negative literal, a
+        maximum with one such side, a minimum, sum or product of such values, a product with 0, and a
+        `tl.where` whose two branches are such values (`tl.where(mask, tl.abs(x), 0.0)`)."""
         if expr is None or depth > 8:
             return False
+        number = literal_number(expr)
+        if number is not None:
+            return number >= 0
         if isinstance(expr, ast.Call):
             name = self.model.qualify(expr.func)
             if name in NON_NEGATIVE:
@@ -402,11 +407,18 @@ class PaddedLanes:
             if name in IDENTITY and expr.args:
                 return self.nonnegative(expr.args[0], depth + 1)
             if name == f"{TL}.maximum" and len(expr.args) == 2:
-                return any(constant_class(a) == ZERO for a in expr.args)
+                return any(self.nonnegative(a, depth + 1) for a in expr.args)
+            if name == f"{TL}.minimum" and len(expr.args) == 2:
+                return all(self.nonnegative(a, depth + 1) for a in expr.args)
+            if name == f"{TL}.where" and len(expr.args) == 3:
+                return all(self.nonnegative(a, depth + 1) for a in expr.args[1:])
             return False
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
             return ast.dump(expr.left) == ast.dump(expr.right) or \
+                any(constant_class(side) == ZERO for side in (expr.left, expr.right)) or \
                 all(self.nonnegative(side, depth + 1) for side in (expr.left, expr.right))
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Div)):
+            return all(self.nonnegative(side, depth + 1) for side in (expr.left, expr.right))
         if isinstance(expr, ast.Name):
             definitions = self.flow.reaching(expr)
             return bool(definitions) and all(d.kind == "assign" and self.nonnegative(d.value, depth + 1)
@@ -445,9 +457,6 @@ class PaddedLanes:
         one such side: a loop-carried accumulator counts by induction from its first definition."""
         if depth > 8:
             return False
-        number = literal_number(expr)
-        if number is not None:
-            return number >= 0
         if isinstance(expr, ast.Call):
             name = self.model.qualify(expr.func)
             if name == f"{TL}.zeros":
