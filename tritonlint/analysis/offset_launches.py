@@ -28,8 +28,9 @@ from tritonlint.analysis.launches import bind_launch
 from tritonlint.analysis.model import PROGRAM_ID, JitFunction, LaunchSite, ModuleModel, program_id_axis
 from tritonlint.analysis.offsets import Product
 from tritonlint.analysis.project import Project
-from tritonlint.analysis.provenance import (Origin, Provenance, data_tensor, grid_axes, kv_cache, large_count,
-                                            latent_row, router_scores, routing_tensor, small_item)
+from tritonlint.analysis.provenance import (Origin, Provenance, batch_of_small_items, data_tensor, grid_axes,
+                                            kv_cache, large_count, latent_row, router_scores, routing_tensor,
+                                            small_item)
 from tritonlint.walk import walk
 
 LARGE = "large"
@@ -109,6 +110,8 @@ def _spans_tensor(origin: Origin, strides: Strides) -> str | None:
         return None
     if any(small_item(name) for name in (*origin.names, origin.tensor or "")):
         return None  # the rows of a tensor of heads, slots, pages, per-request or draft entries: few of them
+    if batch_of_small_items(origin):
+        return None  # `B, H, D = q_t.shape`: a batch of items of model dimensions, small whatever the batch
     for value, stride in strides:
         if stride == (origin.tensor, origin.index):
             return (f"row of `{origin.tensor}` ({origin.describe()}) and multiplies it by `{ast.unparse(value)}`: "  # type: ignore[arg-type]

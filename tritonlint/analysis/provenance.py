@@ -29,6 +29,7 @@ class Origin:
     divisor: int | None = None  # cdiv: the divisor, when a constant
     last: bool = False  # shape: the tensor's last dimension (`x.shape[-1]`, `d` of `b, d = x.shape`)
     middle: bool = False  # shape: neither first nor last of a shape unpacking (`T` of `B, T, C = x.shape`)
+    siblings: tuple[str, ...] = ()  # shape: the other names of its shape unpacking (`T`, `C` for `B`); `_` kept
 
     def describe(self) -> str:
         via = f"`{self.names[0]}` = " if self.names else ""
@@ -130,7 +131,8 @@ class Provenance:
 
     def __init__(self, host: HostScope) -> None:
         self.host = host
-        self.unpacked: dict[str, tuple[ast.expr, int, bool, bool]] = {}  # M, K = x.shape -> M: (x, 0, False, False)
+        # M, K = x.shape -> M: (x, 0, False, False, ("K",))
+        self.unpacked: dict[str, tuple[ast.expr, int, bool, bool, tuple[str, ...]]] = {}
         self.unpacked_strides: dict[str, tuple[ast.expr, int]] = {}  # s_b, s_t = x.stride() -> s_t: (x, 1)
         # names an assert, or an early exit of the function, bounds by a small literal or module constant
         # (`assert 2 <= m <= 8`, `assert m <= MAX_M`)
@@ -152,7 +154,8 @@ class Provenance:
                         if isinstance(element, ast.Name):  # the last name of a shape taken to its end is its last dimension
                             last = to_end and position == len(elements) - 1
                             middle = 0 < position < len(elements) - 1
-                            self.unpacked[element.id] = (source, start + position, last, middle)
+                            siblings = tuple(ast.unparse(e) for e in elements if e is not element)
+                            self.unpacked[element.id] = (source, start + position, last, middle, siblings)
                 strided = _stride_source(node.value)
                 if strided is not None and not any(isinstance(e, ast.Starred) for e in node.targets[0].elts):
                     for index, element in enumerate(node.targets[0].elts):
@@ -247,9 +250,9 @@ class Provenance:
         if name in self.asserted:
             return Origin("bounded", name, names=(name,))
         if name in self.unpacked:
-            tensor, index, last, middle = self.unpacked[name]
+            tensor, index, last, middle, siblings = self.unpacked[name]
             shape = self._shape(tensor, index, f"{ast.unparse(tensor)}.shape[{index}]", last)
-            return replace(shape, names=(name,), middle=middle)
+            return replace(shape, names=(name,), middle=middle, siblings=siblings)
         value = self.host.value_of(name)
         if value is not None:
             inner = self.origin(value, depth + 1)
@@ -401,6 +404,21 @@ def count_like(name: str, rows: bool = True) -> bool:
     if match is None or _MODEL_WORDS.search(name) or _SMALL_WORDS.search(name) or _FLAG.search(name):
         return False
     return rows or "row" not in match.group(0).lower()
+
+
+# A batch by name (`B`, `bs`, `batch_size`) as the leading dimension of a shape unpacking of three or more names
+# whose other names are all model dimensions (`B, H, D = q_t.shape`: heads and head size, no sequence): the
+# tensor holds one small item per batch entry, a decode step's query or a per-request state, far below 2^31
+# elements for any batch. Not two names: `B, D = x.shape` is as often tokens flattened into rows of features.
+_BATCH = re.compile(r"^(b|bs|bsz|batch|batch_?size|n_?batch)$", re.IGNORECASE)
+
+
+def batch_of_small_items(origin: Origin) -> bool:
+    """`origin` is the batch of `B, H, D = x.shape`: the leading name says batch and every other name of the
+    unpacking (two or more) is a model dimension (not `_`, not a sequence or token count)."""
+    return (origin.kind == "shape" and origin.index == 0 and bool(origin.names) and len(origin.siblings) >= 2
+            and not origin.rows and bool(_BATCH.search(origin.names[-1]))
+            and all(model_dimension(name) and not _SEQUENCE_NAMES.search(name) for name in origin.siblings))
 
 
 # Sequence lengths by the names attention and sequence code gives them (`q_len`, `kv_len`, `max_src_len`), and
