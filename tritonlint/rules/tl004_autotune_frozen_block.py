@@ -249,9 +249,11 @@ def frozen_grid(ctx: MatchContext, kernel: JitFunction, launch: LaunchSite, host
                 if value is not None and host.node is not None and node.id in host.values:
                     expressions.append((value, False))
         covered = _meta_keys(axis, info.meta_param)
+        # A divisor of a count that already reads META (`B * (B + 1) // 2` with `B = cdiv(N, META["TILE"])`, a
+        # triangle of tiles) divides tiles, not the problem: it is not a block size.
         candidates: list[tuple[ast.expr, ast.expr, bool]] = [
             (size, d, editable) for expr, editable in expressions for size, d in divisors(expr, ctx.model)
-            if not _mentions(d, info.meta_param) and not _meta_keys(d, info.meta_param)
+            if not any(_mentions(side, info.meta_param) or _meta_keys(side, info.meta_param) for side in (size, d))
         ]
         axis_tiles = set(kernel.tiles.get(axis_index, ())) if info.tupled else set()
         for size, divisor, editable in candidates:
