@@ -724,11 +724,13 @@ class ModuleModel:
         return next((f for f in self.functions if f.qualname == f"{self.module}.{name}"), None)
 
     def kernel_for(self, launch: LaunchSite) -> JitFunction | None:
-        """The jit function a launch site starts, when it is defined in this module."""
+        """The jit function a launch site starts, when it is defined in this module: not when the module defines
+        that name more than once (`if IS_NVIDIA:` an autotuned kernel, `else:` a plain one), since which one a
+        launch starts depends on a branch taken at import."""
         if launch.target is not None:
-            found = next((f for f in self.functions if f.qualname == launch.target), None)
-            if found is not None:
-                return found
+            found = [f for f in self.functions if f.qualname == launch.target]
+            if found:
+                return found[0] if len(found) == 1 else None
         callee = launch.node.func.value if isinstance(launch.node.func, ast.Subscript) else None
         if isinstance(callee, ast.Name):
             name = callee.id
