@@ -325,9 +325,21 @@ _METADATA = re.compile(r"offset|(^|_)offs$|indic|index|idx|len|cu_seq|ptr|table|
 _ROUTING = re.compile(r"topk|top_k|gating|router|routing|expert|(^|_)expts?(_|$)", re.IGNORECASE)
 
 
+# A shape suffix names a tensor's dimensions in capitals after its name (`Wl1_ND2H`, `mask_NM`, `q_BHSD`): the
+# name is what comes before it. Not a name that is capitals throughout (`BLOCK_M`, `W_QKV`).
+_SHAPE_SUFFIX = re.compile(r"(?<=[a-z0-9])_[A-Z][A-Z0-9]*$")
+
+
+def tensor_name(text: str) -> str:
+    """The name a tensor's source text gives it: its last attribute, without subscripts or a shape suffix
+    (`self.Wl1_ND2H[0]` -> `Wl1`)."""
+    name = text.rpartition(".")[2].split("[")[0]
+    return _SHAPE_SUFFIX.sub("", name) if any(c.islower() for c in name) else name
+
+
 def routing_tensor(text: str | None) -> bool:
     """A tensor named as per-token routing data (`gating_output`, `topk_ids`, `router_logits`)."""
-    return text is not None and bool(_ROUTING.search(text.rpartition(".")[2].split("[")[0]))
+    return text is not None and bool(_ROUTING.search(tensor_name(text)))
 
 
 # Kernels of the routing step of a mixture of experts (DeepSeek's grouped top-k over expert groups, a router or
@@ -340,7 +352,7 @@ _SCORES = re.compile(r"^(scores?|logits)(_|$)", re.IGNORECASE)
 def router_scores(text: str | None, *names: str) -> bool:
     """`text` names the scores or logits of a routing kernel (one of `names`, the kernel's, its file's or its
     launching function's, says routing: `grouped_topk`, `moe_fused_gate`)."""
-    return (text is not None and bool(_SCORES.search(text.rpartition(".")[2].split("[")[0]))
+    return (text is not None and bool(_SCORES.search(tensor_name(text)))
             and any(_ROUTING_STEP.search(name) for name in names))
 
 
@@ -352,7 +364,7 @@ _KV_CACHE = re.compile(r"((^|_)(k|v|kv|key|value|keys|values)_?|^)caches?$", re.
 
 def kv_cache(text: str) -> bool:
     """A tensor named as the KV cache of attention (`key_cache`, `kv_cache`, `self.k_cache`, `caches`)."""
-    return bool(_KV_CACHE.search(text.rpartition(".")[2].split("[")[0]))
+    return bool(_KV_CACHE.search(tensor_name(text)))
 
 
 # The compressed KV latent of multi-head latent attention and its rope key shared by the heads: one narrow row
@@ -363,7 +375,7 @@ _LATENT = re.compile(r"^(kv_c|k_pe|kpe|ckv|c_kv|compressed_kv|kv_latent|latent_c
 
 def latent_row(text: str) -> bool:
     """A tensor named as MLA's compressed KV latent or its shared rope key (`kv_c`, `k_pe`): narrow rows."""
-    return bool(_LATENT.search(text.rpartition(".")[2].split("[")[0]))
+    return bool(_LATENT.search(tensor_name(text)))
 
 
 def small_item(name: str) -> bool:
@@ -389,7 +401,7 @@ def pool_size(name: str) -> bool:
 
 def table(tensor: str) -> bool:
     """A tensor named as a weight, a table (rotary caches, block tables), a pool or a quantised weight."""
-    return bool(_TABLES.search(tensor))
+    return bool(_TABLES.search(tensor) or _TABLES.search(tensor_name(tensor)))
 
 
 def model_dimension(name: str) -> bool:
@@ -442,7 +454,7 @@ def sequence_length(origin: Origin) -> bool:
 
 def data_tensor(text: str | None) -> bool:
     """A tensor of data, not of offsets, indices, lengths, masks or scales (by its name)."""
-    return text is not None and not _METADATA.search(text.rpartition(".")[2].split("[")[0])
+    return text is not None and not _METADATA.search(tensor_name(text))
 
 
 def large_count(origin: Origin) -> str | None:
