@@ -162,6 +162,51 @@ def _int64_index(host: HostScope, source: ast.Call, values: dict[str, ast.expr])
     return None
 
 
+INT32_LIMIT = 2**31 - 1
+
+
+def _int32_guard(host: HostScope) -> int | None:
+    """The line where the launching function refuses sizes that int32 offsets cannot address: `if n >=
+    2**31: raise ...` (also `>` a bound of at least 2^31 - 1, a module constant such as `_MAX_ELEMS = 2**31`,
+    the comparison written either way round) or `assert n < 2**31`, in its own body, not under a loop."""
+    if host.node is None:
+        return None
+    evaluator = host.evaluator()
+
+    def at_limit(node: ast.expr) -> bool:
+        value = evaluator.evaluate(node)
+        return value is not None and isinstance(value.value, int) and value.value >= INT32_LIMIT
+
+    def refuses(test: ast.expr, large_side_first: bool) -> bool:
+        """`test` is true exactly for sizes past the limit (an if that raises) or false for them (an assert)."""
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+            return False
+        op, left, right = test.ops[0], test.left, test.comparators[0]
+        if isinstance(op, (ast.GtE, ast.Gt)):
+            size_first = True
+        elif isinstance(op, (ast.LtE, ast.Lt)):
+            size_first = False
+        else:
+            return False
+        # `size >= LIMIT` or `LIMIT <= size` is true for large sizes; `size < LIMIT` false for them
+        if size_first == large_side_first:
+            return at_limit(right)
+        return at_limit(left)
+
+    pending = list(host.node.body)
+    while pending:
+        statement = pending.pop(0)
+        if isinstance(statement, ast.If):
+            if refuses(statement.test, True) and any(isinstance(s, ast.Raise) for s in statement.body):
+                return statement.lineno
+            pending.extend(statement.body + statement.orelse)
+        elif isinstance(statement, ast.Assert) and refuses(statement.test, False):
+            return statement.lineno
+        elif isinstance(statement, (ast.With, ast.Try)):
+            pending.extend(statement.body)
+    return None
+
+
 def _host_name(launch: LaunchSite) -> str:
     """The name of the host function that launches the kernel ("" at module level)."""
     return launch.scope.name if isinstance(launch.scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else ""
@@ -195,6 +240,10 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
         wide = _int64_index(host, source, bound.values) if axis is None else None
         if wide is not None:
             reasons.append(f"at {where} {wide}")
+            continue
+        guard = _int32_guard(host)
+        if guard is not None:
+            reasons.append(f"at {where} the launching function refuses sizes of 2^31 elements or more (line {guard})")
             continue
         if grid is not None and axis is not None:
             axes, _ = grid
