@@ -165,10 +165,11 @@ def _int64_index(host: HostScope, source: ast.Call, values: dict[str, ast.expr])
 INT32_LIMIT = 2**31 - 1
 
 
-def _int32_guard(host: HostScope) -> int | None:
-    """The line where the launching function refuses sizes that int32 offsets cannot address: `if n >=
-    2**31: raise ...` (also `>` a bound of at least 2^31 - 1, a module constant such as `_MAX_ELEMS = 2**31`,
-    the comparison written either way round) or `assert n < 2**31`, in its own body, not under a loop."""
+def _int32_guard(host: HostScope, before: int) -> int | None:
+    """The line where the launching function refuses sizes that int32 offsets cannot address, before line
+    `before` (the launch): `if n >= 2**31: raise ...` (also `>` a bound of at least 2^31 - 1, a module constant
+    such as `_MAX_ELEMS = 2**31`, the comparison written either way round) or `assert n < 2**31`, in its own
+    body, not under a loop."""
     if host.node is None:
         return None
     evaluator = host.evaluator()
@@ -196,6 +197,8 @@ def _int32_guard(host: HostScope) -> int | None:
     pending = list(host.node.body)
     while pending:
         statement = pending.pop(0)
+        if statement.lineno >= before:
+            continue
         if isinstance(statement, ast.If):
             if refuses(statement.test, True) and any(isinstance(s, ast.Raise) for s in statement.body):
                 return statement.lineno
@@ -241,7 +244,7 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
         if wide is not None:
             reasons.append(f"at {where} {wide}")
             continue
-        guard = _int32_guard(host)
+        guard = _int32_guard(host, launch.line)
         if guard is not None:
             reasons.append(f"at {where} the launching function refuses sizes of 2^31 elements or more (line {guard})")
             continue
