@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 
 from tritonlint.analysis.flow import FunctionFlow, flow_of
+from tritonlint.analysis.host import HostScope
+from tritonlint.analysis.host_tensors import parameter_names
 from tritonlint.analysis.launches import bind_launch
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.analysis.offset_launches import kernel_launches
@@ -109,7 +111,9 @@ def _written_before(model: ModuleModel, kernel: JitFunction, launch: LaunchSite,
     buffer = bind_launch(model, launch, kernel).values.get(param)
     if not isinstance(buffer, ast.Name):
         return False
-    if _host_parameter(launch.scope, buffer.id) and _named_writers_nonnegative(model, kernel, param):
+    host = HostScope.of(model, launch.scope)
+    if buffer.id in parameter_names(host.node) and host.values.get(buffer.id) == [None] \
+            and _named_writers_nonnegative(model, kernel, param):
         return True
     for earlier in model.launches:
         writer = model.kernel_for(earlier)
@@ -120,17 +124,6 @@ def _written_before(model: ModuleModel, kernel: JitFunction, launch: LaunchSite,
             if isinstance(value, ast.Name) and value.id == buffer.id and writes_nonnegative(model, writer, name):
                 return True
     return False
-
-
-def _host_parameter(scope: ast.AST | None, name: str) -> bool:
-    """`name` is a parameter of the host function `scope` that no statement of it rebinds."""
-    if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return False
-    arguments = scope.args
-    if name not in {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}:
-        return False
-    return not any(isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store)
-                   for node in ast.walk(scope))
 
 
 def through_identity(analysis: PaddedLanes, expr: ast.expr | None, load: ast.Call, depth: int = 0) -> bool:

@@ -172,10 +172,9 @@ def _int32_guard(host: HostScope, before: int) -> int | None:
     body, not under a loop."""
     if host.node is None:
         return None
-    evaluator = host.evaluator()
 
     def at_limit(node: ast.expr) -> bool:
-        value = evaluator.evaluate(node)
+        value = host.evaluator().evaluate(node)  # built only for a comparison that may be a guard
         return value is not None and isinstance(value.value, int) and value.value >= INT32_LIMIT
 
     def refuses(test: ast.expr, large_side_first: bool) -> bool:
