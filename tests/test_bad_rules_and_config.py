@@ -141,6 +141,10 @@ RULE_CASES: dict[str, tuple[str, str, str]] = {
     "valid_example_with_marker": (_edit('valid: ["x = 1\\n"]', 'valid: ["x = 1  # expect: ACME001\\n"]'),
                                   "tests.valid[0]", "must not carry"),
     "example_not_a_string": (_edit('valid: ["x = 1\\n"]', "valid: [42]"), "tests.valid[0]", "must be a code string"),
+    "example_unknown_option": (_edit('valid: ["x = 1\\n"]', 'valid: [{code: "x = 1\\n", options: {acme-max-trp: 4}}]'),
+                               "tests.valid[0].options.acme-max-trp", "not an option of this rule"),
+    "example_option_wrong_type": (_edit('valid: ["x = 1\\n"]', 'valid: [{code: "x = 1\\n", options: {acme-max-trip: yes}}]'),
+                                  "tests.valid[0].options.acme-max-trip", "must be a int"),
     "duplicate_builtin_id": (_edit("id: ACME001", "id: TL001").replace("ACME001", "TL001"), "id",
                              "'TL001' is already defined"),
 }

@@ -126,7 +126,8 @@ def _assert_headline(d: Diagnostic) -> None:
 
 @pytest.mark.parametrize(("rule", "index", "example"), EXAMPLES, ids=[f"{r.id}-{i}" for r, i, _ in EXAMPLES])
 def test_every_invalid_example_gets_a_headline(rule, index, example):
-    found = [d for d in lint_example(example.code, RULES, rule.id).diagnostics if d.code == rule.id]
+    found = [d for d in lint_example(example.code, RULES, rule.id, options=example.options).diagnostics
+             if d.code == rule.id]
     assert found
     for d in found:
         _assert_headline(d)

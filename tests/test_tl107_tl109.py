@@ -91,18 +91,19 @@ GEMV = textwrap.dedent('''
     ''')
 
 
-def _tl107(code: str, rules) -> list[str]:
-    return [d.message for d in lint_code(code, rules, select=["TL107"]).diagnostics if d.code == "TL107"]
+def _tl107(code: str, rules, options: dict | None = None) -> list[str]:
+    return [d.message for d in lint_code(code, rules, select=["TL107"], options=options).diagnostics if d.code == "TL107"]
 
 
 def test_a_weights_output_features_beside_an_activations_features_are_not_flagged(rules):
     assert _tl107(GEMV, rules) == []
+    assert _tl107(GEMV, rules, {"constexpr-size-unbacked": True}) == []  # not a candidate at either level
 
 
 def test_the_leading_dimension_is_flagged_when_the_launch_passes_another_size_of_its_tensor(rules):
     # codes.shape[1] passed too: `codes` is no longer known to be the other operand of a linear map
     code = GEMV.replace("gemv[(N,)](x, codes, x, 1, K, N, 1024)", "gemv[(N,)](x, codes, x, codes.shape[1], K, N, 1024)")
-    assert any("`N`" in m for m in _tl107(code, rules))
+    assert any("`N`" in m for m in _tl107(code, rules, {"constexpr-size-unbacked": True}))
 
 
 
@@ -151,8 +152,10 @@ def test_tl109_a_state_only_read_exempts_nothing(tmp_path):
     assert _tl109_rows(tmp_path, read_only) == [("pkg/ops.py", 8)]
 
 
-# TL107 in two levels: a finding is reported by default only where something at the launch shows the value
-# changing from call to call; the rest only with `constexpr-size-unbacked`, as info.
+# TL107 in two levels: a finding is reported by default only where the launch names the value a token or
+# sequence count (or flattens it to rows); what only shows it varying (an element count, a grid or an
+# allocation over a received tensor, a row count by name) and the rest only with `constexpr-size-unbacked`,
+# as info.
 UNBACKED = {"constexpr-size-unbacked": True}
 TABLE_WIDTH = textwrap.dedent('''
     import torch
@@ -181,17 +184,24 @@ def test_a_bare_leading_dimension_is_reported_only_with_the_unbacked_option(rule
     assert severity == "info" and any("constexpr-size-unbacked" in n for n in notes)
 
 
-def test_a_grid_over_the_same_dimension_backs_it(rules):
-    [(severity, notes)] = _tl107_findings(TABLE_WIDTH.replace("GRID", "(partials.shape[0],)"), rules)
-    assert severity == "warning" and any("the launch grid spans it" in n for n in notes)
-    # the same with the option: the same finding, no second one
-    assert _tl107_findings(TABLE_WIDTH.replace("GRID", "(partials.shape[0],)"), rules, UNBACKED) == [(severity, notes)]
+def test_a_grid_over_the_same_dimension_shows_it_only_with_the_option(rules):
+    code = TABLE_WIDTH.replace("GRID", "(partials.shape[0],)")
+    assert _tl107_findings(code, rules) == []
+    [(severity, notes)] = _tl107_findings(code, rules, UNBACKED)
+    assert severity == "info" and any("the launch grid spans it" in n for n in notes)
 
 
-def test_an_allocation_with_the_value_first_backs_it(rules):
+def test_an_allocation_with_the_value_first_shows_it_only_with_the_option(rules):
     code = TABLE_WIDTH.replace("    k[GRID]", "    y = torch.empty(partials.shape[0], 64)\n    k[(1,)]")
+    assert _tl107_findings(code, rules) == []
+    [(severity, notes)] = _tl107_findings(code, rules, UNBACKED)
+    assert severity == "info" and any("leading size" in n for n in notes)
+
+
+def test_rows_flattened_by_the_launching_function_are_named(rules):
+    code = TABLE_WIDTH.replace("    k[GRID]", "    partials = partials.view(-1, 64)\n    k[(1,)]")
     [(severity, notes)] = _tl107_findings(code, rules)
-    assert severity == "warning" and any("leading size" in n for n in notes)
+    assert severity == "warning" and any("flattens to rows" in n for n in notes)
 
 
 def test_a_tensor_the_function_does_not_receive_is_unbacked(rules):
@@ -202,15 +212,19 @@ def test_a_tensor_the_function_does_not_receive_is_unbacked(rules):
     assert [s for s, _ in _tl107_findings(code, rules, UNBACKED)] == ["info"]
 
 
-def test_a_count_by_name_or_an_element_count_is_backed_without_a_grid(rules):
-    by_name = TABLE_WIDTH.replace("GRID", "(1,)").replace("partials.shape[0], BLOCK", "num_tokens=partials.shape[0], BLOCK") \
-        .replace("W: tl.constexpr", "num_tokens: tl.constexpr").replace("range(W)", "range(num_tokens)")
+def test_a_token_count_by_name_is_named_and_an_element_count_or_a_row_count_only_shown(rules):
+    def named(name: str) -> str:
+        return TABLE_WIDTH.replace("GRID", "(1,)").replace("partials.shape[0], BLOCK", f"{name}=partials.shape[0], BLOCK") \
+            .replace("W: tl.constexpr", f"{name}: tl.constexpr").replace("range(W)", f"range({name})")
     numel = TABLE_WIDTH.replace("GRID", "(1,)").replace("partials.shape[0]", "partials.numel()")
-    assert [s for s, _ in _tl107_findings(by_name, rules)] == ["warning"]
-    assert [s for s, _ in _tl107_findings(numel, rules)] == ["warning"]
+    assert [s for s, _ in _tl107_findings(named("num_tokens"), rules)] == ["warning"]
+    assert [s for s, _ in _tl107_findings(named("seq_len"), rules)] == ["warning"]
+    for shown in (numel, named("n_rows")):  # a weight's rows are named rows as often as a batch's
+        assert _tl107_findings(shown, rules) == []
+        assert [s for s, _ in _tl107_findings(shown, rules, UNBACKED)] == ["info"]
 
 
-def test_the_launch_names_a_backed_parameter_before_an_unbacked_one(rules):
+def test_the_launch_names_a_named_parameter_then_a_shown_one_then_an_unbacked_one(rules):
     code = textwrap.dedent('''
         import triton
         import triton.language as tl
@@ -225,7 +239,13 @@ def test_the_launch_names_a_backed_parameter_before_an_unbacked_one(rules):
         ''')
     result = lint_code(code, rules, select=["TL107"], options=UNBACKED)
     [finding] = [d for d in result.diagnostics if d.code == "TL107"]
-    assert "`xnumel`" in finding.message and finding.severity == "warning"
+    assert "`xnumel`" in finding.message and finding.severity == "info"
+    # a token count by name comes before both
+    named = code.replace("BLOCK: tl.constexpr)", "n_tokens: tl.constexpr, BLOCK: tl.constexpr)").replace(
+        "BLOCK=64)", "x.shape[0], BLOCK=64)")
+    for options in (None, UNBACKED):
+        [finding] = [d for d in lint_code(named, rules, select=["TL107"], options=options).diagnostics if d.code == "TL107"]
+        assert "`n_tokens`" in finding.message and finding.severity == "warning"
 
 
 def test_do_not_specialize_on_a_constexpr_needs_no_option(rules):

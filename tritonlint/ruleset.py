@@ -76,6 +76,7 @@ class Example:
     """A code example of a rule file's tests, with its fixed text."""
     code: str
     fixed: str | None = None  # expected text after --fix/--unsafe-fixes, for invalid examples
+    options: dict[str, Any] = field(default_factory=dict)  # the rule's options the example is linted with
 
 
 @dataclass
@@ -187,7 +188,7 @@ class _RuleBuilder:
         notes = self.note_templates(metavars, provided)
         fix = self.fix_spec(metavars, provided)
         doc = self.doc()
-        valid, invalid = self.tests(rule_id)
+        valid, invalid = self.tests(rule_id, options)
         url = data.get("url")
         if url is not None and not isinstance(url, str):
             raise self.error("url", "must be a string")
@@ -264,6 +265,17 @@ class _RuleBuilder:
                 raise self.error(f"{key}.default", f"must be a {spec['type']}")
             options[name] = OptionSpec(name, spec["type"], default, str(spec.get("doc", "")))
         return options
+
+    def example_options(self, key: str, raw: Any, options: dict[str, OptionSpec]) -> dict[str, Any]:
+        """An example's settings of the rule's own options (`{constexpr-size-unbacked: true}`)."""
+        if not isinstance(raw, dict):
+            raise self.error(key, "must be a mapping of the rule's option names to values")
+        for name, value in raw.items():
+            if name not in options:
+                raise self.error(f"{key}.{name}", f"not an option of this rule (its options: {', '.join(options) or 'none'})")
+            if not _is_type(value, options[name].type):
+                raise self.error(f"{key}.{name}", f"must be a {options[name].type}")
+        return dict(raw)
 
     def conditions(self, options: dict[str, OptionSpec]) -> list[Condition]:
         from tritonlint.context import CONDITIONS
@@ -370,7 +382,7 @@ class _RuleBuilder:
                 raise self.error(f"doc.{section}", "must be a string")
         return {k: raw[k].strip("\n") for k in DOC_SECTIONS if k in raw}
 
-    def tests(self, rule_id: str) -> tuple[list[Example], list[Example]]:
+    def tests(self, rule_id: str, options: dict[str, OptionSpec]) -> tuple[list[Example], list[Example]]:
         raw = self.data.get("tests")
         if not isinstance(raw, dict) or set(raw) - {"valid", "invalid"}:
             raise self.error("tests", "must be a mapping with `valid` and `invalid` lists")
@@ -384,13 +396,13 @@ class _RuleBuilder:
                 key = f"tests.{kind}[{index}]"
                 if isinstance(item, str):
                     example = Example(item)
-                elif isinstance(item, dict) and set(item) <= {"code", "fixed"} and isinstance(item.get("code"), str):
+                elif isinstance(item, dict) and set(item) <= {"code", "fixed", "options"} and isinstance(item.get("code"), str):
                     fixed = item.get("fixed")
                     if fixed is not None and (kind == "valid" or not isinstance(fixed, str)):
                         raise self.error(f"{key}.fixed", "only invalid examples have a `fixed` text")
-                    example = Example(item["code"], fixed)
+                    example = Example(item["code"], fixed, self.example_options(f"{key}.options", item.get("options", {}), options))
                 else:
-                    raise self.error(key, "must be a code string or a mapping {code, fixed}")
+                    raise self.error(key, "must be a code string or a mapping {code, fixed, options}")
                 markers = EXPECT_MARKER.findall(example.code)
                 if kind == "invalid" and rule_id not in markers:
                     raise self.error(key, f"has no `# expect: {rule_id}` marker on the line the finding belongs to")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from typing import Any
 
 from tritonlint.analysis.project import Project
 from tritonlint.config import Settings
@@ -29,8 +30,10 @@ class Failure:
         return f"{self.path}: {self.rule} tests.{self.kind}[{self.index}]: {self.problem}"
 
 
-def lint_example(code: str, rules: list[Rule], rule_id: str, mode: FixMode = FixMode.NONE) -> FileResult:
-    linter = make_linter(rules, Settings(select=[rule_id], target=EXAMPLE_TARGET), mode, unsafe=True)
+def lint_example(code: str, rules: list[Rule], rule_id: str, mode: FixMode = FixMode.NONE,
+                 options: dict[str, Any] | None = None) -> FileResult:
+    settings = Settings(select=[rule_id], target=EXAMPLE_TARGET, options=dict(options or {}))
+    linter = make_linter(rules, settings, mode, unsafe=True)
     return linter.lint_source(decode_source(code.encode()), None, "example.py", "example", Project())
 
 
@@ -40,7 +43,7 @@ def expected_rows(code: str, rule_id: str) -> list[int]:
 
 def check_example(rule: Rule, kind: str, example: Example, rules: list[Rule]) -> str | None:
     """What is wrong with one example, or None."""
-    result = lint_example(example.code, rules, rule.id)
+    result = lint_example(example.code, rules, rule.id, options=example.options)
     if result.internal_error:
         return result.internal_error
     found = [d for d in result.diagnostics if d.code == rule.id]
@@ -61,7 +64,7 @@ def check_example(rule: Rule, kind: str, example: Example, rules: list[Rule]) ->
                 return f"the suggested code does not parse: {exc.msg} at row {exc.lineno}"
     if not any(d.fix is not None and d.fix.edits and d.fix.applicability != "display-only" for d in found):
         return None if example.fixed is None else "a `fixed` text is given but no finding has a fix"
-    fixed_result = lint_example(example.code, rules, rule.id, FixMode.DIFF)
+    fixed_result = lint_example(example.code, rules, rule.id, FixMode.DIFF, example.options)
     fixed = fixed_result.fixed if fixed_result.fixed is not None else example.code
     try:
         ast.parse(fixed)
@@ -69,13 +72,13 @@ def check_example(rule: Rule, kind: str, example: Example, rules: list[Rule]) ->
         return f"the fixed text does not parse: {exc.msg} at row {exc.lineno}"
     if example.fixed is not None and fixed != example.fixed:
         return "the fixed text differs from the example's `fixed`"
-    after = lint_example(fixed, rules, rule.id)
+    after = lint_example(fixed, rules, rule.id, options=example.options)
     if any(d.fix is not None and d.fix.edits and d.fix.applicability != "display-only" for d in after.diagnostics):
         return "after --fix a finding with a fix is still reported"
     fixable = sum(1 for d in found if d.fix is not None and d.fix.edits and d.fix.applicability != "display-only")
     if len(after.diagnostics) != len(result.diagnostics) - fixable:
         return f"--fix left {len(after.diagnostics)} findings, {len(result.diagnostics) - fixable} expected"
-    if lint_example(fixed, rules, rule.id, FixMode.DIFF).fixed is not None:
+    if lint_example(fixed, rules, rule.id, FixMode.DIFF, example.options).fixed is not None:
         return "a second --fix changes the text again"
     return None
 

@@ -107,7 +107,7 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
                              if part.kind == "shape" and part.tensor is not None and part.index not in (0, None)}
     origins = {param: provenance.origin(expr) for param, expr in values.items()}
     unbacked = ctx.options.get("constexpr-size-unbacked", False)
-    found: list[tuple[bool, int, str, ast.expr, str, str | None]] = []  # backed, strength, param, expr, why, backing
+    found: list[tuple[int, int, str, ast.expr, str, str | None]] = []  # level, strength, param, expr, why, backing
     for param, expr in values.items():
         spec = kernel.param(param)
         if spec is None or not spec.is_constexpr or param in needed or model_dimension(param) or pool_size(param):
@@ -133,28 +133,33 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
         why = varies_with_input(origin)
         if why is None:
             continue
-        backing = _backing(provenance, launch, param, origin, leaves, spanned)
-        if (backing is not None or unbacked) and leaves and all(
+        backed = _backing(provenance, launch, param, origin, leaves, spanned)
+        if (backed is not None or unbacked) and leaves and all(
                 callers_pass_state(ctx.project, host, leaf.tensor) for leaf in leaves):
             continue  # triton_add(self._grad_shard, ...) everywhere: x.numel() of a generic helper is a model's size
-        found.append((backing is not None, _strength(param, origin), param, expr, why, backing))
-    found = [f for f in found if f[0] or unbacked]
+        level = 0 if backed is None else 2 if backed[1] else 1
+        found.append((level, _strength(param, origin), param, expr, why, backed[0] if backed else None))
+    found = [f for f in found if f[0] == 2 or unbacked]
     if not found:
-        return None  # no launch fact shows the value changing per call: reported only with constexpr-size-unbacked
-    # Name the best-evidenced parameter, not the first: a backed one, then a count by name over a bare
-    # leading dimension.
-    _, _, param, expr, why, backing = max(found, key=lambda f: (f[0], f[1]))
+        return None  # the launch names no token or sequence count: reported only with constexpr-size-unbacked
+    # Name the best-evidenced parameter, not the first: a named one, then a shown one, then a count by name
+    # over a bare leading dimension.
+    level, _, param, expr, why, backing = max(found, key=lambda f: (f[0], f[1]))
     others = [f"`{p}`" for _, _, p, _, _, _ in found if p != param]
     problem = (f"constexpr `{param}` is fed `{ctx.file.text_of(expr)}`, which varies with the input: "
                "one compilation per distinct value")
     notes = [f"Where the value comes from: {why}."]
-    notes.append(f"Why it changes from call to call: {backing}." if backing is not None else
-                 "Nothing at the launch shows it changing from call to call (no count by name, no element "
-                 "count or grid over a received tensor): reported because `constexpr-size-unbacked` is set.")
+    if level == 2:
+        notes.append(f"Why it changes from call to call: {backing}.")
+    else:
+        notes.append((f"What suggests it changes from call to call: {backing}; but" if backing is not None else
+                      "Nothing at the launch shows it changing from call to call, and") +
+                     " the launch names no token or sequence count (a weight's, a table's or a decode step's "
+                     "size looks the same): reported because `constexpr-size-unbacked` is set.")
     if others:
         notes.append(f"Also fed a value that varies with the input: {', '.join(others)}.")
     return Verdict(vars={"kernel": launch.callee_text, "problem": problem},
-                   severity=None if backing is not None else "info", span=ctx.file.span_of(expr),
+                   severity=None if level == 2 else "info", span=ctx.file.span_of(expr),
                    notes=[*notes,
                           f"Evidence: {evidence.fixture_phrase(ROW_COUNT)}.",
                           f"Triton compiles `{launch.callee_text}` once per distinct value of a constexpr: drop "
@@ -168,35 +173,43 @@ _VARLEN = re.compile(r"cu_?seq", re.IGNORECASE)
 
 
 def _backing(provenance: Provenance, launch: LaunchSite, param: str, origin: Origin, leaves: list[Origin],
-             spanned: set[str]) -> str | None:
-    """Positive evidence that a varying value changes from call to call, not only with the model or the
-    index: a token, row or sequence count by name, the element count of a tensor the launching function
-    receives, the rows of a tensor flattened to rows, or a dimension of a received tensor that the launch
-    grid spans, that the function's allocation takes as its leading size, or that is the packed tokens
-    beside `cu_seqlens`. None when only the value's form (a bare `t.shape[0]`, a weight's or a table's size
-    as often as a batch's) says it varies."""
-    if count_like(param) or any(count_like(n) for n in origin.all_names()):
-        return f"`{param}` or a host name on the way names a token, row or sequence count"
+             spanned: set[str]) -> tuple[str, bool] | None:
+    """Evidence that a varying value changes from call to call, not only with the model or the index, and
+    whether it is named (True) or only shown (False). Named: a token or sequence count by name, the rows
+    of a tensor flattened to rows, the packed tokens beside `cu_seqlens`. Shown: a row count by name, the
+    element count of a tensor the launching function receives, or a dimension of a received tensor that
+    the launch grid spans or that the function's allocation takes as its leading size: on fresh code as
+    often a weight's, a table's or a decode step's size as a batch's (docs/precision/TL107.md). None when
+    only the value's form (a bare `t.shape[0]`) says it varies."""
+    names = [param, *origin.all_names()]
+    if any(count_like(n, rows=False) for n in names):
+        return f"`{param}` or a host name on the way names a token or sequence count", True
     for leaf in leaves:
         if sequence_length(leaf):
-            return f"`{leaf.names[-1]}` names a sequence length of `{leaf.tensor}`"
+            return f"`{leaf.names[-1]}` names a sequence length of `{leaf.tensor}`", True
     host = provenance.host
     for leaf in leaves:
         received = is_received(host, leaf.tensor)
-        if leaf.kind == "numel" and received:
-            return f"it counts the elements of `{leaf.tensor}`, which the launching function receives"
         if leaf.kind == "shape" and leaf.rows:
-            return f"it counts the rows of `{leaf.tensor}` flattened to rows"
-        if leaf.kind != "shape" or not received:
+            return f"it counts the rows of `{leaf.tensor}` flattened to rows", True
+        if leaf.kind == "shape" and received and leaf.index == 0 and flattened_binding(host, leaf.tensor):
+            return f"it counts the rows of `{leaf.tensor}`, which the launching function flattens to rows", True
+        if leaf.kind == "shape" and received and leaf.index == 0 and any(
+                _VARLEN.search(p) for p in parameter_names(host.node)):
+            return f"`{leaf.tensor}` is packed beside `cu_seqlens`: its leading dimension is the batch's tokens", True
+    if any(count_like(n) for n in names):
+        return f"`{param}` or a host name on the way names a row count", False
+    for leaf in leaves:
+        if not is_received(host, leaf.tensor):
             continue
-        if leaf.index == 0 and flattened_binding(host, leaf.tensor):
-            return f"it counts the rows of `{leaf.tensor}`, which the launching function flattens to rows"
+        if leaf.kind == "numel":
+            return f"it counts the elements of `{leaf.tensor}`, which the launching function receives", False
+        if leaf.kind != "shape":
+            continue
         if set(leaf.names) & spanned or _grid_spans(provenance, launch, leaf):
-            return f"the launch grid spans it: one program per row or block of `{leaf.tensor}`"
+            return f"the launch grid spans it: one program per row or block of `{leaf.tensor}`", False
         if allocation_positions(provenance, leaf)[0]:
-            return "the launching function allocates its output with it as the leading size"
-        if leaf.index == 0 and any(_VARLEN.search(p) for p in parameter_names(host.node)):
-            return f"`{leaf.tensor}` is packed beside `cu_seqlens`: its leading dimension is the batch's tokens"
+            return "the launching function allocates its output with it as the leading size", False
     return None
 
 
