@@ -48,6 +48,18 @@ def closest(name: str, params: list[str]) -> tuple[list[str], str | None]:
     return [p for _, p in close], close[0][1] if clear else None
 
 
+def _shared_names(model: ModuleModel, kernel: JitFunction) -> set[str]:
+    """The parameters of the module's other autotuned kernels keyed by the same module-level list (`key=KEY`
+    on a forward and a backward kernel): an entry one of them takes is there for it, and Triton skips it for
+    the kernels that lack it, by design (a kernel with a parameter the entry misspells is still flagged)."""
+    node = kernel.autotune.key_node if kernel.autotune is not None else None
+    if not isinstance(node, ast.Name):
+        return set()
+    return {p.name for other in model.functions if other is not kernel and other.autotune is not None
+            and isinstance(other.autotune.key_node, ast.Name) and other.autotune.key_node.id == node.id
+            for p in other.params}
+
+
 def _entries(unknown: list[ast.Constant]) -> str:
     listed = ", ".join(f'"{e.value!s}"' for e in unknown)
     return f"entry {listed} is not a parameter" if len(unknown) == 1 else f"entries {listed} are not parameters"
@@ -69,7 +81,10 @@ def autotune_key_unknown_entry(ctx: MatchContext) -> Verdict | None:
         return None
     entries = _key_entries(ctx.model, kernel.autotune)
     params = [p.name for p in kernel.params]
-    unknown = [e for e in entries or () if e.value not in params]
+    shared = _shared_names(ctx.model, kernel)
+    # An entry another kernel sharing the list takes is for that kernel, unless it misspells one of this one's.
+    unknown = [e for e in entries or () if e.value not in params
+               and (e.value not in shared or closest(str(e.value), params)[1] is not None)]
     if not unknown:
         return None
     # Not a name the key already holds, nor one the caller never passes: the autotuner reads the key from the
