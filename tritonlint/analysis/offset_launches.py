@@ -36,6 +36,10 @@ from tritonlint.walk import walk
 LARGE = "large"
 SMALL = "small"
 UNKNOWN = "unknown"
+# A launch spans a tensor's bare leading dimension (one program per row, times that row's stride) without
+# naming it as rows, tokens or elements: on code never used before as often a weight's, a decode batch's or a
+# small library's rows as an activation's (docs/precision/TL102.md, round R6).
+SPANS = "spans"
 # A literal multiplier passed at the launch keeps a product below 2^31 when it is below 2^15 for a program id
 # of grid axis 1 or 2 (at most 65,535 programs), and for axis 0 or a loaded index (up to 2^31 values) when it
 # is a tiny stride such as a column stride of 1 or 2.
@@ -53,7 +57,7 @@ _PER_REQUEST = re.compile(r"decode|draft|accept|penalt|(state|scan)_update", re.
 @dataclass(frozen=True)
 class Extent:
     """How large a launch makes a count: large, small or unknown, and why."""
-    kind: str  # large | small | unknown
+    kind: str  # large | spans | small | unknown
     why: str = ""  # large: the launch and the count; small: what bounds it
 
 
@@ -233,6 +237,7 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
     limit = SMALL_LITERAL.get(axis, TINY_LITERAL) if axis is not None else TINY_LITERAL
     small_everywhere = True
     reasons: list[str] = []
+    shown: str | None = None  # the first launch that spans a bare leading dimension
     for launcher, launch in launches:
         host = HostScope.of(launcher, launch.scope)
         bound = bind_launch(launcher, launch, function)
@@ -253,14 +258,17 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
                 reasons.append(f"the grid of {where} has no axis {axis}: the program id is 0")
                 continue
             origin = Provenance.of(host).origin(axes[axis])
-            why = large_count(origin) or _spans_tensor(origin, strides)
+            named = large_count(origin)
+            why = named or _spans_tensor(origin, strides)
             if axis in SMALL_LITERAL and _within_one_item(strides):
                 why = None
             counted = _counted(origin)
             if (why is not None and not per_request and not _per_request_host(launch) and not routing_tensor(counted)
                     and not router_scores(counted, *names, _host_name(launch))
                     and not _latent_rows(strides)):
-                return Extent(LARGE, f"the launch at {where} starts one program per {why}")
+                if named is not None:
+                    return Extent(LARGE, f"the launch at {where} starts one program per {why}")
+                shown = shown or f"the launch at {where} starts one program per {why}"
         why = _cache_rows(strides)
         if why is not None:
             return Extent(LARGE, f"the launch at {where} passes {why}")
@@ -274,4 +282,4 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
             reasons.append(f"at {where} {why}")
     if small_everywhere:
         return Extent(SMALL, "; ".join(dict.fromkeys(reasons)))
-    return Extent(UNKNOWN)
+    return Extent(SPANS, shown) if shown is not None else Extent(UNKNOWN)

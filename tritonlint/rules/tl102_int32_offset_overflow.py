@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.model import PROGRAM_ID, program_id_axis
-from tritonlint.analysis.offset_launches import LARGE, SMALL, launch_extent
+from tritonlint.analysis.offset_launches import LARGE, SMALL, SPANS, launch_extent
 from tritonlint.analysis.offsets import LOAD, OffsetWidths, Overflows, Product
 from tritonlint.analysis.triton_names import TL
 from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
@@ -91,6 +91,10 @@ def int32_offset_product(ctx: MatchContext) -> Verdict | None:
                      "multiplier is 32,768 or more (an outer stride such as a batch stride).")
     if extent.kind == LARGE:
         notes.insert(0, f"The launch shows the index can reach the rows of a large tensor: {extent.why}.")
+    elif extent.kind == SPANS:
+        notes.insert(0, f"The launch spans a tensor's leading dimension, {extent.why}, but does not name it as rows, "
+                        "tokens or elements (a weight's or a decode batch's rows look the same): reported because "
+                        "`int32-offset-unbacked` is set.")
     return Verdict(vars={"source": source,
                          "kind": "program id" if ctx.model.qualify(call.func) == PROGRAM_ID else "loaded index",
                          "multipliers": ", ".join(f"`{m}`" for m in multipliers[:4]) + (" ..." if len(multipliers) > 4 else ""),
