@@ -92,8 +92,8 @@ def int32_offset_product(ctx: MatchContext) -> Verdict | None:
     if extent.kind == LARGE:
         notes.insert(0, f"The launch shows the index can reach the rows of a large tensor: {extent.why}.")
     elif extent.kind == SPANS:
-        notes.insert(0, f"The launch spans a tensor's leading dimension, {extent.why}, but does not name it as rows, "
-                        "tokens or elements (a weight's or a decode batch's rows look the same): reported because "
+        notes.insert(0, f"The launch spans a tensor's bare leading dimension ({extent.why}); nothing names those rows "
+                        "as tokens or elements (a weight's or a decode batch's rows look the same): reported because "
                         "`int32-offset-unbacked` is set.")
     return Verdict(vars={"source": source,
                          "kind": "program id" if ctx.model.qualify(call.func) == PROGRAM_ID else "loaded index",
