@@ -11,7 +11,6 @@ import ast
 
 from tritonlint.analysis.flow import FunctionFlow, flow_of
 from tritonlint.analysis.host import HostScope
-from tritonlint.analysis.host_tensors import parameter_names
 from tritonlint.analysis.launches import bind_launch
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.analysis.offset_launches import kernel_launches
@@ -112,8 +111,7 @@ def _written_before(model: ModuleModel, kernel: JitFunction, launch: LaunchSite,
     if not isinstance(buffer, ast.Name):
         return False
     host = HostScope.of(model, launch.scope)
-    if buffer.id in parameter_names(host.node) and host.values.get(buffer.id) == [None] \
-            and _named_writers_nonnegative(model, kernel, param):
+    if host.unbound_parameter(buffer.id) and _named_writers_nonnegative(model, kernel, param):
         return True
     for earlier in model.launches:
         writer = model.kernel_for(earlier)

@@ -97,6 +97,14 @@ class HostScope:
             return self.model.assignments[name]
         return None
 
+    def unbound_parameter(self, name: str) -> bool:
+        """A parameter of the function (not `*args` or `**kwargs`) that no statement of it rebinds."""
+        if self.node is None:
+            return False
+        args = self.node.args
+        return name in {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]} \
+            and self.values.get(name) == [None]
+
     def values_of(self, name: str) -> list[ast.expr] | None:
         """Every value a name of this function is assigned, when all its bindings are plain assignments."""
         bound = self.values.get(name) if self.node is not None else None

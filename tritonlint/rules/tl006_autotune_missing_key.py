@@ -1001,7 +1001,7 @@ class LaunchValues:
             values = [passed.get(tensor) for tensor in tensors]
             if index in self.open or flag is None:
                 return False
-            through = all(isinstance(v, ast.Name) and _is_parameter(scope, v.id) for v in [flag, *values]) \
+            through = all(isinstance(v, ast.Name) and scope.unbound_parameter(v.id) for v in [flag, *values]) \
                 and not any(_dereferenced(list(passed.values()), v.id) for v in values)  # type: ignore[union-attr]
             if not (through or any(v is not None and _may_be_none(scope, v) for v in values)):
                 return False
@@ -1229,7 +1229,7 @@ def _caller_sites(scope: HostScope, passed: dict[str, ast.expr], sources: Callab
     positional = [a.arg for a in [*args.posonlyargs, *args.args]][1 if function.name == "forward" else 0:]
     defaults = dict(zip([a.arg for a in [*args.posonlyargs, *args.args]][::-1], args.defaults[::-1]))
     defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
-    forwarded = {k: v.id for k, v in passed.items() if isinstance(v, ast.Name) and _is_parameter(scope, v.id)}
+    forwarded = {k: v.id for k, v in passed.items() if isinstance(v, ast.Name) and scope.unbound_parameter(v.id)}
     fixed = {k: v for k, v in passed.items() if k not in forwarded and not sources(scope, v)}  # literals
     sites = []
     for caller, call in _calls_in_module(model):
@@ -1278,15 +1278,6 @@ def _calls_in_module(model: ModuleModel) -> list[tuple[ast.AST | None, ast.Call]
         return found
 
     return model.memoized(("tl006-calls",), calls)
-
-
-def _is_parameter(scope: HostScope, name: str) -> bool:
-    """A parameter of the launching function that the function never rebinds."""
-    if scope.node is None:
-        return False
-    args = scope.node.args
-    params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
-    return name in params and scope.values.get(name) == [None]
 
 
 def _chooses(model: ModuleModel, launch: LaunchSite, names: set[str]) -> dict[str, bool] | None:

@@ -188,20 +188,20 @@ def _backing(provenance: Provenance, launch: LaunchSite, param: str, origin: Ori
         if sequence_length(leaf):
             return f"`{leaf.names[-1]}` names a sequence length of `{leaf.tensor}`", True
     host = provenance.host
+    received = [leaf for leaf in leaves if is_received(host, leaf.tensor)]
+    varlen = any(_VARLEN.search(p) for p in parameter_names(host.node))
     for leaf in leaves:
-        received = is_received(host, leaf.tensor)
         if leaf.kind == "shape" and leaf.rows:
             return f"it counts the rows of `{leaf.tensor}` flattened to rows", True
-        if leaf.kind == "shape" and received and leaf.index == 0 and flattened_binding(host, leaf.tensor):
+        if leaf not in received or leaf.kind != "shape" or leaf.index != 0:
+            continue
+        if flattened_binding(host, leaf.tensor):
             return f"it counts the rows of `{leaf.tensor}`, which the launching function flattens to rows", True
-        if leaf.kind == "shape" and received and leaf.index == 0 and any(
-                _VARLEN.search(p) for p in parameter_names(host.node)):
+        if varlen:
             return f"`{leaf.tensor}` is packed beside `cu_seqlens`: its leading dimension is the batch's tokens", True
     if any(count_like(n) for n in names):
         return f"`{param}` or a host name on the way names a row count", False
-    for leaf in leaves:
-        if not is_received(host, leaf.tensor):
-            continue
+    for leaf in received:
         if leaf.kind == "numel":
             return f"it counts the elements of `{leaf.tensor}`, which the launching function receives", False
         if leaf.kind != "shape":
