@@ -201,7 +201,7 @@ def test_an_allocation_with_the_value_first_shows_it_only_with_the_option(rules)
 def test_rows_flattened_by_the_launching_function_are_named(rules):
     code = TABLE_WIDTH.replace("    k[GRID]", "    partials = partials.view(-1, 64)\n    k[(1,)]")
     [(severity, notes)] = _tl107_findings(code, rules)
-    assert severity == "warning" and any("flattens to rows" in n for n in notes)
+    assert severity == "warning" and any("flattened to rows" in n for n in notes)
 
 
 def test_a_tensor_the_function_does_not_receive_is_unbacked(rules):

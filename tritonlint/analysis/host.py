@@ -97,12 +97,20 @@ class HostScope:
             return self.model.assignments[name]
         return None
 
+    def value_reaching(self, name: str, line: int) -> ast.expr | None:
+        """The value of the name's last assignment above `line` when the function binds it only by plain
+        assignments, besides receiving it as a parameter (`x = x.view(-1, n)` then `M, N = x.shape`), else
+        `value_of`. Branches are not told apart: the later of two assignments is taken."""
+        bound = self.values.get(name) if self.node is not None else None
+        received = self.node is not None and name in {a.arg for a in _named_parameters(self.node)}
+        if not bound or bound.count(None) != int(received):
+            return self.value_of(name)
+        above = [value for value in bound if value is not None and value.lineno < line]
+        return max(above, key=lambda value: value.lineno) if above else None
+
     def unbound_parameter(self, name: str) -> bool:
         """A parameter of the function (not `*args` or `**kwargs`) that no statement of it rebinds."""
-        if self.node is None:
-            return False
-        args = self.node.args
-        return name in {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]} \
+        return self.node is not None and name in {a.arg for a in _named_parameters(self.node)} \
             and self.values.get(name) == [None]
 
     def values_of(self, name: str) -> list[ast.expr] | None:
@@ -123,6 +131,12 @@ class HostScope:
         env = _module_tuple_constants(self.model)
         env.update({name: Binding(None, "argument") for name, bound in self.values.items() if None in bound})
         return LocalScope(self.model, env, self.node).evaluator()  # type: ignore[arg-type]
+
+
+def _named_parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
+    """The parameters a call can name (not `*args` or `**kwargs`)."""
+    args = function.args
+    return [*args.posonlyargs, *args.args, *args.kwonlyargs]
 
 
 def _module_tuple_constants(model: ModuleModel) -> dict[str, Binding]:

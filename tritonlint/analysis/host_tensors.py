@@ -15,18 +15,6 @@ from tritonlint.analysis.project import Project
 from tritonlint.analysis.provenance import Origin, Provenance
 from tritonlint.walk import walk
 
-_FLATTENS = frozenset({"view", "reshape"})
-
-
-def flattened_binding(host: HostScope, tensor: str | None) -> bool:
-    """Whether a name is bound, in any of its assignments, to itself or another tensor flattened to rows
-    (`x = x.view(-1, n)` on a parameter: two bindings, which the provenance's single-value view skips)."""
-    for value in host.values.get(tensor or "", []):
-        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.args:
-            if value.func.attr == "flatten" or value.func.attr in _FLATTENS and ast.unparse(value.args[0]) == "-1":
-                return True
-    return False
-
 
 def is_received(host: HostScope, tensor: str | None, depth: int = 0) -> bool:
     """Whether a tensor is one the launching function receives (a parameter, an attribute or item of one, a
@@ -137,7 +125,7 @@ def int_parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef | None)
 
 # Methods that keep a tensor's size (a copy, a cast, a move), and the words that name a model's parameters.
 SAME_SIZE = frozenset({"to", "float", "half", "bfloat16", "contiguous", "clone", "detach", "cpu", "cuda"})
-_SAME_DATA = SAME_SIZE | _FLATTENS | {"flatten", "t"}  # and views of it: still the same tensor's data
+_SAME_DATA = SAME_SIZE | {"view", "reshape", "flatten", "t"}  # and views of it: still the same tensor's data
 _PARAMETER_WORDS = frozenset({"weight", "weights", "bias", "param", "params", "parameter", "parameters"})
 
 

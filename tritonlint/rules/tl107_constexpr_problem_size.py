@@ -12,7 +12,6 @@ from tritonlint.analysis.host_tensors import (
     SAME_SIZE,
     allocation_positions,
     callers_pass_state,
-    flattened_binding,
     int_parameter_names,
     is_received,
     object_state,
@@ -195,8 +194,6 @@ def _backing(provenance: Provenance, launch: LaunchSite, param: str, origin: Ori
             return f"it counts the rows of `{leaf.tensor}` flattened to rows", True
         if leaf not in received or leaf.kind != "shape" or leaf.index != 0:
             continue
-        if flattened_binding(host, leaf.tensor):
-            return f"it counts the rows of `{leaf.tensor}`, which the launching function flattens to rows", True
         if varlen:
             return f"`{leaf.tensor}` is packed beside `cu_seqlens`: its leading dimension is the batch's tokens", True
     if any(count_like(n) for n in names):
