@@ -116,6 +116,22 @@ def _mul(a: str, b: str) -> str:
     return next((c for c in (a, b) if c in (NEG_INF, POS_INF)), FINITE)
 
 
+# The bitwise operations that give 0 for the given sides' lanes: `packed & 15` or `packed >> 4` of a zero-filled
+# packed load (a 4-bit index unpacked from padding is 0), `a | b` of two zero sides.
+_ZERO_BITS: dict[type, Callable[[Lanes, Lanes], bool]] = {
+    ast.BitAnd: lambda left, right: ZERO in (_only(left), _only(right)),
+    ast.LShift: lambda left, right: _only(left) == ZERO,
+    ast.RShift: lambda left, right: _only(left) == ZERO,
+    ast.BitOr: lambda left, right: _only(left) == _only(right) == ZERO,
+    ast.BitXor: lambda left, right: _only(left) == _only(right) == ZERO,
+}
+
+
+def _only(lanes: Lanes) -> str | None:
+    """The lanes' one class, if they have exactly one."""
+    return next(iter(lanes.classes)) if len(lanes.classes) == 1 else None
+
+
 def _div(a: str, b: str) -> str:
     if UNKNOWN in (a, b) or b in (ZERO, NEG_INF, POS_INF):
         return UNKNOWN
@@ -602,6 +618,9 @@ class _Evaluation:
             return Lanes(_pairwise(_mul, left.classes, right.classes), tainted)
         if isinstance(op, ast.Div):
             return Lanes(_pairwise(_div, left.classes, right.classes), tainted)
+        if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)):
+            if _ZERO_BITS[type(op)](left, right):
+                return Lanes(frozenset({ZERO}), tainted)
         return UNKNOWN_LANES if tainted else REAL
 
     def _call(self, call: ast.Call, depth: int) -> Lanes:
@@ -648,7 +667,7 @@ class _Evaluation:
                 return Lanes(chosen.classes, chosen.tainted)
             if arguments[1].tainted or arguments[2].tainted:
                 return UNKNOWN_LANES  # lanes picked by some other condition
-            return REAL
+            return Lanes(arguments[1].classes | arguments[2].classes)  # either side: other loads' fills, constants
         return UNKNOWN_LANES if tainted or self._mentions_load(call, depth) else REAL
 
     def _name(self, name: ast.Name, depth: int) -> Lanes:
