@@ -6,6 +6,7 @@ import ast
 import textwrap
 
 from tritonlint.analysis.consteval import Binding, Evaluator
+from tritonlint.analysis.host import HostScope
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.project import module_name
 
@@ -191,3 +192,22 @@ def test_hand_over_search_is_linear_on_comment_banners():
     start = time.perf_counter()
     assert model.may_hand_over("kernel") and not model.may_hand_over("other")
     assert time.perf_counter() - start < 1.0
+
+
+def test_value_reaching_reads_the_assignment_above_the_read():
+    model = build("""
+    def run(x, n):
+        B, T, C = x.shape
+        x = x.view(-1, C)
+        M, N = x.shape
+        y = x.float()
+        y = y.contiguous()
+        return M, y
+    """)
+    function = next(node for node in ast.walk(model.tree) if isinstance(node, ast.FunctionDef))
+    host = HostScope.of(model, function)
+    assert host.value_of("x") is None  # two bindings: the parameter and its view
+    assert host.value_reaching("x", 3) is None  # read before the view: the parameter itself
+    assert ast.unparse(host.value_reaching("x", 5)) == "x.view(-1, C)"
+    assert ast.unparse(host.value_reaching("y", 8)) == "y.contiguous()"  # the later of two plain assignments
+    assert host.value_reaching("n", 8) is None  # a parameter never rebound
