@@ -102,16 +102,14 @@ class HostScope:
         assignments, besides receiving it as a parameter (`x = x.view(-1, n)` then `M, N = x.shape`), else
         `value_of`. Branches are not told apart: the later of two assignments is taken."""
         bound = self.values.get(name) if self.node is not None else None
-        received = self.node is not None and name in {a.arg for a in _named_parameters(self.node)}
-        if not bound or bound.count(None) != int(received):
+        if not bound or bound.count(None) != int(name in parameter_names(self.node)):
             return self.value_of(name)
         above = [value for value in bound if value is not None and value.lineno < line]
         return max(above, key=lambda value: value.lineno) if above else None
 
     def unbound_parameter(self, name: str) -> bool:
         """A parameter of the function (not `*args` or `**kwargs`) that no statement of it rebinds."""
-        return self.node is not None and name in {a.arg for a in _named_parameters(self.node)} \
-            and self.values.get(name) == [None]
+        return name in parameter_names(self.node) and self.values.get(name) == [None]
 
     def values_of(self, name: str) -> list[ast.expr] | None:
         """Every value a name of this function is assigned, when all its bindings are plain assignments."""
@@ -133,10 +131,12 @@ class HostScope:
         return LocalScope(self.model, env, self.node).evaluator()  # type: ignore[arg-type]
 
 
-def _named_parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
-    """The parameters a call can name (not `*args` or `**kwargs`)."""
+def parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> set[str]:
+    """The names of the parameters a call can name (not `*args` or `**kwargs`)."""
+    if function is None:
+        return set()
     args = function.args
-    return [*args.posonlyargs, *args.args, *args.kwonlyargs]
+    return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
 
 
 def _module_tuple_constants(model: ModuleModel) -> dict[str, Binding]:

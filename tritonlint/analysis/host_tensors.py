@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from tritonlint.analysis.host import HostScope
+from tritonlint.analysis.host import HostScope, parameter_names
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.names import name_words
 from tritonlint.analysis.project import Project
@@ -104,14 +104,6 @@ def _same_size(provenance: Provenance, size: ast.expr, leaf: Origin) -> bool:
         return True
     origin = provenance.origin(size)
     return origin.kind == "shape" and origin.tensor == leaf.tensor and origin.index == leaf.index
-
-
-def parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> set[str]:
-    """The host function's parameter names."""
-    if function is None:
-        return set()
-    args = function.args
-    return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
 
 
 def int_parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> set[str]:

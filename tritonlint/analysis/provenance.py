@@ -200,7 +200,7 @@ class Provenance:
         """Whether the tensor was flattened to rows: `x.view(-1, n)`, `x.reshape(-1, n)`, `x.flatten(0, -2)`."""
         value = tensor
         if isinstance(tensor, ast.Name):
-            value = self.host.value_reaching(tensor.id, getattr(tensor, "lineno", 0)) or tensor
+            value = self.host.value_reaching(tensor.id, tensor.lineno) or tensor
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _RESHAPES:
             if value.func.attr == "flatten":
                 return bool(value.args)

@@ -116,20 +116,15 @@ def _mul(a: str, b: str) -> str:
     return next((c for c in (a, b) if c in (NEG_INF, POS_INF)), FINITE)
 
 
-# The bitwise operations that give 0 for the given sides' lanes: `packed & 15` or `packed >> 4` of a zero-filled
-# packed load (a 4-bit index unpacked from padding is 0), `a | b` of two zero sides.
-_ZERO_BITS: dict[type, Callable[[Lanes, Lanes], bool]] = {
-    ast.BitAnd: lambda left, right: ZERO in (_only(left), _only(right)),
-    ast.LShift: lambda left, right: _only(left) == ZERO,
-    ast.RShift: lambda left, right: _only(left) == ZERO,
-    ast.BitOr: lambda left, right: _only(left) == _only(right) == ZERO,
-    ast.BitXor: lambda left, right: _only(left) == _only(right) == ZERO,
-}
-
-
-def _only(lanes: Lanes) -> str | None:
-    """The lanes' one class, if they have exactly one."""
-    return next(iter(lanes.classes)) if len(lanes.classes) == 1 else None
+def _zero_bits(op: ast.operator, left: Lanes, right: Lanes) -> bool:
+    """A bitwise operation that gives 0 on the lanes: `packed & 15` or `packed >> 4` of a zero-filled packed
+    load (a 4-bit index unpacked from padding is 0), `a | b` of two zero sides."""
+    zero_left, zero_right = left.classes == {ZERO}, right.classes == {ZERO}
+    if isinstance(op, ast.BitAnd):
+        return zero_left or zero_right
+    if isinstance(op, (ast.LShift, ast.RShift)):
+        return zero_left
+    return isinstance(op, (ast.BitOr, ast.BitXor)) and zero_left and zero_right
 
 
 def _div(a: str, b: str) -> str:
@@ -618,9 +613,8 @@ class _Evaluation:
             return Lanes(_pairwise(_mul, left.classes, right.classes), tainted)
         if isinstance(op, ast.Div):
             return Lanes(_pairwise(_div, left.classes, right.classes), tainted)
-        if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)):
-            if _ZERO_BITS[type(op)](left, right):
-                return Lanes(frozenset({ZERO}), tainted)
+        if _zero_bits(op, left, right):
+            return Lanes(frozenset({ZERO}), tainted)
         return UNKNOWN_LANES if tainted else REAL
 
     def _call(self, call: ast.Call, depth: int) -> Lanes:

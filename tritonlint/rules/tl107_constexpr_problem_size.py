@@ -7,7 +7,7 @@ import ast
 import re
 
 from tritonlint import evidence
-from tritonlint.analysis.host import HostScope
+from tritonlint.analysis.host import HostScope, parameter_names
 from tritonlint.analysis.host_tensors import (
     SAME_SIZE,
     allocation_positions,
@@ -15,7 +15,6 @@ from tritonlint.analysis.host_tensors import (
     int_parameter_names,
     is_received,
     object_state,
-    parameter_names,
 )
 from tritonlint.analysis.launches import bind_launch
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
