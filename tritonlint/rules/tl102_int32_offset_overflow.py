@@ -85,10 +85,11 @@ def int32_offset_product(ctx: MatchContext) -> Verdict | None:
     if len(products) > 6:
         notes.append(f"... and {len(products) - 6} more products.")
     if ctx.model.qualify(call.func) == PROGRAM_ID and program_id_axis(call) in (1, 2):
-        # Launch axes 1 and 2 hold at most 65,535 programs: the product passes 2^31 only through a multiplier
-        # of 32,768 or more (a batch stride), where axis 0 and loaded indices need no such luck.
-        notes.append("Grid axes 1 and 2 have at most 65,535 programs, so this product wraps only where the "
-                     "multiplier is 32,768 or more (an outer stride such as a batch stride).")
+        # Launch axes 1 and 2 hold at most 65,535 programs: the product passes 2^31 only where the program id is
+        # scaled by 32,768 or more in all (a block size times a row stride, or a batch stride alone).
+        notes.append("Grid axes 1 and 2 have at most 65,535 programs, so this product wraps only where what "
+                     "multiplies the program id reaches 32,768 in all (a block size times a row stride, or an "
+                     "outer stride such as a batch stride).")
     if extent.kind == LARGE:
         notes.insert(0, f"The launch shows the index can reach the rows of a large tensor: {extent.why}.")
     elif extent.kind == SPANS:
