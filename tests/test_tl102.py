@@ -243,3 +243,42 @@ def test_scores_are_routing_data_only_in_a_routing_kernel(rules):
     assert _severities(rules, product) == []  # the factor that makes the grid large counts the scores' rows
     code = KERNEL.replace("copy_rows", "indexer_topk_kernel")
     assert _severities(rules, launch.format(host="run", kernel="indexer_topk_kernel"), UNBACKED, kernel=code) == ["spans"]
+
+
+AXIS1_ROWS = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def scale_rows(x_ptr, seq_len, width, BLOCK: tl.constexpr):
+    b = tl.program_id(0)
+    s = tl.program_id(1)
+    cols = tl.arange(0, BLOCK)
+    row = x_ptr + OFFSET + cols
+    tl.store(row, tl.load(row, mask=cols < width) * 2, mask=cols < width)
+'''
+
+
+@pytest.mark.parametrize("offset, width, reported", [
+    ("s * width", "x.shape[-1]", False),  # one token's features: below 65,535 x 32,768
+    ("s * width", "hidden", False),
+    ("s * width", "vocab", True),  # a vocabulary-wide row passes 2^31
+    ("s * width", "n_tokens", True),
+    ("(b * seq_len + s) * width", "hidden", True),  # the flattened token index spans the tensor
+])
+def test_a_program_id_of_axis_1_times_one_tokens_width_stays_small(rules, offset, width, reported):
+    launch = ("\n\ndef run(x):\n    batch, seq_len, hidden = x.shape\n    vocab = n_tokens = hidden\n"
+              f"    scale_rows[(batch, seq_len)](x, seq_len, {width}, BLOCK=1024)\n")
+    result = lint_code(AXIS1_ROWS.replace("OFFSET", offset) + launch, rules, select=["TL102"])
+    assert bool(result.diagnostics) is reported
+
+
+def test_rotary_tables_and_feature_widths_by_name():
+    from tritonlint.analysis.provenance import Origin, feature_width, rotary_table
+    assert all(rotary_table(t) for t in ("cos", "self.sin_cached", "cos_sin_cache", "freqs_cis"))
+    assert not any(rotary_table(t) for t in ("q_rope", "cosine_scores", "x"))
+    assert feature_width(Origin("param", "head_dim", names=("head_dim",)))
+    assert feature_width(Origin("shape", "x.shape[-1]", tensor="x", index=-1, last=True))
+    assert not feature_width(Origin("shape", "logits.shape[-1]", tensor="logits", index=-1, last=True))
+    assert not feature_width(Origin("shape", "x.shape[1]", tensor="x", index=1, names=("seq_len",), middle=True))
+    assert not feature_width(Origin("param", "intermediate_size", names=("intermediate_size",)))

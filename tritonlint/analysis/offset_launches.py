@@ -11,7 +11,7 @@ per-request step of serving (decode, draft, accepting drafts, sampling penalties
 by the kernel's, its file's or its launching function's name) never makes a product `large`: in such a step the
 tokens are the batch; nor does a grid over the rows of per-token routing data (`gating_output.shape[0]`,
 `topk_ids`, the `scores` of a grouped top-k or router kernel: an expert count or a top-k wide), nor one whose
-products all step over MLA's compressed KV latent (576 wide). A multiplier passed as the leading stride of a
+products all step over MLA's compressed KV latent (576 wide) or a rotary cos/sin table. A multiplier passed as the leading stride of a
 KV cache (by the tensor's name) makes the product `large` for a program id or a loaded index alike; an index
 loaded from a tensor the launch passes made int64 on the host is `small` there (its products are int64).
 """
@@ -28,9 +28,9 @@ from tritonlint.analysis.launches import bind_launch
 from tritonlint.analysis.model import PROGRAM_ID, JitFunction, LaunchSite, ModuleModel, program_id_axis
 from tritonlint.analysis.offsets import Product
 from tritonlint.analysis.project import Project
-from tritonlint.analysis.provenance import (Origin, Provenance, batch_of_small_items, data_tensor, grid_axes,
-                                            kv_cache, large_count, latent_row, router_scores, routing_tensor,
-                                            small_item)
+from tritonlint.analysis.provenance import (Origin, Provenance, batch_of_small_items, data_tensor, feature_width,
+                                            grid_axes, kv_cache, large_count, latent_row, rotary_table,
+                                            router_scores, routing_tensor, small_item)
 from tritonlint.walk import walk
 
 LARGE = "large"
@@ -133,19 +133,28 @@ def _cache_rows(strides: Strides) -> str | None:
     return None
 
 
-def _latent_rows(strides: Strides) -> bool:
+def _narrow_rows(strides: Strides) -> bool:
     """Every product's multiplier is the leading stride of MLA's compressed KV latent or its rope key
-    (`kv_c.stride(0)`, `k_pe.stride(0)`): rows of 576 elements at most, below 2^31 for any count of tokens."""
-    return all(stride is not None and stride[1] == 0 and latent_row(stride[0]) for _, stride in strides)
+    (`kv_c.stride(0)`, `k_pe.stride(0)`: rows of 576 elements at most), or a stride of a rotary cos/sin table
+    (a head dimension per position): below 2^31 for any count of tokens."""
+    return all(stride is not None and (stride[1] == 0 and latent_row(stride[0]) or rotary_table(stride[0]))
+               for _, stride in strides)
 
 
-def _within_one_item(strides: Strides) -> bool:
-    """Every product's multiplier is the stride of an inner dimension of a tensor (`x.stride(1)` of `[B, S, H]`,
-    `s_t` of `s_b, s_t, s_h = x.stride()`): a program id of grid axis 1 or 2 (at most 65,535 programs) times it
-    steps within one item of the tensor's leading dimension (a row of one sequence), whose elements real inputs
-    keep below 2^31, however large the count on the axis. The leading dimension's own index is the product to
-    watch."""
-    return all(stride is not None and stride[1] >= 1 for _, stride in strides)
+def _within_one_item(host: HostScope, products: list[Product], strides: Strides) -> bool:
+    """Every product of a program id of grid axis 1 or 2 (at most 65,535 programs) stays within one item of a
+    tensor's leading dimension: its multiplier is the stride of an inner dimension (`x.stride(1)` of `[B, S, H]`,
+    `s_t` of `s_b, s_t, s_h = x.stride()`: a row of one sequence, whose elements real inputs keep below 2^31,
+    however large the count on the axis), a stride of a rotary cos/sin table (small whole), or, times the
+    program id itself (`seq_id * hidden`, not `(b * S + seq_id) * hidden`), one token's feature width (below
+    32,768, so the product stays below 2^31). The leading dimension's own index is the product to watch."""
+    provenance = Provenance.of(host)
+
+    def bounded(product: Product, value: ast.expr | None, stride: tuple[str, int] | None) -> bool:
+        if stride is not None:
+            return stride[1] >= 1 or rotary_table(stride[0])
+        return product.bare and value is not None and feature_width(provenance.origin(value))
+    return all(bounded(product, value, stride) for product, (value, stride) in zip(products, strides))
 
 
 def _counted(origin: Origin) -> str | None:
@@ -260,12 +269,12 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
             origin = Provenance.of(host).origin(axes[axis])
             named = large_count(origin)
             why = named or _spans_tensor(origin, strides)
-            if axis in SMALL_LITERAL and _within_one_item(strides):
+            if axis in SMALL_LITERAL and _within_one_item(host, products, strides):
                 why = None
             counted = _counted(origin)
             if (why is not None and not per_request and not _per_request_host(launch) and not routing_tensor(counted)
                     and not router_scores(counted, *names, _host_name(launch))
-                    and not _latent_rows(strides)):
+                    and not _narrow_rows(strides)):
                 if named is not None:
                     return Extent(LARGE, f"the launch at {where} starts one program per {why}")
                 shown = shown or f"the launch at {where} starts one program per {why}"

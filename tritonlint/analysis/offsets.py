@@ -36,6 +36,7 @@ class Product:
     sources: frozenset[int]  # ids of the source calls
     multiplier: str  # the runtime argument's text
     rescaled: bool = False  # promoted to int64, then multiplied again: the int32 product counts rows, not elements
+    bare: bool = False  # the source's own value times the multiplier (`pid * stride`), not a sum or a scaled index
 
 
 @dataclass
@@ -261,8 +262,18 @@ class OffsetWidths:
                 continue
             multiplier = self.runtime_integer(other)
             if multiplier is not None:
-                return Product(node, sources, multiplier)
+                return Product(node, sources, multiplier, bare=self._bare(derived))
         return None
+
+    def _bare(self, expr: ast.expr, depth: int = 0) -> bool:
+        """`expr` is a source call's value itself: the call, or a name every definition of which binds it."""
+        if isinstance(expr, ast.Call):
+            return self.model.qualify(expr.func) in (PROGRAM_ID, LOAD)
+        if not isinstance(expr, ast.Name) or depth > 8:
+            return False
+        definitions = self.flow.reaching(expr)
+        return bool(definitions) and all(d.kind == "assign" and d.value is not None and self._bare(d.value, depth + 1)
+                                         for d in definitions)
 
     def _address_expressions(self) -> list[ast.expr]:
         """Every expression whose value flows into an address: the address arguments, then (backwards

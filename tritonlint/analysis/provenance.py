@@ -378,6 +378,40 @@ def latent_row(text: str) -> bool:
     return bool(_LATENT.search(tensor_name(text)))
 
 
+# The cos/sin tables of rotary embeddings: one row of the rotary dimension (at most a head dimension, 256) per
+# position, or per token where gathered; even 1M tokens of them stay below 2^28 elements, so any offset into
+# one is far below 2^31 (`cos`, `sin_cached`, `cos_sin_cache`, `freqs_cis`; not `q_rope`, a query's rope part).
+_ROTARY = re.compile(r"^(cos|sin|cos_?sin|sin_?cos|freqs?(_cis)?|inv_freq)(_(cache|cached|table|emb|vals?))?$",
+                     re.IGNORECASE)
+
+
+def rotary_table(text: str) -> bool:
+    """A tensor named as a rotary cos/sin table (`cos`, `sin_cached`, `cos_sin_cache`, `freqs_cis`)."""
+    return bool(_ROTARY.search(tensor_name(text)))
+
+
+# One token's features: a head dimension, the hidden or embedding size, a head count (at most 256, 16K and
+# 128 for the models people run); not a vocabulary, a class count or an intermediate size.
+_FEATURE = re.compile(r"head_?(dim|size)|(^|_)hidden(_?(dim|size))?$|embed(ding)?_?(dim|size)|^n_?embd$|^d_?model$|"
+                      r"^(n|num)_?(q_|kv_)?heads?$|^(dim|d|hd|dh)$", re.IGNORECASE)
+_WIDE_ROWS = re.compile(r"vocab|logit|lm_head|class|inter|ffn|mlp|^v$", re.IGNORECASE)
+
+
+def feature_width(origin: Origin) -> bool:
+    """The value is one token's feature width: named as a head dimension, hidden or embedding size or head
+    count (on the way to the launch or in a shape unpacking), or the last dimension of an activation (`x.shape[-1]`),
+    and nowhere named as a vocabulary, an intermediate size, a count of tokens or a sequence length. Below 32,768
+    for the models people run (hidden 16K, 128 heads x head dimension 256 at most)."""
+    names = origin.all_names()
+    if any(_WIDE_ROWS.search(n) or count_like(n) for n in names) or sequence_length(origin):
+        return False
+    if origin.tensor is not None and (_WIDE_ROWS.search(tensor_name(origin.tensor)) or _SCORES.search(tensor_name(origin.tensor))):
+        return False
+    if origin.names and _FEATURE.search(origin.names[0]):
+        return True
+    return origin.kind == "shape" and origin.last and data_tensor(origin.tensor)
+
+
 def small_item(name: str) -> bool:
     """A name that says it counts or holds small items: heads (also `H`, `nh` of `H, B, D = k.shape`, the
     convention of attention code), per-request or draft entries, pages, slots, layers (`head_num`, `slot_k`,
