@@ -66,18 +66,19 @@ def _sizes(call: ast.Call, name: str) -> list[ast.expr]:
 
 
 def _quadratic_output(launch: Launch, count: Origin) -> bool:
-    """A tensor the launch receives is allocated in the host function with the count in two of its sizes
-    (`torch.empty(b, h, n, n)`): 65,536 on the axis would need 2**32 elements per item of the other sizes."""
+    """The launching function allocates a tensor with the count in two of its sizes (`torch.empty(b, h, n,
+    n)`), whichever launch receives it (at module level: a tensor this launch receives): 65,536 on the axis
+    would need 2**32 elements per item of the other sizes on every call."""
     provenance = launch.provenance
     host = provenance.host
-    for arg in launch.site.args:
-        if not isinstance(arg.node, ast.Name):
+    names = list(host.values) if host.node is not None else \
+        [arg.node.id for arg in launch.site.args if isinstance(arg.node, ast.Name)]
+    for name in names:
+        value = host.value_of(name)
+        allocator = host.model.qualify(value.func) if isinstance(value, ast.Call) else None
+        if not isinstance(value, ast.Call) or allocator not in _ALLOCATORS:
             continue
-        value = host.value_of(arg.node.id)
-        name = host.model.qualify(value.func) if isinstance(value, ast.Call) else None
-        if not isinstance(value, ast.Call) or name not in _ALLOCATORS:
-            continue
-        if sum(_same_value(provenance.origin(size), count) for size in _sizes(value, name)) >= 2:
+        if sum(_same_value(provenance.origin(size), count) for size in _sizes(value, allocator)) >= 2:
             return True
     return False
 
@@ -87,10 +88,10 @@ EXEMPTIONS: tuple[Exemption, ...] = (
               "of the launch (`grid = (B, max_seq_len)` with `BLOCK = next_power_of_2(max_seq_len)`): each of "
               "the count's programs holds the whole count in one tile, a count-by-count block per item, which "
               "real inputs keep far below 65,536", _one_tile_spans),
-    Exemption("quadratic-output", "a tensor the launch receives is allocated in the same host function with the "
-              "count in two of its sizes (`torch.empty(b, h, n, n)` with `grid = (b, h, n)`): 65,536 on the axis "
-              "would need 2**32 elements per item of the other sizes, 16 GiB in fp32, so real inputs stay far "
-              "below the limit", _quadratic_output),
+    Exemption("quadratic-output", "the launching function allocates a tensor with the count in two of its "
+              "sizes (`torch.empty(b, h, n, n)` with `grid = (b, h, n)`), passed to this launch or to another: "
+              "65,536 on the axis would need 2**32 elements per item of the other sizes, 16 GiB in fp32, on "
+              "every call, so real inputs stay far below the limit", _quadratic_output),
     Exemption("per-sequence-state", "the kernel loads and stores, in place, a recurrent state (a parameter "
               "named as a cache or state, not a KV cache: `cache`, `conv_state`, `ssm_state_ptr`) at offsets "
               "scaled by the axis's program id (`cache + i_n * D * W`): each program updates its own "
