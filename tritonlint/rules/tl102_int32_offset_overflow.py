@@ -68,6 +68,8 @@ def int32_offset_product(ctx: MatchContext) -> Verdict | None:
     call = _sources_by_span(ctx, found).get(ctx.span())  # the match's node when it is a source, else no finding
     if call is None or ctx.model.qualify(call.func) not in (PROGRAM_ID, LOAD):
         return None
+    if ctx.model.qualify(call.func) == PROGRAM_ID and program_id_axis(call) not in (None, 0, 1, 2):
+        return None  # no such grid axis: the kernel does not compile (TL111), and no launch count reaches it
     products = [p for p in found.products.get(id(call), ()) if not any(e.applies(p) for e in EXEMPTIONS)]
     if not products:
         return None
