@@ -11,6 +11,7 @@ import pytest
 from tests.helpers import cli_findings, documented_exemptions, exemption_docs, lint_code
 from tritonlint.analysis.launch_index import build_index, module_links
 from tritonlint.analysis.model import ModuleModel
+from tritonlint.analysis.provenance import Origin, feature_width, rotary_table
 
 KERNEL = '''import triton
 import triton.language as tl
@@ -274,7 +275,6 @@ def test_a_program_id_of_axis_1_times_one_tokens_width_stays_small(rules, offset
 
 
 def test_rotary_tables_and_feature_widths_by_name():
-    from tritonlint.analysis.provenance import Origin, feature_width, rotary_table
     assert all(rotary_table(t) for t in ("cos", "self.sin_cached", "cos_sin_cache", "freqs_cis"))
     assert not any(rotary_table(t) for t in ("q_rope", "cosine_scores", "x"))
     assert feature_width(Origin("param", "head_dim", names=("head_dim",)))

@@ -11,9 +11,10 @@ per-request step of serving (decode, draft, accepting drafts, sampling penalties
 by the kernel's, its file's or its launching function's name) never makes a product `large`: in such a step the
 tokens are the batch; nor does a grid over the rows of per-token routing data (`gating_output.shape[0]`,
 `topk_ids`, the `scores` of a grouped top-k or router kernel: an expert count or a top-k wide), nor one whose
-products all step over MLA's compressed KV latent (576 wide) or a rotary cos/sin table. A multiplier passed as the leading stride of a
-KV cache (by the tensor's name) makes the product `large` for a program id or a loaded index alike; an index
-loaded from a tensor the launch passes made int64 on the host is `small` there (its products are int64).
+products all step over MLA's compressed KV latent (576 wide) or a rotary cos/sin table. A multiplier passed as
+the leading stride of a KV cache (by the tensor's name) makes the product `large` for a program id or a loaded
+index alike; an index loaded from a tensor the launch passes made int64 on the host is `small` there (its
+products are int64).
 """
 
 from __future__ import annotations
@@ -137,7 +138,7 @@ def _narrow_rows(strides: Strides) -> bool:
     """Every product's multiplier is the leading stride of MLA's compressed KV latent or its rope key
     (`kv_c.stride(0)`, `k_pe.stride(0)`: rows of 576 elements at most), or a stride of a rotary cos/sin table
     (a head dimension per position): below 2^31 for any count of tokens."""
-    return all(stride is not None and (stride[1] == 0 and latent_row(stride[0]) or rotary_table(stride[0]))
+    return all(stride is not None and ((stride[1] == 0 and latent_row(stride[0])) or rotary_table(stride[0]))
                for _, stride in strides)
 
 

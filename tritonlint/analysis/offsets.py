@@ -272,8 +272,8 @@ class OffsetWidths:
         if not isinstance(expr, ast.Name) or depth > 8:
             return False
         definitions = self.flow.reaching(expr)
-        return bool(definitions) and all(d.kind == "assign" and d.value is not None and self._bare(d.value, depth + 1)
-                                         for d in definitions)
+        return bool(definitions) and all(
+            d.kind == "assign" and d.value is not None and self._bare(d.value, depth + 1) for d in definitions)
 
     def _address_expressions(self) -> list[ast.expr]:
         """Every expression whose value flows into an address: the address arguments, then (backwards

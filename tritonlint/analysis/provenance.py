@@ -405,7 +405,8 @@ def feature_width(origin: Origin) -> bool:
     names = origin.all_names()
     if any(_WIDE_ROWS.search(n) or count_like(n) for n in names) or sequence_length(origin):
         return False
-    if origin.tensor is not None and (_WIDE_ROWS.search(tensor_name(origin.tensor)) or _SCORES.search(tensor_name(origin.tensor))):
+    tensor = tensor_name(origin.tensor) if origin.tensor is not None else ""
+    if _WIDE_ROWS.search(tensor) or _SCORES.search(tensor):
         return False
     if origin.names and _FEATURE.search(origin.names[0]):
         return True
