@@ -9,6 +9,7 @@ from tritonlint.analysis.consteval import Binding, Evaluator
 from tritonlint.analysis.host import HostScope
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.project import module_name
+from tritonlint.analysis.provenance import Provenance
 
 
 def build(code: str, module: str = "pkg.mod") -> ModuleModel:
@@ -211,3 +212,22 @@ def test_value_reaching_reads_the_assignment_above_the_read():
     assert ast.unparse(host.value_reaching("x", 5)) == "x.view(-1, C)"
     assert ast.unparse(host.value_reaching("y", 8)) == "y.contiguous()"  # the later of two plain assignments
     assert host.value_reaching("n", 8) is None  # a parameter never rebound
+
+
+def test_a_branch_bounds_the_names_its_test_bounds_where_it_runs():
+    model = build("""
+    def run(a, n):
+        m = a.shape[0]
+        if m > 1:
+            big = m
+        else:
+            small = m
+        if n <= 8:
+            few = n
+        after = m
+    """)
+    function = next(node for node in ast.walk(model.tree) if isinstance(node, ast.FunctionDef))
+    provenance = Provenance.of(HostScope.of(model, function))
+    kinds = {node.targets[0].id: provenance.origin(node.value).kind for node in ast.walk(function)
+             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)}
+    assert kinds == {"big": "shape", "small": "bounded", "few": "bounded", "after": "shape"}

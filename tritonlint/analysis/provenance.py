@@ -142,9 +142,16 @@ class Provenance:
             for statement in host.node.body:
                 if isinstance(statement, ast.If) and _exits(statement.body) and not statement.orelse:
                     self.asserted |= _guarded_bounds(statement.test, self._constant)
+        # names a branch bounds where it runs (`if m > 1: ... else: launch(m)`): (first line, last line, names)
+        self.branch_bounds: list[tuple[int, int, set[str]]] = []
         for node in walk(root):
             if isinstance(node, ast.Assert):
                 self.asserted |= _asserted_bounds(node.test, self._constant)
+            if isinstance(node, ast.If) and host.node is not None:
+                for branch, names in ((node.body, _asserted_bounds(node.test, self._constant)),
+                                      (node.orelse, _guarded_bounds(node.test, self._constant))):
+                    if branch and names:
+                        self.branch_bounds.append((branch[0].lineno, branch[-1].end_lineno or branch[-1].lineno, names))
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple):
                 source = self._shape_source(node.value)
                 window = _shape_window(node.value) if source is not None else None
@@ -218,6 +225,8 @@ class Provenance:
         if _literal_int(node) is not None:
             return Origin("literal", text)
         if isinstance(node, ast.Name):
+            if self._bounded_by_branch(node):
+                return Origin("bounded", text, names=(node.id,))
             return self._name(node.id, depth)
         if isinstance(node, ast.Subscript):
             source = self._shape_source(node.value)
@@ -239,6 +248,13 @@ class Provenance:
             if isinstance(node.op, (ast.Add, ast.Sub)) and right.kind in ("literal", "constant"):
                 return replace(left, text=text)
         return Origin("unknown", text)
+
+    def _bounded_by_branch(self, node: ast.Name) -> bool:
+        """The read lies in a branch whose test bounds the name by a small constant, and the name is bound once
+        (a parameter, or one assignment above the test)."""
+        if len(self.host.values.get(node.id, ())) != 1 or not hasattr(node, "lineno"):
+            return False
+        return any(first <= node.lineno <= last and node.id in names for first, last, names in self.branch_bounds)
 
     def _constant(self, node: ast.expr, depth: int = 0) -> int | None:
         if isinstance(node, ast.Name) and depth < 4 and (local := self.host.value_of(node.id)) is not None:
