@@ -350,6 +350,21 @@ class PaddedLanes:
             return compare.left, ast.unparse(compare.comparators[0])
         return None
 
+    def keeps_every_lane(self, mask: ast.expr) -> bool:
+        """Every conjunct of the mask compares a `tl.arange(0, n)` with its own end (`tl.arange(0, n) < n`,
+        through single assignments and `[:, None]` broadcasts): true on every lane, so nothing is padded."""
+        def all_true(conjunct: ast.expr) -> bool:
+            if not (isinstance(conjunct, ast.Compare) and len(conjunct.ops) == 1 and isinstance(conjunct.ops[0], ast.Lt)):
+                return False
+            index = self._single_value(conjunct.left)
+            if isinstance(index, ast.Subscript) and broadcast_axis(index) is not None:
+                index = self._single_value(index.value)
+            return (isinstance(index, ast.Call) and self.model.qualify(index.func) == f"{TL}.arange"
+                    and len(index.args) == 2 and isinstance(index.args[0], ast.Constant) and index.args[0].value == 0
+                    and ast.unparse(index.args[1]) == ast.unparse(conjunct.comparators[0]))
+        nodes = self._conjunct_nodes(mask, 0)
+        return bool(nodes) and all(all_true(node) for node in nodes)
+
     def bounds_the_same_index(self, mask: ast.expr | None, other: ast.expr | None) -> bool:
         """`mask` is one bound of an index (`cols < n_rot`) and `other` bounds the same index, in one of its
         conjuncts, by another value (`cols < n_cols`): the lanes past both bounds are off in both loads."""

@@ -63,13 +63,18 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     call = ctx.ast_node(types=(ast.Call,))
     function = ctx.function
     if not isinstance(call, ast.Call) or function is None or function.node is None \
-            or ctx.model.qualify(call.func) != LOAD or load_argument(call, 1, "mask") is None:
+            or ctx.model.qualify(call.func) != LOAD:
+        return None
+    mask = load_argument(call, 1, "mask")
+    if mask is None:
         return None
     other = load_argument(call, 2, "other")
     fill = UNDEF if other is None else constant_class(other)
     if fill is None:
         return None  # a computed fill: not judged
     analysis = _analysis(ctx)
+    if analysis.keeps_every_lane(mask):
+        return None  # `tl.arange(0, n) < n`: no lane is masked off
     reached = analysis.forward(call)
     covered = sorted((r for r in reached.reductions if r.covered), key=lambda r: (r.call.lineno, r.call.col_offset))
     if not covered:
