@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from tritonlint.analysis.flow import Definition, FunctionFlow, in_source_order
 from tritonlint.analysis.indexing import Indices, broadcast_axis, load_pointer
 from tritonlint.analysis.model import ModuleModel
-from tritonlint.analysis.triton_names import TL
+from tritonlint.analysis.triton_names import ARANGE, TL
 
 # Value classes of a padded lane. FINITE is real data or a finite constant; UNDEF a missing `other`.
 ZERO, NEG_INF, POS_INF, FINITE, UNDEF, UNKNOWN = "0", "-inf", "+inf", "finite", "undefined", "unknown"
@@ -359,11 +359,16 @@ class PaddedLanes:
             index = self._single_value(conjunct.left)
             if isinstance(index, ast.Subscript) and broadcast_axis(index) is not None:
                 index = self._single_value(index.value)
-            return (isinstance(index, ast.Call) and self.model.qualify(index.func) == f"{TL}.arange"
-                    and len(index.args) == 2 and isinstance(index.args[0], ast.Constant) and index.args[0].value == 0
-                    and ast.unparse(index.args[1]) == ast.unparse(conjunct.comparators[0]))
+            return self._arange_end(index) == ast.unparse(conjunct.comparators[0])
         nodes = self._conjunct_nodes(mask, 0)
         return bool(nodes) and all(all_true(node) for node in nodes)
+
+    def _arange_end(self, expr: ast.expr) -> str | None:
+        """The text of `end` in `tl.arange(0, end)`, else None."""
+        if isinstance(expr, ast.Call) and self.model.qualify(expr.func) == ARANGE and len(expr.args) == 2 \
+                and literal_number(expr.args[0]) == 0:
+            return ast.unparse(expr.args[1])
+        return None
 
     def bounds_the_same_index(self, mask: ast.expr | None, other: ast.expr | None) -> bool:
         """`mask` is one bound of an index (`cols < n_rot`) and `other` bounds the same index, in one of its
@@ -571,9 +576,7 @@ class PaddedLanes:
         for start, span in ((offsets.left, offsets.right), (offsets.right, offsets.left)):
             if isinstance(start, ast.Name) and start.id == loop.target.id \
                     and all(d.stmt is loop for d in self.flow.reaching(start)) \
-                    and isinstance(span, ast.Call) and self.model.qualify(span.func) == f"{TL}.arange" \
-                    and len(span.args) == 2 and literal_number(span.args[0]) == 0 \
-                    and ast.unparse(span.args[1]) == ast.unparse(iterator.args[2]):
+                    and self._arange_end(span) == ast.unparse(iterator.args[2]):
                 return True
         return False
 

@@ -66,9 +66,11 @@ def int32_offset_product(ctx: MatchContext) -> Verdict | None:
     if not found.products:
         return None  # most kernels: no need to find the match's ast node
     call = _sources_by_span(ctx, found).get(ctx.span())  # the match's node when it is a source, else no finding
-    if call is None or ctx.model.qualify(call.func) not in (PROGRAM_ID, LOAD):
+    source_kind = ctx.model.qualify(call.func) if call is not None else None
+    if call is None or source_kind not in (PROGRAM_ID, LOAD):
         return None
-    if ctx.model.qualify(call.func) == PROGRAM_ID and program_id_axis(call) not in (None, 0, 1, 2):
+    axis = program_id_axis(call) if source_kind == PROGRAM_ID else None
+    if axis not in (None, 0, 1, 2):
         return None  # no such grid axis: the kernel does not compile (TL111), and no launch count reaches it
     products = [p for p in found.products.get(id(call), ()) if not any(e.applies(p) for e in EXEMPTIONS)]
     if not products:
@@ -86,7 +88,7 @@ def int32_offset_product(ctx: MatchContext) -> Verdict | None:
     notes = [f"Line {p.node.lineno}: `{ast.unparse(p.node)}` is computed in int32." for p in products[:6]]
     if len(products) > 6:
         notes.append(f"... and {len(products) - 6} more products.")
-    if ctx.model.qualify(call.func) == PROGRAM_ID and program_id_axis(call) in (1, 2):
+    if axis in (1, 2):
         # Launch axes 1 and 2 hold at most 65,535 programs: the product passes 2^31 only where the program id is
         # scaled by 32,768 or more in all (a block size times a row stride, or a batch stride alone).
         notes.append("Grid axes 1 and 2 have at most 65,535 programs, so this product wraps only where what "
@@ -99,7 +101,7 @@ def int32_offset_product(ctx: MatchContext) -> Verdict | None:
                         "as tokens or elements (a weight's or a decode batch's rows look the same): reported because "
                         "`int32-offset-unbacked` is set.")
     return Verdict(vars={"source": source,
-                         "kind": "program id" if ctx.model.qualify(call.func) == PROGRAM_ID else "loaded index",
+                         "kind": "program id" if source_kind == PROGRAM_ID else "loaded index",
                          "multipliers": ", ".join(f"`{m}`" for m in multipliers[:4]) + (" ..." if len(multipliers) > 4 else ""),
                          "lines": ", ".join(map(str, lines[:6])) + (" ..." if len(lines) > 6 else "")},
                    related=[ctx.file.span_of(p.node) for p in products], notes=notes, data={"call": call})
