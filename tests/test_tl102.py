@@ -282,3 +282,43 @@ def test_rotary_tables_and_feature_widths_by_name():
     assert not feature_width(Origin("shape", "logits.shape[-1]", tensor="logits", index=-1, last=True))
     assert not feature_width(Origin("shape", "x.shape[1]", tensor="x", index=1, names=("seq_len",), middle=True))
     assert not feature_width(Origin("param", "intermediate_size", names=("intermediate_size",)))
+
+
+NORM_ROWS = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def norm_rows(x_ptr, w_ptr, y_ptr, n_features, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_features
+    x = tl.load(x_ptr + row * n_features + cols, mask=mask, other=0.0)
+    w = WEIGHT
+    tl.store(y_ptr + row * n_features + cols, x * w, mask=mask)
+
+
+def run(x, w, y):
+    n_features = x.shape[-1]
+    x2 = x.reshape(-1, n_features)
+    norm_rows[(x2.shape[0],)](x2, w, y, n_features, BLOCK=BLOCK_VALUE)
+'''
+
+
+@pytest.mark.parametrize("weight, block, reported", [
+    ("tl.load(w_ptr + cols, mask=mask)", "2048", False),  # one token's features, at most 2,048 of them
+    ("tl.load(w_ptr + cols, mask=mask)", "4096", True),  # 1M tokens of 4,096 features pass 2^31
+    ("tl.load(w_ptr + cols, mask=mask)", "triton.next_power_of_2(n_features)", True),  # the block follows the row
+    ("1.0", "1024", True),  # no per-feature vector: the rows may be attention scores
+    ("tl.load(w_ptr + row * n_features + cols, mask=mask)", "1024", True),  # a per-row tensor, not a vector
+])
+def test_a_single_block_over_one_tokens_features_bounds_the_row(rules, weight, block, reported):
+    code = NORM_ROWS.replace("WEIGHT", weight).replace("BLOCK_VALUE", block)
+    assert bool(lint_code(code, rules, select=["TL102"]).diagnostics) is reported
+
+
+def test_a_loop_over_the_row_takes_any_width(rules):
+    looped = NORM_ROWS.replace("w = WEIGHT", "w = tl.load(w_ptr + cols, mask=mask)\n"
+                               "    for start in range(BLOCK, n_features, BLOCK):\n"
+                               "        x += tl.load(x_ptr + row * n_features + start + cols)").replace("BLOCK_VALUE", "1024")
+    assert lint_code(looped, rules, select=["TL102"]).diagnostics

@@ -11,7 +11,8 @@ per-request step of serving (decode, draft, accepting drafts, sampling penalties
 by the kernel's, its file's or its launching function's name) never makes a product `large`: in such a step the
 tokens are the batch; nor does a grid over the rows of per-token routing data (`gating_output.shape[0]`,
 `topk_ids`, the `scores` of a grouped top-k or router kernel: an expert count or a top-k wide), nor one whose
-products all step over MLA's compressed KV latent (576 wide) or a rotary cos/sin table. A multiplier passed as
+products all step over MLA's compressed KV latent (576 wide) or a rotary cos/sin table, nor one over the rows
+of one token's features that a single block of at most 2,048 lanes covers (a norm with a literal block). A multiplier passed as
 the leading stride of a KV cache (by the tensor's name) makes the product `large` for a program id or a loaded
 index alike; an index loaded from a tensor the launch passes made int64 on the host is `small` there (its
 products are int64).
@@ -140,6 +141,41 @@ def _narrow_rows(strides: Strides) -> bool:
     (a head dimension per position): below 2^31 for any count of tokens."""
     return all(stride is not None and ((stride[1] == 0 and latent_row(stride[0])) or rotary_table(stride[0]))
                for _, stride in strides)
+
+
+# A row of one token's features that a single block of at most this many lanes covers: 1M tokens (the rule's
+# bound) of 2,048 features end at 2^31 - 1.
+FEATURE_ROW_BLOCK = 2048
+
+
+def _block_length(host: HostScope, function: JitFunction, end: ast.expr, values: dict[str, ast.expr]) -> int | None:
+    """The largest value a launch gives the end of a `tl.arange(0, END)`: a literal, or a constexpr the launch
+    passes as a constant, else the autotune configs' values (every config must set it), else its default."""
+    if isinstance(end, ast.Constant):
+        return end.value if type(end.value) is int else None
+    param = next((p for p in function.params if isinstance(end, ast.Name) and p.name == end.id and p.is_constexpr), None)
+    if param is None:
+        return None
+    if param.name in values:
+        folded = host.evaluator().evaluate(values[param.name])
+        return folded.value if folded is not None and type(folded.value) is int else None
+    if function.autotune is not None and function.autotune.configs:
+        tuned = [config.meta.get(param.name) for config in function.autotune.configs]
+        lengths = [v for v in tuned if type(v) is int]
+        return max(lengths) if len(lengths) == len(tuned) else None
+    return param.default_value if type(param.default_value) is int else None
+
+
+def _feature_rows(host: HostScope, function: JitFunction, products: list[Product], values: dict[str, ast.expr]) -> bool:
+    """Every product multiplies the row index by the width of a row of one token's features that a single
+    block covers (`Product.feature_row_blocks`: a norm over `tl.arange(0, BLOCK)` lanes masked by `cols <
+    n_cols`, with a per-feature weight), and this launch makes that block at most 2,048 lanes: a literal
+    block, or autotune configs that all stay there. The kernel handles no wider row, and 1M tokens of 2,048
+    features stay below 2^31."""
+    def bounded(product: Product) -> bool:
+        lengths = [_block_length(host, function, end, values) for end in product.feature_row_blocks]
+        return bool(lengths) and all(n is not None and n <= FEATURE_ROW_BLOCK for n in lengths)
+    return all(bounded(product) for product in products)
 
 
 def _within_one_item(host: HostScope, products: list[Product], strides: Strides) -> bool:
@@ -275,7 +311,7 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
             counted = _counted(origin)
             if (why is not None and not per_request and not _per_request_host(launch) and not routing_tensor(counted)
                     and not router_scores(counted, *names, _host_name(launch))
-                    and not _narrow_rows(strides)):
+                    and not _narrow_rows(strides) and not _feature_rows(host, function, products, bound.values)):
                 if named is not None:
                     return Extent(LARGE, f"the launch at {where} starts one program per {why}")
                 shown = shown or f"the launch at {where} starts one program per {why}"

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from tritonlint.analysis.flow import Definition, FunctionFlow, in_source_order
 from tritonlint.analysis.model import PROGRAM_ID, JitFunction, ModuleModel
-from tritonlint.analysis.triton_names import TL
+from tritonlint.analysis.triton_names import ARANGE, TL
 from tritonlint.walk import walk
 
 LOAD = f"{TL}.load"
@@ -37,6 +37,8 @@ class Product:
     multiplier: str  # the runtime argument's text
     rescaled: bool = False  # promoted to int64, then multiplied again: the int32 product counts rows, not elements
     bare: bool = False  # the source's own value times the multiplier (`pid * stride`), not a sum or a scaled index
+    # The multiplier is the width of a row of features that one block covers: the ends of those blocks.
+    feature_row_blocks: tuple[ast.expr, ...] = ()
 
 
 @dataclass
@@ -45,6 +47,10 @@ class Overflows:
 
     sources: dict[int, ast.Call] = field(default_factory=dict)
     products: dict[int, list[Product]] = field(default_factory=dict)
+
+
+def _mentions(expr: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for n in walk(expr))
 
 
 def _is_wide_type(expr: ast.expr | None) -> bool:
@@ -60,6 +66,7 @@ class OffsetWidths:
         self._sources: dict[int, frozenset[int]] = {}
         self._calls: dict[int, ast.Call] = {}
         self._wide: dict[int, bool] = {}
+        self._feature_rows: dict[str, tuple[ast.expr, ...]] = {}
 
     # ---- int64-ness ----------------------------------------------------------------------------------
     def wide(self, expr: ast.expr | None, depth: int = 0) -> bool:
@@ -262,8 +269,80 @@ class OffsetWidths:
                 continue
             multiplier = self.runtime_integer(other)
             if multiplier is not None:
-                return Product(node, sources, multiplier, bare=self._bare(derived))
+                blocks = self.feature_row_blocks(other.id) if isinstance(other, ast.Name) and other.id == multiplier else ()
+                return Product(node, sources, multiplier, bare=self._bare(derived), feature_row_blocks=blocks)
         return None
+
+    # ---- a row of features that one block covers -----------------------------------------------------
+    def feature_row_blocks(self, width: str) -> tuple[ast.expr, ...]:
+        """The ends of the blocks with which the kernel covers a row of `width` elements at once, where that
+        row is one token's features: `width` bounds lanes that are only a `tl.arange(0, END)` (`mask = cols
+        < n_cols` with `cols = tl.arange(0, BLOCK)`), the same lanes alone address a per-feature vector (a
+        norm's `tl.load(weight_ptr + cols)`), and no loop runs over anything computed from `width`. The row
+        then has at most END elements. Empty where any of that fails."""
+        if width not in self._feature_rows:
+            self._feature_rows[width] = self._find_feature_row_blocks(width)
+        return self._feature_rows[width]
+
+    def _find_feature_row_blocks(self, width: str) -> tuple[ast.expr, ...]:
+        derived = self._derived_from(width)
+        if any(isinstance(n, ast.For) and _mentions(n.iter, derived) or isinstance(n, ast.While) and _mentions(n.test, derived)
+               for n in walk(self.flow.function)):
+            return ()  # a loop over the row's blocks: any width
+        ends: list[ast.expr] = []
+        for node in walk(self.flow.function):
+            if isinstance(node, ast.Compare) and len(node.ops) == 1:
+                lanes = node.left if isinstance(node.ops[0], (ast.Lt, ast.LtE)) else \
+                    node.comparators[0] if isinstance(node.ops[0], (ast.Gt, ast.GtE)) else None
+                bound = node.comparators[0] if lanes is node.left else node.left
+                if lanes is not None and isinstance(bound, ast.Name) and bound.id == width:
+                    ends += self._lane_ends(lanes)
+        vector = any(isinstance(node, ast.Call) and self.model.qualify(node.func) == LOAD and node.args
+                     and self._feature_vector_address(node.args[0]) for node in walk(self.flow.function))
+        return tuple(ends) if vector else ()
+
+    def _derived_from(self, name: str) -> set[str]:
+        """`name` and every local name assigned from it, directly or through other such names."""
+        derived = {name}
+        assignments = [n for n in walk(self.flow.function) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))]
+        changed = True
+        while changed:
+            changed = False
+            for statement in assignments:
+                targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                if statement.value is None or not _mentions(statement.value, derived):
+                    continue
+                for target in (n for t in targets for n in walk(t) if isinstance(n, ast.Name)):
+                    if target.id not in derived:
+                        derived.add(target.id)
+                        changed = True
+        return derived
+
+    def _lane_ends(self, expr: ast.expr, depth: int = 0) -> list[ast.expr]:
+        """The end of the `tl.arange(0, END)` that `expr` only is (through `[:, None]` and local names)."""
+        if depth > 8:
+            return []
+        if isinstance(expr, ast.Call) and self.model.qualify(expr.func) == ARANGE and len(expr.args) == 2 \
+                and isinstance(expr.args[0], ast.Constant) and expr.args[0].value == 0:
+            return [expr.args[1]]
+        if isinstance(expr, ast.Subscript):
+            return self._lane_ends(expr.value, depth + 1)
+        if isinstance(expr, ast.Name):
+            definitions = in_source_order(self.flow.reaching(expr))
+            if definitions and all(d.kind == "assign" and d.value is not None for d in definitions):
+                ends = [self._lane_ends(d.value, depth + 1) for d in definitions]  # type: ignore[arg-type]
+                return [end for found in ends for end in found] if all(ends) else []
+        return []
+
+    def _feature_vector_address(self, expr: ast.expr) -> bool:
+        """`expr` is a pointer parameter plus lanes that are only a `tl.arange(0, END)`: one vector per row."""
+        if not (isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add)):
+            return False
+        for pointer, lanes in ((expr.left, expr.right), (expr.right, expr.left)):
+            param = self.params.get(pointer.id) if isinstance(pointer, ast.Name) else None
+            if param is not None and not param.is_constexpr and self._lane_ends(lanes):
+                return True
+        return False
 
     def _bare(self, expr: ast.expr, depth: int = 0) -> bool:
         """`expr` is a source call's value itself: the call, or a name every definition of which binds it."""
