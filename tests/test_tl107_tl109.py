@@ -311,3 +311,26 @@ def test_calls_through_a_star_import_count_too(tmp_path):
     assert _tl107_rows(tmp_path, ".", "--no-cache") == []
     (tmp_path / "train.py").write_text(ACTIVATION_CALLER.replace("import triton_add", "import *"))
     assert _tl107_rows(tmp_path, ".", "--no-cache") == [("ops.py", 12)]
+
+
+KEYED_SEQ_LEN = textwrap.dedent('''
+    import triton
+    import triton.language as tl
+
+    @triton.autotune(configs=[triton.Config({"BLOCK": 64}), triton.Config({"BLOCK": 128})], key=KEY)
+    @triton.jit
+    def scale(x_ptr, seq_len: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < seq_len) * 2, mask=offs < seq_len)
+
+    def run(x):
+        batch, seq_len = x.shape
+        scale[(triton.cdiv(seq_len, 64),)](x, seq_len=seq_len)
+    ''')
+
+
+def test_a_constexpr_that_is_also_an_autotune_key_says_so(rules):
+    [(_, keyed)] = _tl107_findings(KEYED_SEQ_LEN.replace("KEY", '["seq_len"]'), rules)
+    assert any("also an autotune key" in n and "each of the 2 configs" in n for n in keyed)
+    [(_, other)] = _tl107_findings(KEYED_SEQ_LEN.replace("KEY", "[]"), rules)
+    assert not any("autotune key" in n for n in other)

@@ -156,6 +156,10 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
                      "size looks the same): reported because `constexpr-size-unbacked` is set.")
     if others:
         notes.append(f"Also fed a value that varies with the input: {', '.join(others)}.")
+    if kernel.autotune is not None and param in (kernel.autotune.key or ()) and len(kernel.autotune.configs or ()) > 1:
+        notes.append(f"`{param}` is also an autotune key: each distinct value is tuned again anyway (every config "
+                     f"timed); as a constexpr it also compiles each of the {len(kernel.autotune.configs or ())} "
+                     "configs again.")
     return Verdict(vars={"kernel": launch.callee_text, "problem": problem},
                    severity=None if level == 2 else "info", span=ctx.file.span_of(expr),
                    notes=[*notes,
