@@ -311,10 +311,18 @@ def run(x, w, y):
     ("tl.load(w_ptr + cols, mask=mask)", "triton.next_power_of_2(n_features)", True),  # the block follows the row
     ("1.0", "1024", True),  # no per-feature vector: the rows may be attention scores
     ("tl.load(w_ptr + row * n_features + cols, mask=mask)", "1024", True),  # a per-row tensor, not a vector
+    ("tl.load(w_ptr + tl.arange(0, 64))", "1024", True),  # a vector over other lanes than the row's
 ])
 def test_a_single_block_over_one_tokens_features_bounds_the_row(rules, weight, block, reported):
     code = NORM_ROWS.replace("WEIGHT", weight).replace("BLOCK_VALUE", block)
     assert bool(lint_code(code, rules, select=["TL102"]).diagnostics) is reported
+
+
+def test_a_column_block_of_the_grid_takes_any_width(rules):
+    split = NORM_ROWS.replace("mask = cols < n_features", "mask = cols < n_features\n"
+                              "    tail = tl.program_id(1) * BLOCK + cols < n_features").replace(
+        "w = WEIGHT", "w = tl.load(w_ptr + cols, mask=mask)").replace("BLOCK_VALUE", "1024")
+    assert lint_code(split, rules, select=["TL102"]).diagnostics
 
 
 def test_a_loop_over_the_row_takes_any_width(rules):

@@ -296,9 +296,14 @@ class OffsetWidths:
                     node.comparators[0] if isinstance(node.ops[0], (ast.Gt, ast.GtE)) else None
                 bound = node.comparators[0] if lanes is node.left else node.left
                 if lanes is not None and isinstance(bound, ast.Name) and bound.id == width:
-                    ends += self._lane_ends(lanes)
+                    found = self._lane_ends(lanes)
+                    if not found:
+                        return ()  # lanes offset by something else (a column block's program id): any width
+                    ends += found
+        compared = {ast.dump(end) for end in ends}
         vector = any(isinstance(node, ast.Call) and self.model.qualify(node.func) == LOAD and node.args
-                     and self._feature_vector_address(node.args[0]) for node in walk(self.flow.function))
+                     and compared & {ast.dump(end) for end in self._feature_vector_ends(node.args[0])}
+                     for node in walk(self.flow.function))
         return tuple(ends) if vector else ()
 
     def _derived_from(self, name: str) -> set[str]:
@@ -334,15 +339,16 @@ class OffsetWidths:
                 return [end for found in ends for end in found] if all(ends) else []
         return []
 
-    def _feature_vector_address(self, expr: ast.expr) -> bool:
-        """`expr` is a pointer parameter plus lanes that are only a `tl.arange(0, END)`: one vector per row."""
+    def _feature_vector_ends(self, expr: ast.expr) -> list[ast.expr]:
+        """Where `expr` is a pointer parameter plus lanes that are only a `tl.arange(0, END)` (one vector for
+        every row), the ENDs."""
         if not (isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add)):
-            return False
+            return []
         for pointer, lanes in ((expr.left, expr.right), (expr.right, expr.left)):
             param = self.params.get(pointer.id) if isinstance(pointer, ast.Name) else None
-            if param is not None and not param.is_constexpr and self._lane_ends(lanes):
-                return True
-        return False
+            if param is not None and not param.is_constexpr:
+                return self._lane_ends(lanes)
+        return []
 
     def _bare(self, expr: ast.expr, depth: int = 0) -> bool:
         """`expr` is a source call's value itself: the call, or a name every definition of which binds it."""
