@@ -276,7 +276,8 @@ def test_a_program_id_of_axis_1_times_one_tokens_width_stays_small(rules, offset
 
 def test_rotary_tables_and_feature_widths_by_name():
     assert all(rotary_table(t) for t in ("cos", "self.sin_cached", "cos_sin_cache", "freqs_cis"))
-    assert not any(rotary_table(t) for t in ("q_rope", "cosine_scores", "x"))
+    assert all(rotary_table(t) for t in ("freqs_cos", "cos_seq", "rope_sin_cache", "self.pos_cos"))
+    assert not any(rotary_table(t) for t in ("q_rope", "cosine_scores", "x", "cos_sim", "q_cos"))
     assert feature_width(Origin("param", "head_dim", names=("head_dim",)))
     assert feature_width(Origin("shape", "x.shape[-1]", tensor="x", index=-1, last=True))
     assert not feature_width(Origin("shape", "logits.shape[-1]", tensor="logits", index=-1, last=True))

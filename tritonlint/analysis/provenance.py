@@ -401,9 +401,18 @@ _ROTARY = re.compile(r"^(cos|sin|cos_?sin|sin_?cos|freqs?(_cis)?|inv_freq)(_(cac
                      re.IGNORECASE)
 
 
+# A name made only of these words, one of them a cosine or sine, is a rotary table: `freqs_cos`, `cos_seq` (a
+# slice of the table for the sequence), `rope_sin_cache`; not `cos_sim` or `cosine_scores`.
+_TRIG_WORDS = frozenset({"cos", "sin", "cossin", "sincos"})
+_ROTARY_WORDS = _TRIG_WORDS | {"freq", "freqs", "rope", "rotary", "pos", "position", "seq", "theta", "cache", "cached",
+                               "table", "emb", "val", "vals"}
+
+
 def rotary_table(text: str) -> bool:
-    """A tensor named as a rotary cos/sin table (`cos`, `sin_cached`, `cos_sin_cache`, `freqs_cis`)."""
-    return bool(_ROTARY.search(tensor_name(text)))
+    """A tensor named as a rotary cos/sin table (`cos`, `sin_cached`, `cos_sin_cache`, `freqs_cis`, `freqs_cos`)."""
+    name = tensor_name(text)
+    words = name.lower().split("_")
+    return bool(_ROTARY.search(name)) or bool(_TRIG_WORDS & set(words)) and set(words) <= _ROTARY_WORDS
 
 
 # One token's features: a head dimension, the hidden or embedding size, a head count (at most 256, 16K and
