@@ -83,3 +83,14 @@ def test_the_cache_follows_an_allocator_set_in_another_module(tmp_path):
     assert _cached_rows(tmp_path, "pkg/kernels.py") == []
     (package / "setup_alloc.py").unlink()  # and the module gone again
     assert _cached_rows(tmp_path, "pkg/kernels.py") == [7]
+
+
+def test_an_imported_allocator_helper_counts_where_one_defined_in_view_does_not(tmp_path):
+    (tmp_path / "tritonlint.toml").write_text('target = "sm_90"\n')
+    launch = "\n\ndef copy(x, y):\n    HELPER\n    copy_kernel[(1,)](x, y, 64, 64, BLOCK_M=64, BLOCK_N=64)\n"
+    (tmp_path / "kernels.py").write_text(
+        "from outside.runtime import ensure_tma_allocator\n" + KERNEL + launch.replace("HELPER", "ensure_tma_allocator()"))
+    assert _rows(tmp_path, "kernels.py") == []  # defined where the run cannot see: it is there to set one
+    (tmp_path / "kernels.py").write_text(
+        KERNEL + "\n\ndef make_allocator():\n    return None\n" + launch.replace("HELPER", "make_allocator()"))
+    assert _rows(tmp_path, "kernels.py") == [7]  # defined here, and it sets nothing

@@ -17,7 +17,7 @@ from tritonlint.analysis.names import last_name  # not analysis.kernel: a warm r
 from tritonlint.discovery import DEFAULT_EXCLUDE, discover, project_root
 
 ALLOCATOR_WORD = "set_allocator"
-ALLOCATOR_BYTES = ALLOCATOR_WORD.encode()
+ALLOCATOR_BYTES = b"allocator"  # in set_allocator and in the names of helpers that call it
 # The keys of project facts among a file's cache dependencies: no module name holds '@' (nor a dot, so
 # that no module is taken for their owner).
 SETS_ALLOCATOR = "@sets-allocator"
@@ -37,14 +37,20 @@ def triton_pin_key(path: str) -> str:
 
 def calls_set_allocator(text: str) -> bool:
     """Whether source text calls `...set_allocator(...)` (any spelling: `triton.set_allocator`, an import of
-    it, a package's re-export); strings and comments do not count."""
-    if ALLOCATOR_WORD not in text:
+    it, a package's re-export), or a helper named for an allocator that it imports
+    (`from .runtime import _ensure_tma_allocator`): defined elsewhere, maybe in a module the run does not
+    hold, the helper is there to set it. Strings and comments do not count."""
+    if "allocator" not in text:
         return False
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return False
-    return any(isinstance(node, ast.Call) and last_name(node.func) == ALLOCATOR_WORD for node in ast.walk(tree))
+    imported = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                for alias in node.names}
+    return any(isinstance(node, ast.Call) and (last_name(node.func) == ALLOCATOR_WORD or isinstance(node.func, ast.Name)
+                                               and node.func.id in imported and "allocator" in node.func.id.lower())
+               for node in ast.walk(tree))
 
 
 def project_sets_allocator(files: Iterable[str | Path]) -> bool:
