@@ -94,3 +94,6 @@ def test_an_imported_allocator_helper_counts_where_one_defined_in_view_does_not(
     (tmp_path / "kernels.py").write_text(
         KERNEL + "\n\ndef make_allocator():\n    return None\n" + launch.replace("HELPER", "make_allocator()"))
     assert _rows(tmp_path, "kernels.py") == [7]  # defined here, and it sets nothing
+    (tmp_path / "kernels.py").write_text(KERNEL + "from torch.cuda.memory import caching_allocator_alloc\n"
+                                         + launch.replace("HELPER", "caching_allocator_alloc(64)"))
+    assert _rows(tmp_path, "kernels.py") == [7]  # torch's allocator, not Triton's

@@ -35,11 +35,16 @@ def triton_pin_key(path: str) -> str:
     return TRITON_PIN + str(Path(path).resolve().parent)
 
 
+# Libraries whose allocator helpers are not Triton's (`torch.cuda.memory.caching_allocator_alloc`, RMM's).
+_MEMORY_LIBRARIES = frozenset({"torch", "triton", "numpy", "cupy", "jax", "rmm", "cuda", "pycuda"})
+
+
 def calls_set_allocator(text: str) -> bool:
     """Whether source text calls `...set_allocator(...)` (any spelling: `triton.set_allocator`, an import of
-    it, a package's re-export), or a helper named for an allocator that it imports
-    (`from .runtime import _ensure_tma_allocator`): defined elsewhere, maybe in a module the run does not
-    hold, the helper is there to set it. Strings and comments do not count."""
+    it, a package's re-export), or a helper named for an allocator that it imports from its own package or
+    another project (`from .runtime import _ensure_tma_allocator`; not torch's `caching_allocator_alloc`):
+    defined elsewhere, maybe in a module the run does not hold, the helper is there to set it. Strings and
+    comments do not count."""
     if "allocator" not in text:
         return False
     try:
@@ -47,7 +52,7 @@ def calls_set_allocator(text: str) -> bool:
     except (SyntaxError, ValueError):
         return False
     imported = {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-                for alias in node.names}
+                and (node.level or (node.module or "").partition(".")[0] not in _MEMORY_LIBRARIES) for alias in node.names}
     return any(isinstance(node, ast.Call) and (last_name(node.func) == ALLOCATOR_WORD or isinstance(node.func, ast.Name)
                                                and node.func.id in imported and "allocator" in node.func.id.lower())
                for node in ast.walk(tree))
