@@ -11,7 +11,7 @@ import pytest
 from tests.helpers import cli_findings, documented_exemptions, exemption_docs, lint_code
 from tritonlint.analysis.launch_index import build_index, module_links
 from tritonlint.analysis.model import ModuleModel
-from tritonlint.analysis.provenance import Origin, feature_width, rotary_table
+from tritonlint.analysis.provenance import Origin, feature_width, rotary_table, router_scores
 
 KERNEL = '''import triton
 import triton.language as tl
@@ -331,3 +331,9 @@ def test_a_loop_over_the_row_takes_any_width(rules):
                                "    for start in range(BLOCK, n_features, BLOCK):\n"
                                "        x += tl.load(x_ptr + row * n_features + start + cols)").replace("BLOCK_VALUE", "1024")
     assert lint_code(looped, rules, select=["TL102"]).diagnostics
+
+
+def test_routing_scores_logits_and_probabilities_only_in_a_routing_step():
+    assert all(router_scores(t, "_router_backward_kernel") for t in ("scores", "logits", "probabilities", "probs"))
+    assert not router_scores("probabilities", "softmax_backward")  # a vocabulary's probabilities
+    assert not router_scores("hidden_states", "router_kernel")

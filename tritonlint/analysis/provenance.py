@@ -362,12 +362,13 @@ def routing_tensor(text: str | None) -> bool:
 # gate): their `scores` and `logits` are the router's output, one row of expert scores per token. Not a bare
 # `topk` (a sparse-attention indexer takes the top-k of `scores` over the whole context).
 _ROUTING_STEP = re.compile(r"group(ed|_limited)_?topk|router|routing|gating|moe_?(fused_)?gate", re.IGNORECASE)
-_SCORES = re.compile(r"^(scores?|logits)(_|$)", re.IGNORECASE)
+_SCORES = re.compile(r"^(scores?|logits|probs|probabilities)(_|$)", re.IGNORECASE)
 
 
 def router_scores(text: str | None, *names: str) -> bool:
-    """`text` names the scores or logits of a routing kernel (one of `names`, the kernel's, its file's or its
-    launching function's, says routing: `grouped_topk`, `moe_fused_gate`)."""
+    """`text` names the scores, logits or probabilities of a routing kernel (one of `names`, the kernel's, its
+    file's or its launching function's, says routing: `grouped_topk`, `moe_fused_gate`): one row per token, as
+    wide as the experts."""
     return (text is not None and bool(_SCORES.search(tensor_name(text)))
             and any(_ROUTING_STEP.search(name) for name in names))
 
