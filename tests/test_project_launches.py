@@ -326,3 +326,30 @@ def test_a_wrapper_that_receives_the_kernel_launches_it_with_its_spreads(rules):
 def test_a_partial_run_given_only_the_launching_module_reports_the_kernel_it_judges(tmp_path):
     repo = _repo(tmp_path)  # pre-commit with only b.py staged: a.py's key is judged from b.py's launch
     assert [(f["filename"], f["severity"]) for f in _tl006(repo, "b.py", cache=("--no-cache",))] == [("a.py", "warning")]
+
+
+def test_same_value_at_every_launch_follows_local_names():
+    from tritonlint.analysis.launches import same_at_every_launch
+
+    source = textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(x_ptr, dim: tl.constexpr, BLOCK: tl.constexpr):
+            pass
+
+        def run(x):
+            rows, dim = x.shape
+            BLOCK = dim
+            k[(rows,)](x, dim, BLOCK)
+        """)
+    model = _model(source, "a")
+    (kernel,) = [f for f in model.functions if f.name == "k"]
+    assert same_at_every_launch(model, kernel, "dim", "BLOCK")
+    model = _model(source + "    k[(rows,)](x, dim, triton.next_power_of_2(dim))\n", "a")
+    (kernel,) = [f for f in model.functions if f.name == "k"]
+    assert not same_at_every_launch(model, kernel, "dim", "BLOCK")
+    model = _model(source.replace("    k[(rows,)](x, dim, BLOCK)\n", "    pass\n"), "a")
+    (kernel,) = [f for f in model.functions if f.name == "k"]
+    assert not same_at_every_launch(model, kernel, "dim", "BLOCK")  # no launch in view

@@ -203,3 +203,27 @@ def choice_candidates(model: ModuleModel, expr: ast.expr | None, depth: int = 3,
     if any(arm is None for arm in arms) and not known_only:
         return None
     return [name for arm in arms for name in arm or ()] or None
+
+
+def same_at_every_launch(model: ModuleModel, kernel: JitFunction, first: str, second: str) -> bool:
+    """Every launch of `kernel` in its module passes one host value for the parameters `first` and `second`
+    (`BLOCK_SIZE = dim` then `k[grid](x, dim, BLOCK_SIZE)`), read through single local assignments; there is
+    at least one such launch."""
+    launches = [launch for launch in model.launches if model.kernel_for(launch) is kernel]
+
+    def root(scope: HostScope, expr: ast.expr) -> str:
+        for _ in range(4):
+            value = scope.value_of(expr.id) if isinstance(expr, ast.Name) else None
+            if value is None:
+                break
+            expr = value
+        return ast.unparse(expr)
+
+    for launch in launches:
+        values = bind_launch(model, launch, kernel).values
+        if first not in values or second not in values:
+            return False
+        scope = HostScope.of(model, launch.scope)
+        if root(scope, values[first]) != root(scope, values[second]):
+            return False
+    return bool(launches)

@@ -350,16 +350,19 @@ class PaddedLanes:
             return compare.left, ast.unparse(compare.comparators[0])
         return None
 
-    def keeps_every_lane(self, mask: ast.expr) -> bool:
+    def keeps_every_lane(self, mask: ast.expr, same_value: Callable[[str, str], bool] | None = None) -> bool:
         """Every conjunct of the mask compares a `tl.arange(0, n)` with its own end (`tl.arange(0, n) < n`,
-        through single assignments and `[:, None]` broadcasts): true on every lane, so nothing is padded."""
+        through single assignments and `[:, None]` broadcasts), or with a parameter that every launch gives the
+        end's value (`same_value(end, bound)`: `tl.arange(0, BLOCK) < dim` launched with `BLOCK = dim`): true
+        on every lane, so nothing is padded."""
         def all_true(conjunct: ast.expr) -> bool:
             if not (isinstance(conjunct, ast.Compare) and len(conjunct.ops) == 1 and isinstance(conjunct.ops[0], ast.Lt)):
                 return False
             index = self._single_value(conjunct.left)
             if isinstance(index, ast.Subscript) and broadcast_axis(index) is not None:
                 index = self._single_value(index.value)
-            return self._arange_end(index) == ast.unparse(conjunct.comparators[0])
+            end, bound = self._arange_end(index), ast.unparse(conjunct.comparators[0])
+            return end == bound or end is not None and same_value is not None and same_value(end, bound)
         nodes = self._conjunct_nodes(mask, 0)
         return bool(nodes) and all(all_true(node) for node in nodes)
 

@@ -12,6 +12,7 @@ import ast
 
 from tritonlint.analysis.buffers import loaded_nonnegative, through_identity
 from tritonlint.analysis.flow import flow_of
+from tritonlint.analysis.launches import same_at_every_launch
 from tritonlint.analysis.reductions import (
     LOAD,
     NEG_INF,
@@ -73,8 +74,12 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     if fill is None:
         return None  # a computed fill: not judged
     analysis = _analysis(ctx)
-    if analysis.keeps_every_lane(mask):
-        return None  # `tl.arange(0, n) < n`: no lane is masked off
+    params = {p.name for p in function.params}
+
+    def launched_alike(end: str, bound: str) -> bool:
+        return end in params and bound in params and same_at_every_launch(ctx.model, function, end, bound)
+    if analysis.keeps_every_lane(mask, launched_alike):
+        return None  # `tl.arange(0, n) < n`, or launched with BLOCK = n: no lane is masked off
     reached = analysis.forward(call)
     covered = sorted((r for r in reached.reductions if r.covered), key=lambda r: (r.call.lineno, r.call.col_offset))
     if not covered:
