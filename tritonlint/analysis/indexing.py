@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from tritonlint.analysis.flow import Definition, FunctionFlow
 from tritonlint.analysis.model import ModuleModel
-from tritonlint.analysis.triton_names import TL
+from tritonlint.analysis.triton_names import ARANGE, TL
 
 PASS_THROUGH = frozenset(f"{TL}.{n}" for n in ("multiple_of", "max_contiguous", "cast"))
 SCALAR_CALLS = frozenset({f"{TL}.program_id", f"{TL}.num_programs", f"{TL}.cdiv", f"{TL}.minimum", f"{TL}.maximum",
@@ -146,6 +146,14 @@ def broadcast_axis(expr: ast.Subscript) -> int | None:
     pattern = tuple("s" if isinstance(e, ast.Slice) and e.lower is None and e.upper is None and e.step is None
                     else "n" if isinstance(e, ast.Constant) and e.value is None else "?" for e in expr.slice.elts)
     return {("s", "n"): 0, ("n", "s"): 1}.get(pattern)  # type: ignore[arg-type]
+
+
+def arange_end(model: ModuleModel, expr: ast.expr) -> ast.expr | None:
+    """`end` of `tl.arange(0, end)`, else None."""
+    if isinstance(expr, ast.Call) and model.qualify(expr.func) == ARANGE and len(expr.args) == 2 \
+            and isinstance(expr.args[0], ast.Constant) and expr.args[0].value == 0:
+        return expr.args[1]
+    return None
 
 
 def load_pointer(call: ast.Call) -> ast.expr | None:

@@ -14,8 +14,10 @@ import ast
 from dataclasses import dataclass, field
 
 from tritonlint.analysis.flow import Definition, FunctionFlow, in_source_order
+from tritonlint.analysis.indexing import arange_end
+from tritonlint.analysis.kernel import mentions
 from tritonlint.analysis.model import PROGRAM_ID, JitFunction, ModuleModel
-from tritonlint.analysis.triton_names import ARANGE, TL
+from tritonlint.analysis.triton_names import TL
 from tritonlint.walk import walk
 
 LOAD = f"{TL}.load"
@@ -47,10 +49,6 @@ class Overflows:
 
     sources: dict[int, ast.Call] = field(default_factory=dict)
     products: dict[int, list[Product]] = field(default_factory=dict)
-
-
-def _mentions(expr: ast.AST, names: set[str]) -> bool:
-    return any(isinstance(n, ast.Name) and n.id in names for n in walk(expr))
 
 
 def _is_wide_type(expr: ast.expr | None) -> bool:
@@ -285,12 +283,13 @@ class OffsetWidths:
         return self._feature_rows[width]
 
     def _find_feature_row_blocks(self, width: str) -> tuple[ast.expr, ...]:
-        derived = self._derived_from(width)
-        if any(isinstance(n, ast.For) and _mentions(n.iter, derived) or isinstance(n, ast.While) and _mentions(n.test, derived)
-               for n in walk(self.flow.function)):
+        nodes = list(walk(self.flow.function))
+        derived = self._derived_from(width, nodes)
+        if any(isinstance(n, ast.For) and mentions(n.iter, derived) or isinstance(n, ast.While) and mentions(n.test, derived)
+               for n in nodes):
             return ()  # a loop over the row's blocks: any width
         ends: list[ast.expr] = []
-        for node in walk(self.flow.function):
+        for node in nodes:
             if isinstance(node, ast.Compare) and len(node.ops) == 1:
                 lanes = node.left if isinstance(node.ops[0], (ast.Lt, ast.LtE)) else \
                     node.comparators[0] if isinstance(node.ops[0], (ast.Gt, ast.GtE)) else None
@@ -303,19 +302,20 @@ class OffsetWidths:
         compared = {ast.dump(end) for end in ends}
         vector = any(isinstance(node, ast.Call) and self.model.qualify(node.func) == LOAD and node.args
                      and compared & {ast.dump(end) for end in self._feature_vector_ends(node.args[0])}
-                     for node in walk(self.flow.function))
+                     for node in nodes)
         return tuple(ends) if vector else ()
 
-    def _derived_from(self, name: str) -> set[str]:
+    @staticmethod
+    def _derived_from(name: str, nodes: list[ast.AST]) -> set[str]:
         """`name` and every local name assigned from it, directly or through other such names."""
         derived = {name}
-        assignments = [n for n in walk(self.flow.function) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))]
+        assignments = [n for n in nodes if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))]
         changed = True
         while changed:
             changed = False
             for statement in assignments:
                 targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-                if statement.value is None or not _mentions(statement.value, derived):
+                if statement.value is None or not mentions(statement.value, derived):
                     continue
                 for target in (n for t in targets for n in walk(t) if isinstance(n, ast.Name)):
                     if target.id not in derived:
@@ -327,9 +327,9 @@ class OffsetWidths:
         """The end of the `tl.arange(0, END)` that `expr` only is (through `[:, None]` and local names)."""
         if depth > 8:
             return []
-        if isinstance(expr, ast.Call) and self.model.qualify(expr.func) == ARANGE and len(expr.args) == 2 \
-                and isinstance(expr.args[0], ast.Constant) and expr.args[0].value == 0:
-            return [expr.args[1]]
+        end = arange_end(self.model, expr)
+        if end is not None:
+            return [end]
         if isinstance(expr, ast.Subscript):
             return self._lane_ends(expr.value, depth + 1)
         if isinstance(expr, ast.Name):

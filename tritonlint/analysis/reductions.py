@@ -20,9 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tritonlint.analysis.flow import Definition, FunctionFlow, in_source_order
-from tritonlint.analysis.indexing import Indices, broadcast_axis, load_pointer
+from tritonlint.analysis.indexing import Indices, arange_end, broadcast_axis, load_pointer
 from tritonlint.analysis.model import ModuleModel
-from tritonlint.analysis.triton_names import ARANGE, TL
+from tritonlint.analysis.triton_names import TL
 
 # Value classes of a padded lane. FINITE is real data or a finite constant; UNDEF a missing `other`.
 ZERO, NEG_INF, POS_INF, FINITE, UNDEF, UNKNOWN = "0", "-inf", "+inf", "finite", "undefined", "unknown"
@@ -368,10 +368,8 @@ class PaddedLanes:
 
     def _arange_end(self, expr: ast.expr) -> str | None:
         """The text of `end` in `tl.arange(0, end)`, else None."""
-        if isinstance(expr, ast.Call) and self.model.qualify(expr.func) == ARANGE and len(expr.args) == 2 \
-                and literal_number(expr.args[0]) == 0:
-            return ast.unparse(expr.args[1])
-        return None
+        end = arange_end(self.model, expr)
+        return ast.unparse(end) if end is not None else None
 
     def bounds_the_same_index(self, mask: ast.expr | None, other: ast.expr | None) -> bool:
         """`mask` is one bound of an index (`cols < n_rot`) and `other` bounds the same index, in one of its
