@@ -23,6 +23,7 @@ from tritonlint.analysis.flow import Definition, FunctionFlow, in_source_order
 from tritonlint.analysis.indexing import Indices, arange_end, broadcast_axis, load_pointer
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.triton_names import TL
+from tritonlint.walk import walk
 
 # Value classes of a padded lane. FINITE is real data or a finite constant; UNDEF a missing `other`.
 ZERO, NEG_INF, POS_INF, FINITE, UNDEF, UNKNOWN = "0", "-inf", "+inf", "finite", "undefined", "unknown"
@@ -328,6 +329,23 @@ class PaddedLanes:
             return False
         return bool(self._conjuncts(a, 0) & self._conjuncts(b, 0))
 
+    def off_wherever(self, theirs: ast.expr | None, ours: ast.expr | None) -> bool:
+        """A conjunct of `theirs` bounds an index shifted up from one that `ours` bounds by the same value
+        (`k + 1 < K` against `k < K`): wherever our lanes are off, theirs are too."""
+        if theirs is None or ours is None:
+            return False
+        shifted = set()
+        for conjunct in self._conjunct_nodes(theirs, 0, as_text=True):
+            if isinstance(conjunct, ast.Compare) and len(conjunct.ops) == 1 and isinstance(conjunct.ops[0], ast.Lt):
+                index = self._single_value(conjunct.left)
+                if isinstance(index, ast.BinOp) and isinstance(index.op, ast.Add):
+                    for base, step in ((index.left, index.right), (index.right, index.left)):
+                        number = literal_number(step)
+                        if number is not None and number >= 0:
+                            shifted.add(ast.unparse(ast.Compare(left=base, ops=conjunct.ops,
+                                                                comparators=conjunct.comparators)))
+        return bool(shifted & self._conjuncts(ours, 0))
+
     def _conjuncts(self, mask: ast.expr, depth: int) -> set[str]:
         """The texts of a mask's conjuncts, broadcasts dropped, and of the names that stand for them."""
         return {ast.unparse(node) for node in self._conjunct_nodes(mask, depth, as_text=True)}
@@ -582,19 +600,28 @@ class PaddedLanes:
         return False
 
     # ---- what the lanes hold -------------------------------------------------------------------------
-    def lanes(self, expr: ast.expr, load: ast.Call, fill: str) -> Lanes:
-        """The padded lanes at `expr` when `load` fills them with `fill`."""
-        return _Evaluation(self, load, fill).of(expr)
+    def lanes(self, expr: ast.expr, load: ast.Call, fill: str, siblings_too: bool = False) -> Lanes:
+        """The padded lanes at `expr` when `load` fills them with `fill`; `siblings_too`: so does every load
+        that turns off the same lanes with no `other` (the fix sets it on each)."""
+        return _Evaluation(self, load, fill, siblings_too).of(expr)
+
+    def unfilled_siblings(self, load: ast.Call, function: ast.AST) -> list[ast.Call]:
+        """The other loads of the function with no `other` whose masks turn off the same lanes as `load`'s."""
+        mask = load_argument(load, 1, "mask")
+        return [node for node in walk(function) if isinstance(node, ast.Call) and node is not load
+                and self.model.qualify(node.func) == LOAD and load_argument(node, 2, "other") is None
+                and self.shares_lanes(mask, load_argument(node, 1, "mask"))]
 
 
 class _Evaluation:
-    def __init__(self, analysis: PaddedLanes, load: ast.Call, fill: str) -> None:
+    def __init__(self, analysis: PaddedLanes, load: ast.Call, fill: str, siblings_too: bool) -> None:
         self.analysis = analysis
         self.model = analysis.model
         self.flow = analysis.flow
         self.load = load
         self.mask = load_argument(load, 1, "mask")
         self.fill = fill
+        self.siblings_too = siblings_too
         self._memo: dict[int, Lanes | None] = {}
 
     def of(self, expr: ast.expr | None, depth: int = 0) -> Lanes:
@@ -653,13 +680,14 @@ class _Evaluation:
             # A constant fill under a narrower bound of the same index than another load's (`cols < n_rot`
             # against `cols < n_cols`) is a value for the lanes between the bounds (RoPE's pass-through
             # `cos = 1.0`): only the lanes past both are padding, and there the other load is padded too.
-            sharing = self.analysis.shares_lanes(mask, self.mask) \
+            sharing = self.analysis.shares_lanes(mask, self.mask) or self.analysis.off_wherever(mask, self.mask) \
                 or self.fill != UNDEF and self.analysis.bounds_the_same_index(self.mask, mask)
             if not sharing:
                 return REAL if not self._mentions_load(call, depth) else UNKNOWN_LANES
             other = load_argument(call, 2, "other")
-            fill = UNDEF if other is None else constant_class(other) or FINITE
-            return Lanes(frozenset({fill}))
+            if other is None:
+                return Lanes(frozenset({self.fill if self.siblings_too else UNDEF}))
+            return Lanes(frozenset({constant_class(other) or FINITE}))
         if name in (f"{TL}.zeros", f"{TL}.zeros_like"):
             return Lanes(frozenset({ZERO}))
         if name == f"{TL}.full" and len(call.args) >= 2:

@@ -3,7 +3,8 @@ masked-off lanes reach (see analysis/reductions.py).
 
 A finding needs proof both ways: the current fill arrives at some reduction along the masked axis as
 something other than its neutral element, and one fill (0, -inf or +inf) arrives right at every reduction
-the lanes reach. Where the evaluation loses track, or no single fill would do, the rule is silent.
+the lanes reach. Where the evaluation loses track, or no single constant fill would do, the rule is silent;
+undefined lanes (no `other`) that surely reach a reduction are reported even then, with the fill only shown.
 """
 
 from __future__ import annotations
@@ -85,8 +86,9 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     if not covered:
         return None
 
-    def status(reach: Reach, with_fill: str) -> bool | None:
-        return satisfies(analysis.lanes(analysis.reduced(reach.call), call, with_fill), reach.needs, reach.nonnegative)  # type: ignore[arg-type]
+    def status(reach: Reach, with_fill: str, siblings_too: bool = False) -> bool | None:
+        lanes = analysis.lanes(analysis.reduced(reach.call), call, with_fill, siblings_too)  # type: ignore[arg-type]
+        return satisfies(lanes, reach.needs, reach.nonnegative)
 
     # A wrong fill is harmless where the result cannot show it: a 0 fill before a max that a running
     # maximum started at 0 absorbs, a max (min) that only decides an early `return` on the side more lanes
@@ -102,9 +104,15 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     if not wrong:
         return None
     order = [wrong[0].needs] + [c for c in (ZERO, NEG_INF, POS_INF) if c != wrong[0].needs]
-    neutral = next((c for c in order if all(status(r, c) is True for r in covered)), None)
-    if neutral is None:
+    # A candidate fill is judged as the fix would leave the kernel: on this load and on every load that
+    # turns off the same lanes with no `other` (`seq - pre`, both unpadded, summed).
+    found = next((c for c in order if all(status(r, c, True) is True for r in covered)), None)
+    # Undefined lanes spoil a reduction whatever follows; where no single fill is right at every reduction
+    # (a layer norm's `sum(x)` and `sum((x - mean) ** 2)`), the fill of the first is only a suggestion.
+    partial = found is None and fill == UNDEF
+    if found is None and not partial:
         return None
+    neutral = found if found is not None else wrong[0].needs
     if neutral in (NEG_INF, POS_INF) and _integer_literal(other):
         return None  # integer data: no infinity to pad with (and a max of counts, lengths or ids padded with 0 is right)
     first = wrong[0]
@@ -118,11 +126,25 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     else:
         reduction = f"reach {reduction}"
     notes = [f"Also reached, needing {NEUTRAL_WORDS[r.needs]}: {_describe(ctx, r)}." for r in wrong[1:]]
-    if neutral != first.needs:
+    if partial:
+        unsettled = next(r for r in covered if status(r, neutral, True) is not True)
+        notes.append(f"No single `other` is shown right at every reduction these lanes reach: with "
+                     f"`other={NEUTRAL_TEXT[neutral]}`, the math on the way (such as `x - mean`) can still bring them to "
+                     f"{_describe(ctx, unsettled)} as something other than {NEUTRAL_WORDS[unsettled.needs]}. Pad "
+                     f"with `other={NEUTRAL_TEXT[neutral]}` and set them to {NEUTRAL_WORDS[unsettled.needs]} before "
+                     f"that reduction with `tl.where(mask, ..., {NEUTRAL_TEXT[unsettled.needs]})`; the suggested fix "
+                     f"is only the first step, so it is never applied automatically.")
+    elif not all(status(r, neutral) is True for r in covered):
+        lines = sorted({s.lineno for s in analysis.unfilled_siblings(call, function.node)})
+        notes.append(f"The load{'s' if len(lines) > 1 else ''} at line{'s' if len(lines) > 1 else ''} "
+                     f"{', '.join(map(str, lines))} with no `other` turn{'' if len(lines) > 1 else 's'} off the same "
+                     f"lanes and meet{'' if len(lines) > 1 else 's'} these there: pad "
+                     f"{'them' if len(lines) > 1 else 'it'} with `other={NEUTRAL_TEXT[neutral]}` too.")
+    if not partial and neutral != first.needs:
         notes.append(f"On the way the lanes pass through elementwise math, so the fill that arrives as "
                      f"{NEUTRAL_WORDS[first.needs]} is {NEUTRAL_WORDS[neutral]}.")
     safe = not reached.other_ends and len(covered) == len(reached.reductions)
-    if not safe:
+    if not safe and not partial:
         where: ast.AST = (reached.other_ends or [r.call for r in reached.reductions if not r.covered])[0]
         notes.append("The fix is unsafe: the masked-off lanes also reach "
                      + ("other code" if reached.other_ends else "a reduction along an axis the mask does not cover")
@@ -136,7 +158,7 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
         notes.append("Warning, not error: the fill is wrong only for rows whose real values all lie on one side of it "
                      "(a max over negative values).")
     return Verdict(vars={"problem": problem, "reduction": reduction, "neutral": NEUTRAL_TEXT[neutral]},
-                   severity="error" if fill != UNDEF and absolute else "warning", applicability=None if safe else "unsafe",
+                   severity="error" if fill != UNDEF and absolute else "warning", applicability="display-only" if partial else None if safe else "unsafe",
                    notes=notes, data={"neutral": neutral, "call": call})
 
 

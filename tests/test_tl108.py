@@ -1,0 +1,53 @@
+"""TL108's notes and fix applicability where the fill alone does not settle every reduction, or where other
+loads with no `other` share the lanes."""
+
+from __future__ import annotations
+
+import textwrap
+
+from tests.helpers import lint_code
+from tritonlint.ruleset import load_rules
+
+RULES = [rule for rule in load_rules() if rule.id == "TL108"]
+
+LAYER_NORM = textwrap.dedent("""\
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def layer_norm(x_ptr, y_ptr, n_cols, BLOCK: tl.constexpr):
+        cols = tl.arange(0, BLOCK)
+        mask = cols < n_cols
+        x = tl.load(x_ptr + tl.program_id(0) * n_cols + cols, mask=mask)
+        mean = tl.sum(x, axis=0) / n_cols
+        var = tl.sum((x - mean) ** 2, axis=0) / n_cols
+        tl.store(y_ptr + tl.program_id(0) * n_cols + cols, (x - mean) / tl.sqrt(var + 1e-5), mask=mask)
+    """)
+
+DIFFERENCE = textwrap.dedent("""\
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def new_tokens(seq_ptr, pre_ptr, out_ptr, BATCH: tl.constexpr):
+        offs = tl.arange(0, BATCH)
+        seq = tl.load(seq_ptr + offs, mask=offs < tl.program_id(0))
+        pre = tl.load(pre_ptr + offs, mask=offs < tl.program_id(0))
+        tl.store(out_ptr, tl.sum(seq - pre))
+    """)
+
+
+def test_undefined_lanes_no_single_fill_settles_get_a_display_only_fix_and_the_where_it_needs():
+    (finding,) = lint_code(LAYER_NORM, RULES).diagnostics
+    assert finding.fix is not None and finding.fix.applicability == "display-only"
+    assert "which needs `other=0.0`" in finding.message
+    (note,) = finding.notes
+    assert "`tl.sum((x - mean) ** 2, axis=0)` at line 10" in note and "tl.where(mask, ..., 0.0)" in note
+
+
+def test_loads_sharing_the_lanes_with_no_other_are_named_and_the_fix_stays_safe():
+    findings = sorted(lint_code(DIFFERENCE, RULES).diagnostics, key=lambda d: d.start)
+    assert [d.location.row for d in findings] == [7, 8]
+    assert all(d.fix is not None and d.fix.applicability == "safe" for d in findings)
+    assert "The load at line 8 with no `other` turns off the same lanes" in findings[0].notes[0]
+    assert "The load at line 7 with no `other`" in findings[1].notes[0]
