@@ -363,12 +363,15 @@ class ShapeMap:
         # attribute and subscript targets bind no local name
 
     def _unpacked(self, value: ast.expr | None, env: dict[str, Tile], count: int) -> list[Tile] | None:
-        """`a, b = tl.split(x)`: each half drops the last dimension (of size 2)."""
+        """`a, b = tl.split(x)`: each half drops the last dimension, which must be 2. Where it is known to be
+        something else (or the call passes arguments `tl.split` does not take), the kernel fails at the split
+        and the halves have no shape."""
         if isinstance(value, ast.Call) and self.model.qualify(value.func) == f"{TL}.split" and value.args and count == 2:
             source = self.tile(value.args[0])
-            if source.shape:
+            if source.shape and source.shape[-1] == 2 and len(value.args) == 1 and not value.keywords:
                 half = Tile(source.shape[:-1], value.lineno, value, source.sources, source.dtype)
                 return [half, half]
+            return None
         returned = self.tile(value) if value is not None else UNKNOWN
         if returned.kind == "tuple" and returned.items is not None and len(returned.items) == count:
             return list(returned.items)
