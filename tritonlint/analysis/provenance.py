@@ -176,7 +176,13 @@ class Provenance:
             strided, position = self.unpacked_strides[value.id]
             return ast.unparse(strided), position
         expr = (self.host.value_of(value.id) or value) if isinstance(value, ast.Name) else value
-        if isinstance(expr, ast.Subscript) and (whole := _stride_source(expr.value)) is not None:
+        whole = None
+        if isinstance(expr, ast.Subscript):
+            strides = expr.value
+            if isinstance(strides, ast.Name):  # `q_strides = q.stride()`, then `q_strides[2]`
+                strides = self.host.value_of(strides.id) or strides
+            whole = _stride_source(strides)
+        if isinstance(expr, ast.Subscript) and whole is not None:
             tensor, index = whole, expr.slice
         elif isinstance(expr, ast.Call) and len(expr.args) == 1 and isinstance(expr.func, ast.Attribute) \
                 and expr.func.attr == "stride":
