@@ -353,3 +353,35 @@ def test_same_value_at_every_launch_follows_local_names():
     model = _model(source.replace("    k[(rows,)](x, dim, BLOCK)\n", "    pass\n"), "a")
     (kernel,) = [f for f in model.functions if f.name == "k"]
     assert not same_at_every_launch(model, kernel, "dim", "BLOCK")  # no launch in view
+
+
+STRIDE_SPREAD = textwrap.dedent("""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def scale(x_ptr, s0, s1, s2, n, BLOCK: tl.constexpr):
+        pass
+
+    @triton.autotune(configs=[triton.Config({"BLOCK": 64})], key=["n"])
+    @triton.jit
+    def tuned(x_ptr, s0, s1, n, BLOCK: tl.constexpr):
+        pass
+
+    def run(x, n):
+        scale[(1,)](x, *x.stride(), n, BLOCK=64)
+        tuned[(1,)](x, *x.stride(), n)
+""")
+
+
+def test_a_stride_spread_takes_the_parameters_the_other_arguments_leave():
+    from tritonlint.analysis.launches import bind_launch
+
+    model = _model(STRIDE_SPREAD, "a")
+    kernels = {f.name: f for f in model.functions}
+    first, second = model.launches
+    values = bind_launch(model, first, kernels["scale"]).values
+    assert {name: ast.unparse(value) for name, value in values.items()} == {
+        "x_ptr": "x", "s0": "x.stride(0)", "s1": "x.stride(1)", "s2": "x.stride(2)", "n": "n", "BLOCK": "64"}
+    # BLOCK comes from a config: the spread's length is not known, nothing after it is bound
+    assert set(bind_launch(model, second, kernels["tuned"]).values) == {"x_ptr"}

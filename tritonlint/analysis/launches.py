@@ -43,7 +43,8 @@ def bind_launch(model: ModuleModel, launch: LaunchSite, kernel: JitFunction,
     for arg in launch.args:
         if arg.name is not None or arg.node is None or bound.open:
             continue
-        items = [arg.node] if not isinstance(arg.node, ast.Starred) else _spread(arg.node.value, scope, facts or {})
+        items = [arg.node] if not isinstance(arg.node, ast.Starred) else _spread(arg.node.value, scope, facts or {}) \
+            or _stride_spread(arg.node.value, launch, kernel)
         if items is None:
             bound.open = True  # an unnamed argument of unknown count: later positions are not known
             continue
@@ -79,6 +80,28 @@ def _spread(expr: ast.expr, scope: HostScope, facts: dict[str, bool]) -> list[as
         if body is not None and orelse is not None and len(body) == len(orelse):
             return [ast.copy_location(ast.IfExp(expr.test, b, o), expr) for b, o in zip(body, orelse)]
     return None
+
+
+def _stride_spread(expr: ast.expr, launch: LaunchSite, kernel: JitFunction) -> list[ast.expr] | None:
+    """`*x.stride()` as the launch's only spread: its length is what the other arguments leave of the kernel's
+    parameters (`k[grid](x, *x.stride(), n, BLOCK=64)` against `k(x_ptr, s0, s1, n, BLOCK)`: two), where every
+    parameter is passed (none left to its default, an autotune config or a heuristic); the items are
+    `x.stride(0)`, `x.stride(1)`, ..."""
+    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "stride"
+            and not expr.args and not expr.keywords) or kernel.autotune is not None or kernel.heuristics:
+        return None
+    positional = [a for a in launch.args if a.name is None]
+    if any(a.name == "**" for a in launch.args) or sum(isinstance(a.node, ast.Starred) for a in positional) != 1:
+        return None
+    named = {a.name for a in launch.args if a.name is not None}
+    by_position = [p for p in kernel.params if p.name not in named]
+    if any(p.default is not None for p in by_position) or any(p.name in named for p in kernel.params[:len(by_position)]):
+        return None
+    count = len(by_position) - (len(positional) - 1)
+    if count < 1:
+        return None
+    return [ast.copy_location(ast.Call(func=expr.func, args=[ast.Constant(index)], keywords=[]), expr)
+            for index in range(count)]
 
 
 def _grown_tuple(expr: ast.expr, scope: HostScope, depth: int = 4) -> ast.expr | None:
