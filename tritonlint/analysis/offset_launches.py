@@ -32,7 +32,7 @@ from tritonlint.analysis.offsets import Product
 from tritonlint.analysis.project import Project
 from tritonlint.analysis.provenance import (Origin, Provenance, batch_of_small_items, data_tensor, feature_width,
                                             grid_axes, kv_cache, large_count, latent_row, rotary_table,
-                                            router_scores, routing_tensor, small_item)
+                                            router_scores, routing_rows, routing_tensor, small_item)
 from tritonlint.walk import walk
 
 LARGE = "large"
@@ -123,6 +123,13 @@ def _spans_tensor(origin: Origin, strides: Strides) -> str | None:
             return (f"row of `{origin.tensor}` ({origin.describe()}) and multiplies it by `{ast.unparse(value)}`: "  # type: ignore[arg-type]
                     "the offsets span the whole tensor")
     return None
+
+
+def _over_routing_rows(origin: Origin, strides: Strides) -> bool:
+    """The grid counts the rows of per-token routing data named by its width (`n_tokens, n_experts =
+    scores.shape`) and every product steps over those rows (`scores.stride(0)`): rows as wide as the experts,
+    far below 2^31 elements at 1M tokens. A product over another tensor's rows (the hidden states) still counts."""
+    return routing_rows(origin) and bool(strides) and all(stride == (origin.tensor, 0) for _, stride in strides)
 
 
 def _cache_rows(strides: Strides) -> str | None:
@@ -310,7 +317,7 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
                 why = None
             counted = _counted(origin)
             if (why is not None and not per_request and not _per_request_host(launch) and not routing_tensor(counted)
-                    and not router_scores(counted, *names, _host_name(launch))
+                    and not router_scores(counted, *names, _host_name(launch)) and not _over_routing_rows(origin, strides)
                     and not _narrow_rows(strides) and not _feature_rows(host, function, products, bound.values)):
                 if named is not None:
                     return Extent(LARGE, f"the launch at {where} starts one program per {why}")

@@ -364,6 +364,13 @@ def routing_tensor(text: str | None) -> bool:
     return text is not None and bool(_ROUTING.search(tensor_name(text)))
 
 
+def routing_rows(origin: Origin) -> bool:
+    """`origin` is the rows of a 2-D tensor whose other dimension its shape unpacking names as an expert count
+    or a top-k (`n_tokens, n_experts = scores.shape`): per-token routing data, as wide as the experts."""
+    return (origin.kind == "shape" and origin.index == 0 and len(origin.siblings) == 1
+            and bool(_ROUTING.search(origin.siblings[0])))
+
+
 # Kernels of the routing step of a mixture of experts (DeepSeek's grouped top-k over expert groups, a router or
 # gate): their `scores` and `logits` are the router's output, one row of expert scores per token. Not a bare
 # `topk` (a sparse-attention indexer takes the top-k of `scores` over the whole context).
