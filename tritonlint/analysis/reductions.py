@@ -430,7 +430,7 @@ class PaddedLanes:
         """A mask's text with a name standing for its single assignment replaced by that assignment."""
         return ast.unparse(self._single_value(expr))
 
-    def _masks_lanes(self, condition: ast.expr, mask: ast.expr | None) -> bool:
+    def masks_lanes(self, condition: ast.expr, mask: ast.expr | None) -> bool:
         """`tl.where(condition, ...)` picks its second operand on every lane the load's mask turns off:
         the condition is that mask, or a conjunction with it."""
         if mask is None:
@@ -632,6 +632,8 @@ class _Evaluation:
         constant = constant_class(expr)
         if constant is not None:
             return Lanes(frozenset({constant}))
+        if isinstance(expr, (ast.Name, ast.Compare)) and self.analysis.masks_lanes(expr, self.mask):
+            return Lanes(frozenset({ZERO}))  # the load's own mask as a value (`x * mask`): 0 where the lanes are off
         if isinstance(expr, ast.Name):
             return self._name(expr, depth)
         if isinstance(expr, ast.BinOp):
@@ -703,7 +705,7 @@ class _Evaluation:
         if name == WHERE and len(call.args) == 3:
             if self._mentions_load(call.args[0], depth):
                 return UNKNOWN_LANES
-            if self.analysis._masks_lanes(call.args[0], self.mask):
+            if self.analysis.masks_lanes(call.args[0], self.mask):
                 chosen = arguments[2]
                 return Lanes(chosen.classes, chosen.tainted)
             if arguments[1].tainted or arguments[2].tainted:
