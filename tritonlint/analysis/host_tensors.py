@@ -7,8 +7,9 @@ index tensors the host makes int64."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
-from tritonlint.analysis.host import HostScope, parameter_names
+from tritonlint.analysis.host import HostScope, own_nodes, parameter_names
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.names import name_words
 from tritonlint.analysis.project import Project
@@ -160,26 +161,42 @@ def callers_pass_state(project: Project, host: HostScope, tensor: str | None) ->
     value named as a weight, bias or parameter (`self._weight_shard`, `decoder.weight.grad`, `weight.T`). A
     generic helper's `x.numel()` is then fixed per model. False when no call is found, when one passes
     anything else, and where the run cannot see the project (an editor buffer)."""
+    return _callers_all_pass(project, host, tensor, lambda caller, value: _model_state(value))
+
+
+def callers_pass_int64(project: Project | None, host: HostScope, tensor: str | None) -> bool:
+    """Whether the project's calls of the launching function all pass, for the parameter `tensor` comes from,
+    a tensor their own scope makes int64 (`int64_tensor`: `torch.arange(..., dtype=torch.int64)`, `.long()`).
+    False as `callers_pass_state` is."""
+    return project is not None and _callers_all_pass(project, host, tensor, int64_tensor)
+
+
+def _callers_all_pass(project: Project, host: HostScope, tensor: str | None,
+                      accepts: Callable[[HostScope, ast.expr], bool]) -> bool:
     function, model = host.node, host.model
     param = _received_parameter(host, tensor)
     if function is None or param is None or function not in model.tree.body:
         return False
     qualname = f"{model.module}.{function.name}"
 
-    def passed(callers: list[ModuleModel]) -> list[ast.expr | None]:
-        return [_argument(call, function, param) for caller in callers for call in walk(caller.tree)
-                if isinstance(call, ast.Call) and _calls(caller, call, qualname)]
+    def passed(callers: list[ModuleModel]) -> list[tuple[HostScope, ast.expr | None]]:
+        return [(HostScope.of(caller, scope), _argument(node, function, param)) for caller in callers
+                for scope in [caller.tree, *(n for n in walk(caller.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]
+                for node in own_nodes(scope) if isinstance(node, ast.Call) and _calls(caller, node, qualname)]
+
+    def all_accepted(found: list[tuple[HostScope, ast.expr | None]]) -> bool:
+        return all(value is not None and accepts(scope, value) for scope, value in found)
 
     own = passed([model])  # read first: one call with anything else settles it without the other modules
-    if not all(value is not None and _model_state(value) for value in own):
+    if not all_accepted(own):
         return False
-    others: list[ast.expr | None] = []
+    others: list[tuple[HostScope, ast.expr | None]] = []
     if not function.name.startswith("_"):  # a private function (`_launch`) is called in its own module only
         found = project.calling_modules(model.module)
         if found is None:
             return False
         others = passed(found)
-    return bool(own or others) and all(value is not None and _model_state(value) for value in others)
+    return bool(own or others) and all_accepted(others)
 
 
 def _calls(caller: ModuleModel, call: ast.Call, qualname: str) -> bool:

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 
 from tritonlint.analysis.host import HostScope
-from tritonlint.analysis.host_tensors import int64_tensor
+from tritonlint.analysis.host_tensors import callers_pass_int64, int64_tensor
 from tritonlint.analysis.launches import bind_launch
 from tritonlint.analysis.model import PROGRAM_ID, JitFunction, LaunchSite, ModuleModel, program_id_axis
 from tritonlint.analysis.offsets import Product
@@ -209,13 +209,16 @@ def _counted(origin: Origin) -> str | None:
     return origin.tensor
 
 
-def _int64_index(host: HostScope, source: ast.Call, values: dict[str, ast.expr]) -> str | None:
+def _int64_index(host: HostScope, source: ast.Call, values: dict[str, ast.expr], project: Project | None) -> str | None:
     """An index load (`tl.load(loc_ptr + row)`) from a tensor the launch passes made int64 by the host
-    (`loc64 = loc.to(torch.int64)`): the loaded index is int64 and so is every product of it."""
+    (`loc64 = loc.to(torch.int64)`), or received from callers that all make it so: the loaded index is int64
+    and so is every product of it."""
     pointer = source.args[0] if source.args else next((k.value for k in source.keywords if k.arg == "pointer"), None)
     for name in (n.id for n in walk(pointer) if isinstance(n, ast.Name)) if pointer is not None else ():
         if name in values and int64_tensor(host, values[name]):
             return f"`{ast.unparse(values[name])}` is made int64 on the host, so the loaded index is int64"
+        if name in values and callers_pass_int64(project, host, ast.unparse(values[name])):
+            return f"every call of the launching function passes `{ast.unparse(values[name])}` as an int64 tensor"
     return None
 
 
@@ -297,7 +300,7 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
         strides = _product_strides(host, products, bound.values, params)
         grid = grid_axes(host, launch) if axis is not None else None
         where = f"line {launch.line}" if launcher is model else f"line {launch.line} of `{launcher.module}`"
-        wide = _int64_index(host, source, bound.values) if axis is None else None
+        wide = _int64_index(host, source, bound.values, project) if axis is None else None
         if wide is not None:
             reasons.append(f"at {where} {wide}")
             continue
