@@ -14,7 +14,7 @@ from tritonlint.analysis.scope import LocalScope
 from tritonlint.source import ParsedFile
 from tritonlint.walk import children, walk
 
-_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
 def own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
@@ -24,7 +24,7 @@ def own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
     while stack:
         node = stack.pop()
         yield node
-        if not isinstance(node, _NESTED):
+        if not isinstance(node, NESTED_SCOPES):
             stack.extend(children(node))
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from tritonlint.analysis.host import HostScope, own_nodes, parameter_names
+from tritonlint.analysis.host import NESTED_SCOPES, HostScope, own_nodes, parameter_names
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.names import name_words
 from tritonlint.analysis.project import Project
@@ -180,8 +180,9 @@ def _callers_all_pass(project: Project, host: HostScope, tensor: str | None,
     qualname = f"{model.module}.{function.name}"
 
     def passed(callers: list[ModuleModel]) -> list[tuple[HostScope, ast.expr | None]]:
+        # Each call with the scope it sits in (a class body or a lambda reads its names as the module does).
         return [(HostScope.of(caller, scope), _argument(node, function, param)) for caller in callers
-                for scope in [caller.tree, *(n for n in walk(caller.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]
+                for scope in [caller.tree, *(n for n in walk(caller.tree) if isinstance(n, NESTED_SCOPES))]
                 for node in own_nodes(scope) if isinstance(node, ast.Call) and _calls(caller, node, qualname)]
 
     def all_accepted(found: list[tuple[HostScope, ast.expr | None]]) -> bool:

@@ -134,8 +134,8 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
                      f"with `other={NEUTRAL_TEXT[neutral]}` and set them to {NEUTRAL_WORDS[unsettled.needs]} before "
                      f"that reduction with `tl.where(mask, ..., {NEUTRAL_TEXT[unsettled.needs]})`; the suggested fix "
                      f"is only the first step, so it is never applied automatically.")
-    elif not all(status(r, neutral) is True for r in covered):
-        lines = sorted({s.lineno for s in analysis.unfilled_siblings(call, function.node)})
+    elif not all(status(r, neutral) is True for r in covered) \
+            and (lines := sorted({s.lineno for s in analysis.unfilled_siblings(call, function.node)})):
         notes.append(f"The load{'s' if len(lines) > 1 else ''} at line{'s' if len(lines) > 1 else ''} "
                      f"{', '.join(map(str, lines))} with no `other` turn{'' if len(lines) > 1 else 's'} off the same "
                      f"lanes and meet{'' if len(lines) > 1 else 's'} these there: pad "
@@ -158,7 +158,8 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
         notes.append("Warning, not error: the fill is wrong only for rows whose real values all lie on one side of it "
                      "(a max over negative values).")
     return Verdict(vars={"problem": problem, "reduction": reduction, "neutral": NEUTRAL_TEXT[neutral]},
-                   severity="error" if fill != UNDEF and absolute else "warning", applicability="display-only" if partial else None if safe else "unsafe",
+                   severity="error" if fill != UNDEF and absolute else "warning",
+                   applicability="display-only" if partial else None if safe else "unsafe",
                    notes=notes, data={"neutral": neutral, "call": call})
 
 
