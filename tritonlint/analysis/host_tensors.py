@@ -168,7 +168,11 @@ def callers_pass_int64(project: Project | None, host: HostScope, tensor: str | N
     """Whether the project's calls of the launching function all pass, for the parameter `tensor` comes from,
     a tensor their own scope makes int64 (`int64_tensor`: `torch.arange(..., dtype=torch.int64)`, `.long()`).
     False as `callers_pass_state` is."""
-    return project is not None and _callers_all_pass(project, host, tensor, int64_tensor)
+    if project is None:
+        return False
+    # Asked for each index load of each launch: the project's calls are read once per function and tensor.
+    return host.model.memoized(("callers-int64", id(host.node), tensor),
+                               lambda: _callers_all_pass(project, host, tensor, int64_tensor))
 
 
 def _callers_all_pass(project: Project, host: HostScope, tensor: str | None,

@@ -187,6 +187,8 @@ class PaddedLanes:
         self.model = model
         self.flow = flow
         self.indices = Indices(model, flow, constexprs)
+        # Conjunct texts per mask node: every lane evaluation asks whether a name or comparison is the mask.
+        self._conjunct_texts: dict[int, tuple[ast.expr, set[str]]] = {}
 
     # ---- where the lanes go --------------------------------------------------------------------------
     def forward(self, load: ast.Call) -> Flow:
@@ -327,7 +329,7 @@ class PaddedLanes:
         (`k_mask` and `k_mask[:, None] & n_mask[None, :]`)."""
         if a is None or b is None:
             return False
-        return bool(self._conjuncts(a, 0) & self._conjuncts(b, 0))
+        return bool(self._conjuncts(a) & self._conjuncts(b))
 
     def off_wherever(self, theirs: ast.expr | None, ours: ast.expr | None) -> bool:
         """A conjunct of `theirs` bounds an index shifted up from one that `ours` bounds by the same value
@@ -344,11 +346,13 @@ class PaddedLanes:
                         if number is not None and number >= 0:
                             shifted.add(ast.unparse(ast.Compare(left=base, ops=conjunct.ops,
                                                                 comparators=conjunct.comparators)))
-        return bool(shifted & self._conjuncts(ours, 0))
+        return bool(shifted & self._conjuncts(ours))
 
-    def _conjuncts(self, mask: ast.expr, depth: int) -> set[str]:
+    def _conjuncts(self, mask: ast.expr) -> set[str]:
         """The texts of a mask's conjuncts, broadcasts dropped, and of the names that stand for them."""
-        return {ast.unparse(node) for node in self._conjunct_nodes(mask, depth, as_text=True)}
+        if id(mask) not in self._conjunct_texts:  # the node is kept with its texts, so its id stays its own
+            self._conjunct_texts[id(mask)] = (mask, {ast.unparse(n) for n in self._conjunct_nodes(mask, 0, as_text=True)})
+        return self._conjunct_texts[id(mask)][1]
 
     def _single_value(self, expr: ast.expr) -> ast.expr:
         """A name's single assigned value (the name itself otherwise)."""
@@ -436,7 +440,7 @@ class PaddedLanes:
         if mask is None:
             return False
         # The condition is false wherever one of its conjuncts is: every conjunct of the mask must be one.
-        return self.same_mask(condition, mask) or self._conjuncts(mask, 0) <= self._conjuncts(condition, 0)
+        return self.same_mask(condition, mask) or self._conjuncts(mask) <= self._conjuncts(condition)
 
     # ---- the real lanes' sign ------------------------------------------------------------------------
     def nonnegative(self, expr: ast.expr | None, depth: int = 0) -> bool:
