@@ -319,6 +319,19 @@ def test_a_single_block_over_one_tokens_features_bounds_the_row(rules, weight, b
     assert bool(lint_code(code, rules, select=["TL102"]).diagnostics) is reported
 
 
+@pytest.mark.parametrize("stride, reported", [
+    ("n_features", False),  # the launch passes the width's very value as the row stride
+    ("x2.stride(0)", True),  # a tensor's row stride: a view's rows can be wider than the block
+    ("2 * n_features", True),  # another value
+])
+def test_a_row_stride_passed_the_width_bounds_the_row(rules, stride, reported):
+    code = NORM_ROWS.replace("def norm_rows(x_ptr, w_ptr, y_ptr, n_features,",
+                             "def norm_rows(x_ptr, w_ptr, y_ptr, stride_row, n_features,").replace(
+        "row * n_features", "row * stride_row").replace("w = WEIGHT", "w = tl.load(w_ptr + cols, mask=mask)").replace(
+        "(x2, w, y, n_features,", f"(x2, w, y, stride_row={stride}, n_features=n_features,").replace("BLOCK_VALUE", "2048")
+    assert bool(lint_code(code, rules, select=["TL102"]).diagnostics) is reported
+
+
 def test_a_column_block_of_the_grid_takes_any_width(rules):
     split = NORM_ROWS.replace("mask = cols < n_features", "mask = cols < n_features\n"
                               "    tail = tl.program_id(1) * BLOCK + cols < n_features").replace(

@@ -175,12 +175,16 @@ def _block_length(host: HostScope, function: JitFunction, end: ast.expr, values:
 
 def _feature_rows(host: HostScope, function: JitFunction, products: list[Product], values: dict[str, ast.expr]) -> bool:
     """Every product multiplies the row index by the width of a row of one token's features that a single
-    block covers (`Product.feature_row_blocks`: a norm over `tl.arange(0, BLOCK)` lanes masked by `cols <
-    n_cols`, with a per-feature weight), and this launch makes that block at most 2,048 lanes: a literal
+    block covers (`Product.feature_rows`: a norm over `tl.arange(0, BLOCK)` lanes masked by `cols <
+    n_cols`, with a per-feature weight), or by a row stride this launch passes as that very width
+    (`stride_row=hidden, n_cols=hidden`), and this launch makes that block at most 2,048 lanes: a literal
     block, or autotune configs that all stay there. The kernel handles no wider row, and 1M tokens of 2,048
     features stay below 2^31."""
     def bounded(product: Product) -> bool:
-        lengths = [_block_length(host, function, end, values) for end in product.feature_row_blocks]
+        stride = values.get(product.multiplier)
+        ends = next((ends for width, ends in product.feature_rows if width == product.multiplier or (
+            stride is not None and width in values and ast.dump(values[width]) == ast.dump(stride))), ())
+        lengths = [_block_length(host, function, end, values) for end in ends]
         return bool(lengths) and all(n is not None and n <= FEATURE_ROW_BLOCK for n in lengths)
     return all(bounded(product) for product in products)
 

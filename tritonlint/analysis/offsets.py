@@ -39,8 +39,9 @@ class Product:
     multiplier: str  # the runtime argument's text
     rescaled: bool = False  # promoted to int64, then multiplied again: the int32 product counts rows, not elements
     bare: bool = False  # the source's own value times the multiplier (`pid * stride`), not a sum or a scaled index
-    # The multiplier is the width of a row of features that one block covers: the ends of those blocks.
-    feature_row_blocks: tuple[ast.expr, ...] = ()
+    # Rows of features that one block covers, as (width parameter, ends of those blocks): the multiplier's
+    # own first, then other parameters' (a launch may pass one value as both the row stride and the width).
+    feature_rows: tuple[tuple[str, tuple[ast.expr, ...]], ...] = ()
 
 
 @dataclass
@@ -267,11 +268,15 @@ class OffsetWidths:
                 continue
             multiplier = self.runtime_integer(other)
             if multiplier is not None:
-                blocks = self.feature_row_blocks(other.id) if isinstance(other, ast.Name) and other.id == multiplier else ()
-                return Product(node, sources, multiplier, bare=self._bare(derived), feature_row_blocks=blocks)
+                rows = self._feature_rows_of(multiplier) if isinstance(other, ast.Name) and other.id == multiplier else ()
+                return Product(node, sources, multiplier, bare=self._bare(derived), feature_rows=rows)
         return None
 
     # ---- a row of features that one block covers -----------------------------------------------------
+    def _feature_rows_of(self, multiplier: str) -> tuple[tuple[str, tuple[ast.expr, ...]], ...]:
+        widths = [multiplier, *(p.name for p in self.function.params if not p.is_constexpr and p.name != multiplier)]
+        return tuple((width, ends) for width in widths if (ends := self.feature_row_blocks(width)))
+
     def feature_row_blocks(self, width: str) -> tuple[ast.expr, ...]:
         """The ends of the blocks with which the kernel covers a row of `width` elements at once, where that
         row is one token's features: `width` bounds lanes that are only a `tl.arange(0, END)` (`mask = cols
