@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from tests.helpers import lint_code
 from tritonlint.ruleset import load_rules
 
@@ -51,3 +53,49 @@ def test_loads_sharing_the_lanes_with_no_other_are_named_and_the_fix_stays_safe(
     assert all(d.fix is not None and d.fix.applicability == "safe" for d in findings)
     assert "The load at line 8 with no `other` turns off the same lanes" in findings[0].notes[0]
     assert "The load at line 7 with no `other`" in findings[1].notes[0]
+
+
+REDUCTION_TREE = textwrap.dedent("""\
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def tile_absmax(x_ptr, tile_max_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+        tl.store(tile_max_ptr + tl.program_id(0), tl.max(tl.abs(x), axis=0))
+
+    @triton.jit
+    def reduce_max(input_ptr, output_ptr, num_values, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        values = tl.load(input_ptr + offs, mask=offs < num_values, other=0.0)
+        tl.store(output_ptr + tl.program_id(0), tl.max(values, axis=0))
+
+    def absmax(x, other):
+        num_tiles = triton.cdiv(x.numel(), 1024)
+        tile_max = torch.empty(num_tiles, device=x.device, dtype=torch.float32)
+        tile_absmax[(num_tiles,)](x, tile_max, x.numel(), BLOCK=1024)
+        levels = [tile_max]
+        num_values = num_tiles
+        while num_values > 1:
+            count = triton.cdiv(num_values, 1024)
+            reduced = torch.empty(count, device=x.device, dtype=torch.float32)
+            reduce_max[(count,)](levels[-1], reduced, num_values, BLOCK=1024)
+            levels.append(reduced)
+            num_values = count
+        ELSE
+        return levels[-1]
+    """)
+
+
+@pytest.mark.parametrize("other_use, reported", [
+    ("pass", False),  # every level holds maxima of |x|: 0 is neutral
+    ("levels.append(other)", True),  # a buffer no kernel of the function writes
+    ("levels[0] = other", True),  # an item replaced otherwise
+    ("levels.extend([other])", True),  # items added otherwise
+    ("print(levels)", True),  # the list handed elsewhere
+])
+def test_a_reduction_tree_kept_in_a_list_is_followed_by_induction(other_use, reported):
+    code = REDUCTION_TREE.replace("ELSE", other_use)
+    assert bool(lint_code(code, RULES).diagnostics) is reported

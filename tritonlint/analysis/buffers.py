@@ -35,20 +35,34 @@ def base_parameter(flow: FunctionFlow, function: JitFunction, pointer: ast.expr 
     return None
 
 
-def _nonnegative(analysis: PaddedLanes, expr: ast.expr | None, depth: int = 0) -> bool:
-    """`analysis.nonnegative`, and a reduction (max, min, sum) of values that are never negative."""
-    if isinstance(expr, ast.Call) and NEEDS.get(analysis.model.qualify(expr.func) or "") is not None:
-        return depth < 8 and _nonnegative(analysis, analysis.reduced(expr), depth + 1)
+def _nonnegative(analysis: PaddedLanes, expr: ast.expr | None, depth: int = 0,
+                 assumed: tuple[JitFunction, frozenset[str]] | None = None) -> bool:
+    """`analysis.nonnegative`, a reduction (max, min, sum) of values that are never negative, and a load
+    through a parameter of the kernel that `assumed` names whose buffer holds none, padded with a value that is
+    not negative."""
+    if isinstance(expr, ast.Call) and depth < 8:
+        name = analysis.model.qualify(expr.func)
+        if NEEDS.get(name or "") is not None:
+            return _nonnegative(analysis, analysis.reduced(expr), depth + 1, assumed)
+        if assumed is not None and name == f"{TL}.load":
+            kernel, params = assumed
+            fill = load_argument(expr, 2, "other")
+            return base_parameter(analysis.flow, kernel, load_argument(expr, 0, "pointer")) in params and \
+                (load_argument(expr, 1, "mask") is None or fill is not None and analysis.nonnegative(fill))
+        if assumed is not None and name is None and isinstance(expr.func, ast.Attribute) and \
+                expr.func.attr in IDENTITY_METHODS:
+            return _nonnegative(analysis, expr.func.value, depth + 1, assumed)
     if isinstance(expr, ast.Name) and depth < 8:
         definitions = analysis.flow.reaching(expr)
-        return bool(definitions) and all(d.kind == "assign" and _nonnegative(analysis, d.value, depth + 1)
+        return bool(definitions) and all(d.kind == "assign" and _nonnegative(analysis, d.value, depth + 1, assumed)
                                          for d in definitions)
     return analysis.nonnegative(expr)
 
 
-def writes_nonnegative(model: ModuleModel, kernel: JitFunction, param: str) -> bool:
+def writes_nonnegative(model: ModuleModel, kernel: JitFunction, param: str, assumed: frozenset[str] = frozenset()) -> bool:
     """Every `tl.store` of `kernel` through its parameter `param` stores values that cannot be negative
-    (and there is at least one, and no atomic or other use hands the pointer elsewhere)."""
+    (and there is at least one, and no atomic or other use hands the pointer elsewhere), given that the
+    buffers of the parameters in `assumed` hold no negative values."""
     if kernel.node is None:
         return False
     flow = flow_of(kernel.node)
@@ -61,7 +75,8 @@ def writes_nonnegative(model: ModuleModel, kernel: JitFunction, param: str) -> b
         pointer = load_argument(node, 0, "pointer")
         if pointer is None or base_parameter(flow, kernel, pointer) != param:
             continue
-        if name == f"{TL}.store" and _nonnegative(analysis, load_argument(node, 1, "value")):
+        if name == f"{TL}.store" and _nonnegative(analysis, load_argument(node, 1, "value"),
+                                                        assumed=(kernel, assumed) if assumed else None):
             stores += 1
         elif name != f"{TL}.load":
             return False
@@ -106,8 +121,11 @@ def _named_writers_nonnegative(model: ModuleModel, kernel: JitFunction, param: s
 def _written_before(model: ModuleModel, kernel: JitFunction, launch: LaunchSite, param: str) -> bool:
     """An earlier launch of the host function fills the buffer with values that cannot be negative; or the
     buffer is the host function's own parameter, filled by its callers, and the module's kernels that write
-    through a kernel parameter of the reader's name stand for the writers (as with no launch at all)."""
+    through a kernel parameter of the reader's name stand for the writers (as with no launch at all); or it
+    is an item of a local list whose every item is so written (`_list_items_nonnegative`)."""
     buffer = bind_launch(model, launch, kernel).values.get(param)
+    if isinstance(buffer, ast.Subscript) and isinstance(buffer.value, ast.Name):
+        return _list_items_nonnegative(model, launch.scope, buffer.value.id)
     if not isinstance(buffer, ast.Name):
         return False
     host = HostScope.of(model, launch.scope)
@@ -122,6 +140,29 @@ def _written_before(model: ModuleModel, kernel: JitFunction, launch: LaunchSite,
             if isinstance(value, ast.Name) and value.id == buffer.id and writes_nonnegative(model, writer, name):
                 return True
     return False
+
+
+def _list_items_nonnegative(model: ModuleModel, scope: ast.AST | None, listed: str) -> bool:
+    """Every buffer the local list `listed` of the host function holds is written by the function's launches,
+    at least once and only with values that cannot be negative, given that what those kernels load from the
+    list's items cannot be either: induction over the levels of a reduction tree (`inputs = [tile_max]`,
+    then per level a kernel reads `inputs[-1]` and the host appends the buffer it wrote)."""
+    items = HostScope.of(model, scope).list_items(listed) or []
+    buffers = [item.id for item in items if isinstance(item, ast.Name)]
+    if not items or len(buffers) != len(items):
+        return False
+    launches = [(writer, bind_launch(model, launch, writer).values) for launch in model.launches
+                if launch.scope is scope and (writer := model.kernel_for(launch)) is not None]
+
+    def from_list(value: ast.expr) -> bool:
+        return isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name) and value.value.id == listed
+
+    def written_nonnegative(item: str) -> bool:
+        writes = [(writer, name, frozenset(p for p, v in values.items() if from_list(v)))
+                  for writer, values in launches for name, value in values.items()
+                  if isinstance(value, ast.Name) and value.id == item and _stores_through(model, writer, name)]
+        return bool(writes) and all(writes_nonnegative(model, writer, name, assumed) for writer, name, assumed in writes)
+    return all(written_nonnegative(buffer) for buffer in buffers)
 
 
 def through_identity(analysis: PaddedLanes, expr: ast.expr | None, load: ast.Call, depth: int = 0) -> bool:

@@ -118,6 +118,29 @@ class HostScope:
             return None
         return bound  # type: ignore[return-value]
 
+    def list_items(self, name: str) -> list[ast.expr] | None:
+        """Every item a local list of this function ever holds: those of its one assignment `name = [a]` and
+        of each `name.append(b)`; None where it is bound otherwise or read in any other way than subscripted,
+        appended to or measured with `len`."""
+        value = self.value_of(name)
+        if self.node is None or name not in self.values or not isinstance(value, ast.List) or \
+                any(isinstance(e, ast.Starred) for e in value.elts):
+            return None
+        items, reads = list(value.elts), 0
+        for node in own_nodes(self.node):
+            if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == name:
+                reads += isinstance(node.ctx, ast.Load)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    isinstance(node.func.value, ast.Name) and node.func.value.id == name:
+                if node.func.attr != "append" or len(node.args) != 1 or node.keywords:
+                    return None
+                items.append(node.args[0])
+                reads += 1
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len" and \
+                    len(node.args) == 1 and isinstance(node.args[0], ast.Name) and node.args[0].id == name:
+                reads += 1
+        return items if reads == self.reads.get(name, 0) else None
+
     def function_def(self, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         if self.node is not None and name in self.values:
             return self.defs.get(name) if len(self.values[name]) == 1 else None
