@@ -164,7 +164,8 @@ def test_slot_times_the_leading_stride_of_a_kv_cache_is_backed(rules):
 
 
 @pytest.mark.parametrize("host, kernel", [("apply_penalty", "copy_rows"), ("run", "_dflash_accept_kernel"),
-                                          ("selective_state_update", "copy_rows")])
+                                          ("selective_state_update", "copy_rows"),
+                                          ("run", "_single_query_cached_kv_attention")])
 def test_per_request_steps_are_not_backed_by_their_rows(rules, host, kernel):
     """Sampling penalties, accepting drafts and decode-time state updates run one program per request: the
     spanned rows (logits, candidates, states) are the batch of requests, not its tokens (named by the kernel,

@@ -53,7 +53,7 @@ TINY_LITERAL = 16
 # decode-time update of a recurrent state (Mamba's `selective_state_update`). Read in the kernel's name, its
 # file's name and the name of the host function that launches it. Not rejection sampling: it reads a
 # vocabulary-wide probability row per drafted token, which a large verification batch takes past 2^31.
-_PER_REQUEST = re.compile(r"decode|draft|accept|penalt|(state|scan)_update", re.IGNORECASE)
+_PER_REQUEST = re.compile(r"decode|single_query|draft|accept|penalt|(state|scan)_update", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
