@@ -12,7 +12,7 @@ from tritonlint.analysis.consteval import Binding, Evaluator, literal_value
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.scope import LocalScope
 from tritonlint.source import ParsedFile
-from tritonlint.walk import children, walk
+from tritonlint.walk import children
 
 NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
@@ -84,9 +84,19 @@ class HostScope:
             for part, part_value in zip(target.elts, value.elts):  # BT, BD = 128, min(64, D)
                 self._bind(part, part_value)
             return
-        for name in walk(target):
-            if isinstance(name, ast.Name):
-                self.values.setdefault(name.id, []).append(None)
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for part in target.elts:
+                self._bind(part, None)
+            return
+        if isinstance(target, ast.Starred):
+            self._bind(target.value, None)
+            return
+        # `stats[f"{route}_hits"] += 1`, `self.x = y`: the object the target names is changed, not the names
+        # its index reads
+        while isinstance(target, (ast.Subscript, ast.Attribute)):
+            target = target.value
+        if isinstance(target, ast.Name):
+            self.values.setdefault(target.id, []).append(None)
 
     def value_of(self, name: str) -> ast.expr | None:
         """The expression a name stands for: its single assignment in the function, else the module's."""
