@@ -231,3 +231,39 @@ def test_a_branch_bounds_the_names_its_test_bounds_where_it_runs():
     kinds = {node.targets[0].id: provenance.origin(node.value).kind for node in ast.walk(function)
              if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)}
     assert kinds == {"big": "shape", "small": "bounded", "few": "bounded", "after": "shape"}
+
+
+def test_a_branch_on_a_label_chosen_by_a_bound_runs_where_the_bound_holds():
+    model = build("""
+    def run(a, stats):
+        m = a.shape[0]
+        route = "gemv" if m <= 4 else "gemm"
+        if route == "gemv":
+            small = m
+        else:
+            big = m
+        if route != "gemv":
+            big_too = m
+        if route == "gemm":
+            big_as_well = m
+        stats[f"{route}_hits"] += 1
+    """)
+    function = next(node for node in ast.walk(model.tree) if isinstance(node, ast.FunctionDef))
+    provenance = Provenance.of(HostScope.of(model, function))
+    kinds = {node.targets[0].id: provenance.origin(node.value).kind for node in ast.walk(function)
+             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)}
+    assert kinds == {"small": "bounded", "big": "shape", "big_too": "shape", "big_as_well": "shape"}
+
+
+def test_assigning_into_an_item_or_attribute_rebinds_the_object_not_the_names_its_index_reads():
+    model = build("""
+    def run(table, key, value, obj):
+        table[key] = value
+        obj.field[key] += 1
+        a, (b, *rest) = value
+    """)
+    function = next(node for node in ast.walk(model.tree) if isinstance(node, ast.FunctionDef))
+    host = HostScope.of(model, function)
+    assert host.unbound_parameter("key") and host.unbound_parameter("value")
+    assert not host.unbound_parameter("table") and not host.unbound_parameter("obj")
+    assert all(host.values[name] == [None] for name in ("a", "b", "rest"))

@@ -88,6 +88,23 @@ def _guarded_bounds(test: ast.expr, constant: Callable[[ast.expr], int | None]) 
     return _asserted_bounds(ast.Compare(left=test.left, ops=[negated()], comparators=test.comparators), constant)
 
 
+def _label_choice(host: HostScope, test: ast.expr) -> tuple[ast.expr, bool]:
+    """A branch on a label a conditional expression chose (`route = "gemv" if m <= 4 else "gemm"`, then `if
+    route == "gemv":`) runs where that expression's test holds: the test, and whether the branch's body runs
+    where it does not (the other label, or `!=`). Any other test is itself."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq))
+            and isinstance(test.left, ast.Name) and isinstance(test.comparators[0], ast.Constant)):
+        return test, False
+    chosen = host.value_of(test.left.id)
+    if not (isinstance(chosen, ast.IfExp) and isinstance(chosen.body, ast.Constant)
+            and isinstance(chosen.orelse, ast.Constant) and chosen.body.value != chosen.orelse.value):
+        return test, False
+    label = test.comparators[0].value
+    if label not in (chosen.body.value, chosen.orelse.value):
+        return test, False
+    return chosen.test, (label == chosen.orelse.value) != isinstance(test.ops[0], ast.NotEq)
+
+
 def _nested_divisor(dividend: Origin, divisor: int | None) -> int | None:
     """The divisor of a ceiling division, times that of a ceiling division it divides
     (`cdiv(cdiv(n, 64), 32)` divides n by 2,048)."""
@@ -148,8 +165,9 @@ class Provenance:
             if isinstance(node, ast.Assert):
                 self.asserted |= _asserted_bounds(node.test, self._constant)
             if isinstance(node, ast.If) and host.node is not None:
-                for branch, names in ((node.body, _asserted_bounds(node.test, self._constant)),
-                                      (node.orelse, _guarded_bounds(node.test, self._constant))):
+                test, flipped = _label_choice(host, node.test)
+                bounds = (_asserted_bounds(test, self._constant), _guarded_bounds(test, self._constant))
+                for branch, names in zip((node.body, node.orelse), bounds[::-1] if flipped else bounds):
                     if branch and names:
                         self.branch_bounds.append((branch[0].lineno, branch[-1].end_lineno or branch[-1].lineno, names))
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple):
