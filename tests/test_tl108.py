@@ -99,3 +99,29 @@ REDUCTION_TREE = textwrap.dedent("""\
 def test_a_reduction_tree_kept_in_a_list_is_followed_by_induction(other_use, reported):
     code = REDUCTION_TREE.replace("ELSE", other_use)
     assert bool(lint_code(code, RULES).diagnostics) is reported
+
+
+ROWS_THEN_BLOCK = textwrap.dedent("""\
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def k(x_ptr, out_ptr, M, N, BM: tl.constexpr, BN: tl.constexpr):
+        rows = tl.arange(0, BM)
+        cols = tl.arange(0, BN)
+        x = tl.load(x_ptr + rows[:, None] * N + cols[None, :], mask=MASK)
+        out = FIRST
+        tl.store(out_ptr, SECOND)
+    """)
+
+
+@pytest.mark.parametrize("mask, first, second, reported", [
+    ("rows[:, None] < M", "tl.sum(x, axis=1)", "tl.max(out, axis=0)", True),  # padded rows' sums reach the max
+    ("cols[None, :] < N", "tl.sum(x, axis=0)", "tl.max(out, axis=0)", True),  # padded columns, the axes renumbered
+    ("cols[None, :] < N", "tl.sum(x, axis=0)", "tl.max(out[None, :], axis=0)", False),  # a new shape: not followed
+    ("rows[:, None] < M", "tl.sum(x, axis=1, keep_dims=True)", "tl.max(out, axis=0)", False),  # kept dims: not followed
+    ("rows[:, None] < M", "tl.sum(x, axis=1)", "tl.max(tl.where(rows < M, out, float('-inf')), axis=0)", False),
+])
+def test_lanes_a_reduction_along_an_unmasked_axis_passes_on_are_judged_again(mask, first, second, reported):
+    code = ROWS_THEN_BLOCK.replace("MASK", mask).replace("FIRST", first).replace("SECOND", second)
+    assert bool(lint_code(code, RULES).diagnostics) is reported

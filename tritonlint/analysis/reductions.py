@@ -178,6 +178,17 @@ class Flow:
 
     reductions: list[Reach] = field(default_factory=list)
     other_ends: list[ast.AST] = field(default_factory=list)  # helpers, dots, returns, masked stores of other masks
+    # Reductions along an axis the mask does not vary on (`tl.sum(x, axis=1)` of rows masked by
+    # `rows[:, None] < M`): each turned-off row reduces to one turned-off lane of the result, followed on.
+    passed: set[int] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class PaddedAxes:
+    """The axes along which a value derived from the load holds its padded lanes, and the value's rank."""
+
+    rank: int
+    axes: frozenset[int]
 
 
 class PaddedLanes:
@@ -189,26 +200,36 @@ class PaddedLanes:
         self.indices = Indices(model, flow, constexprs)
         # Conjunct texts per mask node: every lane evaluation asks whether a name or comparison is the mask.
         self._conjunct_texts: dict[int, tuple[ast.expr, set[str]]] = {}
+        self._flows: dict[int, Flow] = {}  # per load (the function's tree, and so its loads, outlive the analysis)
 
     # ---- where the lanes go --------------------------------------------------------------------------
     def forward(self, load: ast.Call) -> Flow:
+        key = id(load)
+        if key not in self._flows:
+            self._flows[key] = self._forward(load)
+        return self._flows[key]
+
+    def _forward(self, load: ast.Call) -> Flow:
         mask = load_argument(load, 1, "mask")
         result = Flow()
-        pending: list[ast.AST] = [load]
+        pending: list[tuple[ast.AST, PaddedAxes | None]] = [(load, None)]
         seen: set[int] = set()
         while pending:
-            node = pending.pop()
+            node, padded = pending.pop()
             if id(node) in seen:
                 continue
             seen.add(id(node))
-            end = self._climb(node, load, mask, result)
-            if isinstance(end, Definition):
-                pending.extend(self.flow.uses_of(end))
+            end = self._climb(node, load, mask, result, padded)
+            if end is not None:
+                definition, padded = end
+                pending.extend((use, padded) for use in self.flow.uses_of(definition))
         return result
 
-    def _climb(self, node: ast.AST, load: ast.Call, mask: ast.expr | None, result: Flow) -> Definition | None:
+    def _climb(self, node: ast.AST, load: ast.Call, mask: ast.expr | None, result: Flow,
+               padded: PaddedAxes | None) -> tuple[Definition, PaddedAxes | None] | None:
         """Walk up from a use of the padded value through elementwise math to a reduction, a store or a new
-        definition (returned, to follow its uses)."""
+        definition (returned, to follow its uses). `padded`: the axes of the padded lanes once a reduction
+        along another axis has passed them on (None: the load's own)."""
         child, parent = node, self.flow.parents.get(id(node))
         while parent is not None:
             if isinstance(parent, (ast.keyword, ast.Attribute)):
@@ -221,9 +242,15 @@ class PaddedLanes:
             if isinstance(parent, ast.Call):
                 needs = self.reduction_needs(parent)
                 if needs is not None and self.reduced(parent) is child:
-                    result.reductions.append(Reach(parent, needs, self.covers(load, parent),
-                                                   self.nonnegative(self.reduced(parent))))
-                    return None
+                    covered = self.covers(load, parent) if padded is None else self._covers_axes(padded, parent)
+                    result.reductions.append(Reach(parent, needs, covered, self.nonnegative(self.reduced(parent))))
+                    passed = None if covered else self._passed_on(self._load_axes(load) if padded is None else padded,
+                                                                  parent)
+                    if passed is None:
+                        return None
+                    result.passed.add(id(parent))
+                    child, parent, padded = parent, self.flow.parents.get(id(parent)), passed
+                    continue
                 name = self.model.qualify(parent.func)
                 if name is not None and name.endswith(".store"):
                     store_mask = load_argument(parent, 2, "mask")
@@ -236,10 +263,12 @@ class PaddedLanes:
             elif isinstance(parent, ast.stmt):
                 if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name) \
                         and parent.value is child:
-                    return self.flow.definition_at(parent, parent.targets[0].id)
+                    definition = self.flow.definition_at(parent, parent.targets[0].id)
+                    return (definition, padded) if definition is not None else None
                 if isinstance(parent, ast.AugAssign) and isinstance(parent.target, ast.Name) \
                         and (parent.value is child or parent.target is child):  # `x *= s` carries x's lanes on
-                    return self.flow.definition_at(parent, parent.target.id)
+                    definition = self.flow.definition_at(parent, parent.target.id)
+                    return (definition, padded) if definition is not None else None
                 result.other_ends.append(parent)
                 return None
             elif not isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.IfExp)):
@@ -273,20 +302,64 @@ class PaddedLanes:
 
     # ---- does the mask cover the reduced axis --------------------------------------------------------
     def covers(self, load: ast.Call, reduction: ast.Call) -> bool:
-        pointer = load_pointer(load)
-        mask = load_argument(load, 1, "mask")
-        rank = self.indices.of(pointer).rank if pointer is not None else 0
-        axes = self.mask_axes(mask, 0)
-        if rank == 0 or axes is None or not axes:
+        padded = self._load_axes(load)
+        if padded is None or padded.rank == 0 or not padded.axes:
             return False
+        index = self._reduced_axis(reduction, padded.rank)
+        return index is not None and (padded.rank == 1 or index == -1 or index in padded.axes)
+
+    def _load_axes(self, load: ast.Call) -> PaddedAxes | None:
+        """The load's rank (its pointer's; where that is not an index the analysis reads, a gather through
+        loaded offsets, the rank of a mask made of `[:, None]` broadcasts) and the axes its mask varies along."""
+        pointer, mask = load_pointer(load), load_argument(load, 1, "mask")
+        axes = self.mask_axes(mask, 0)
+        if axes is None:
+            return None
+        rank = self.indices.of(pointer).rank if pointer is not None else 0
+        return PaddedAxes(rank or (2 if self._broadcast(mask, 0) else 0), axes)
+
+    def _broadcast(self, mask: ast.expr | None, depth: int) -> bool:
+        """The mask broadcasts a 1-D value to two dimensions (`rows[:, None] < M`, `m[:, None] & n[None, :]`)."""
+        if mask is None or depth > 8:
+            return False
+        if isinstance(mask, ast.Subscript):
+            return broadcast_axis(mask) is not None
+        if isinstance(mask, ast.Compare):
+            return any(self._broadcast(e, depth + 1) for e in [mask.left, *mask.comparators])
+        if isinstance(mask, ast.BinOp):
+            return self._broadcast(mask.left, depth + 1) or self._broadcast(mask.right, depth + 1)
+        if isinstance(mask, ast.BoolOp):
+            return any(self._broadcast(v, depth + 1) for v in mask.values)
+        if isinstance(mask, ast.Name):
+            definitions = self.flow.reaching(mask)
+            return len(definitions) == 1 and all(d.kind == "assign" and self._broadcast(d.value, depth + 1)
+                                                  for d in definitions)
+        return False
+
+    def _reduced_axis(self, reduction: ast.Call, rank: int) -> int | None:
+        """The reduced axis, counted from 0; -1 for every axis (no `axis`, or `axis=None`); None when unknown."""
         axis = self._axis(reduction)
         if axis is None or isinstance(axis, ast.Constant) and axis.value is None:
-            return True
+            return -1
         value = literal_number(axis)
-        if value is None or value != int(value):
-            return False
-        index = int(value) % rank if -rank <= value < rank else None
-        return index is not None and (rank == 1 or index in axes)
+        if value is None or value != int(value) or not -rank <= value < rank:
+            return None
+        return int(value) % rank
+
+    def _covers_axes(self, padded: PaddedAxes, reduction: ast.Call) -> bool:
+        index = self._reduced_axis(reduction, padded.rank)
+        return index is not None and (index == -1 or index in padded.axes)
+
+    def _passed_on(self, padded: PaddedAxes | None, reduction: ast.Call) -> PaddedAxes | None:
+        """The padded axes of a reduction's result, where it reduces an axis that the padding does not vary
+        along, without `keep_dims`: each padded lane of the result reduces padded lanes only."""
+        if padded is None or padded.rank < 2 or not padded.axes or \
+                any(k.arg in ("keep_dims", "keepdims") for k in reduction.keywords):
+            return None
+        index = self._reduced_axis(reduction, padded.rank)
+        if index is None or index == -1 or index in padded.axes:
+            return None
+        return PaddedAxes(padded.rank - 1, frozenset(a - 1 if a > index else a for a in padded.axes))
 
     def mask_axes(self, mask: ast.expr | None, depth: int) -> frozenset[int] | None:
         """The axes a mask varies along (a 1-D mask: {0}); None when unknown."""
@@ -626,6 +699,7 @@ class _Evaluation:
         self.mask = load_argument(load, 1, "mask")
         self.fill = fill
         self.siblings_too = siblings_too
+        self.passed = analysis.forward(load).passed
         self._memo: dict[int, Lanes | None] = {}
 
     def of(self, expr: ast.expr | None, depth: int = 0) -> Lanes:
@@ -671,6 +745,8 @@ class _Evaluation:
 
     def _call(self, call: ast.Call, depth: int) -> Lanes:
         name = self.model.qualify(call.func)
+        if id(call) in self.passed:
+            return self._passed(call, depth)
         if name is None and isinstance(call.func, ast.Attribute):
             if call.func.attr in IDENTITY_METHODS:
                 return self.of(call.func.value, depth + 1)
@@ -716,6 +792,18 @@ class _Evaluation:
                 return UNKNOWN_LANES  # lanes picked by some other condition
             return Lanes(arguments[1].classes | arguments[2].classes)  # either side: other loads' fills, constants
         return UNKNOWN_LANES if tainted or self._mentions_load(call, depth) else REAL
+
+    def _passed(self, reduction: ast.Call, depth: int) -> Lanes:
+        """A reduction along an axis the padding does not vary on: a padded lane of the result reduces padded
+        lanes only (a max or min is one of them, a sum adds them, an arg-reduction is an index)."""
+        inner = self.of(self.analysis.reduced(reduction), depth + 1)
+        needs = self.analysis.reduction_needs(reduction)
+        name = self.model.qualify(reduction.func) or (reduction.func.attr if isinstance(reduction.func, ast.Attribute) else "")
+        if name.rpartition(".")[2] in ("argmax", "argmin"):
+            return Lanes(frozenset({FINITE}), inner.tainted)
+        if needs == ZERO:
+            return Lanes(_pairwise(_add, inner.classes, inner.classes) | inner.classes, inner.tainted)
+        return inner
 
     def _name(self, name: ast.Name, depth: int) -> Lanes:
         definitions = self.flow.reaching(name)
