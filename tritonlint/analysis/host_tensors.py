@@ -134,9 +134,9 @@ def int64_tensor(host: HostScope, value: ast.expr, depth: int = 0) -> bool:
     torch.int64).contiguous()`) and local names."""
     if depth > 6:
         return False
-    if isinstance(value, ast.Name):
-        values = host.values_of(value.id) or []
-        return bool(values) and all(int64_tensor(host, v, depth + 1) for v in values)
+    if isinstance(value, ast.Name):  # every binding of the name in the function, or at module level (a script's calls)
+        bound = host.values.get(value.id) or []
+        return bool(bound) and all(v is not None and int64_tensor(host, v, depth + 1) for v in bound)
     if isinstance(value, ast.Subscript):
         return int64_tensor(host, value.value, depth + 1)
     if not isinstance(value, ast.Call):
