@@ -214,6 +214,14 @@ def test_value_reaching_reads_the_assignment_above_the_read():
     assert host.value_reaching("n", 8) is None  # a parameter never rebound
 
 
+def _copied_name_kinds(model: ModuleModel) -> dict[str, str]:
+    """The provenance kind of each `copy = name` of the module's first function."""
+    function = next(node for node in ast.walk(model.tree) if isinstance(node, ast.FunctionDef))
+    provenance = Provenance.of(HostScope.of(model, function))
+    return {node.targets[0].id: provenance.origin(node.value).kind for node in ast.walk(function)
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Name)}
+
+
 def test_a_branch_bounds_the_names_its_test_bounds_where_it_runs():
     model = build("""
     def run(a, n):
@@ -226,11 +234,7 @@ def test_a_branch_bounds_the_names_its_test_bounds_where_it_runs():
             few = n
         after = m
     """)
-    function = next(node for node in ast.walk(model.tree) if isinstance(node, ast.FunctionDef))
-    provenance = Provenance.of(HostScope.of(model, function))
-    kinds = {node.targets[0].id: provenance.origin(node.value).kind for node in ast.walk(function)
-             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)}
-    assert kinds == {"big": "shape", "small": "bounded", "few": "bounded", "after": "shape"}
+    assert _copied_name_kinds(model) == {"big": "shape", "small": "bounded", "few": "bounded", "after": "shape"}
 
 
 def test_a_branch_on_a_label_chosen_by_a_bound_runs_where_the_bound_holds():
@@ -248,11 +252,7 @@ def test_a_branch_on_a_label_chosen_by_a_bound_runs_where_the_bound_holds():
             big_as_well = m
         stats[f"{route}_hits"] += 1
     """)
-    function = next(node for node in ast.walk(model.tree) if isinstance(node, ast.FunctionDef))
-    provenance = Provenance.of(HostScope.of(model, function))
-    kinds = {node.targets[0].id: provenance.origin(node.value).kind for node in ast.walk(function)
-             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name)}
-    assert kinds == {"small": "bounded", "big": "shape", "big_too": "shape", "big_as_well": "shape"}
+    assert _copied_name_kinds(model) == {"small": "bounded", "big": "shape", "big_too": "shape", "big_as_well": "shape"}
 
 
 def test_assigning_into_an_item_or_attribute_rebinds_the_object_not_the_names_its_index_reads():
