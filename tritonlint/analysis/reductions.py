@@ -798,7 +798,8 @@ class _Evaluation:
         lanes only (a max or min is one of them, a sum adds them, an arg-reduction is an index)."""
         inner = self.of(self.analysis.reduced(reduction), depth + 1)
         needs = self.analysis.reduction_needs(reduction)
-        name = self.model.qualify(reduction.func) or (reduction.func.attr if isinstance(reduction.func, ast.Attribute) else "")
+        func = reduction.func
+        name = self.model.qualify(func) or (func.attr if isinstance(func, ast.Attribute) else "")  # `x.argmax()`
         if name.rpartition(".")[2] in ("argmax", "argmin"):
             return Lanes(frozenset({FINITE}), inner.tainted)
         if needs == ZERO:
