@@ -47,6 +47,18 @@ def test_undefined_lanes_no_single_fill_settles_get_a_display_only_fix_and_the_w
     assert "`tl.sum((x - mean) ** 2, axis=0)` at line 10" in note and "tl.where(mask, ..., 0.0)" in note
 
 
+def test_a_neutral_fill_that_centring_spoils_needs_a_where_and_gets_no_fix():
+    padded = LAYER_NORM.replace("mask=mask)", "mask=mask, other=0.0)").replace("(x - mean) ** 2", "(x - mean) * (x - mean)")
+    (finding,) = lint_code(padded, RULES).diagnostics
+    assert finding.severity == "warning" and finding.location.row == 8
+    assert "at line 10, which needs them re-masked with `tl.where`" in finding.message
+    assert finding.fix is None or not finding.fix.edits
+    assert "tl.where(mask, value, 0.0)" in finding.notes[0]
+    # computed with another tile on the way (`* g`), the lanes cannot be told: no finding
+    other_tile = padded.replace("(x - mean) * (x - mean)", "(x - mean) * tl.load(y_ptr + cols)")
+    assert not lint_code(other_tile, RULES).diagnostics
+
+
 def test_loads_sharing_the_lanes_with_no_other_are_named_and_the_fix_stays_safe():
     findings = sorted(lint_code(DIFFERENCE, RULES).diagnostics, key=lambda d: d.start)
     assert [d.location.row for d in findings] == [7, 8]

@@ -682,6 +682,34 @@ class PaddedLanes:
         that turns off the same lanes with no `other` (the fix sets it on each)."""
         return _Evaluation(self, load, fill, siblings_too).of(expr)
 
+    def loads_feeding(self, expr: ast.expr) -> set[int] | None:
+        """The loads (their call ids) whose values `expr` is computed from, through local names and their
+        every definition; None where a value comes from somewhere the flow does not show (a loop-carried
+        name's other definitions are followed, a helper's result is not: None)."""
+        found: set[int] = set()
+        pending: list[ast.AST] = [expr]
+        seen: set[int] = set()
+        while pending:
+            node = pending.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            for sub in walk(node):
+                if isinstance(sub, ast.Call) and self.model.qualify(sub.func) == LOAD:
+                    found.add(id(sub))
+                elif isinstance(sub, ast.Call) and self.model.qualify(sub.func) is None and \
+                        not (isinstance(sub.func, ast.Attribute) and sub.func.attr in IDENTITY_METHODS | set(METHOD_NEEDS)):
+                    return None  # a helper or a method the analysis does not read
+                elif isinstance(sub, ast.Name):
+                    definitions = self.flow.reaching(sub) if isinstance(sub.ctx, ast.Load) else \
+                        self.flow.defined_before(node, sub.id) if isinstance(node, ast.AugAssign) else set()
+                    for definition in definitions:
+                        if definition.kind in ("assign", "augassign") and definition.stmt is not None:
+                            pending.append(definition.stmt)
+                        elif definition.kind not in ("param", "loop"):
+                            return None
+        return found
+
     def unfilled_siblings(self, load: ast.Call, function: ast.AST) -> list[ast.Call]:
         """The other loads of the function with no `other` whose masks turn off the same lanes as `load`'s."""
         mask = load_argument(load, 1, "mask")

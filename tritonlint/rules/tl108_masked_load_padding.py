@@ -55,7 +55,7 @@ def _integer_literal(expr: ast.expr | None) -> bool:
 
 
 # The mask may be positional (`tl.load(p, offs < n, 0.0)`): a file need not say "mask", but it says "load".
-@condition("masked-load-padding", provides=("problem", "reduction", "neutral"), prefilter=lambda args: Token("load"))
+@condition("masked-load-padding", provides=("problem", "reduction", "remedy"), prefilter=lambda args: Token("load"))
 def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     """The match is a masked tl.load whose fill (`other`, or undefined lanes when it is missing) reaches a
     reduction along the masked axis as something other than that reduction's neutral element, while one
@@ -110,6 +110,12 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     # Undefined lanes spoil a reduction whatever follows; where no single fill is right at every reduction
     # (a layer norm's `sum(x)` and `sum((x - mean) ** 2)`), the fill of the first is only a suggestion.
     partial = found is None and fill == UNDEF
+    # A fill that is already the neutral element of a reduction the math on the way still spoils (`x - mean`
+    # before a variance's sum, computed from this load alone): the lanes need a `tl.where` there, not a fill.
+    remask = [r for r in wrong if r.needs == fill
+              and analysis.loads_feeding(analysis.reduced(r.call) or call) == {id(call)}] if found is None and fill != UNDEF else []
+    if remask:
+        return _remask_verdict(ctx, call, other, remask[0], analysis)  # type: ignore[arg-type]
     if found is None and not partial:
         return None
     neutral = found if found is not None else wrong[0].needs
@@ -157,10 +163,25 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     if fill != UNDEF and not absolute:
         notes.append("Warning, not error: the fill is wrong only for rows whose real values all lie on one side of it "
                      "(a max over negative values).")
-    return Verdict(vars={"problem": problem, "reduction": reduction, "neutral": NEUTRAL_TEXT[neutral]},
+    return Verdict(vars={"problem": problem, "reduction": reduction, "remedy": f"which needs `other={NEUTRAL_TEXT[neutral]}`"},
                    severity="error" if fill != UNDEF and absolute else "warning",
                    applicability="display-only" if partial else None if safe else "unsafe",
                    notes=notes, data={"neutral": neutral, "call": call})
+
+
+def _remask_verdict(ctx: MatchContext, call: ast.Call, other: ast.expr, reach: Reach, analysis: PaddedLanes) -> Verdict:
+    """The fill is the neutral element of `reach`, but elementwise math between the load and it (a centring
+    `x - mean`) turns the masked-off lanes into something else: a `tl.where` under the mask is needed."""
+    mask = ast.unparse(load_argument(call, 1, "mask"))  # type: ignore[arg-type]
+    neutral = NEUTRAL_TEXT[reach.needs]
+    return Verdict(vars={"problem": f"Masked load pads with `other={ast.unparse(other)}`, but math changes those lanes",
+                         "reduction": f"before {_describe(ctx, reach)}",
+                         "remedy": "which needs them re-masked with `tl.where`"},
+                   severity="warning", applicability="display-only",
+                   notes=[f"The fill is right where the lanes arrive unchanged; after math such as `x - mean` they are "
+                          f"no longer {NEUTRAL_WORDS[reach.needs]}. Wrap the value reduced at line {reach.call.lineno} in "
+                          f"`tl.where({mask}, value, {neutral})`; no `other` alone fixes it, so nothing is applied."],
+                   data={"neutral": None, "call": call})
 
 
 def _opposite(needs: str) -> str | None:
@@ -172,6 +193,8 @@ def masked_load_neutral_other(ctx: MatchContext, verdict: Verdict) -> RawEdits |
     """Sets `other` to the neutral element of the reductions the masked-off lanes reach: replaces a literal
     `other`, or appends `other=...` to the call."""
     call: ast.Call = verdict.data["call"]
+    if verdict.data["neutral"] is None:
+        return None  # a `tl.where` is needed, not a fill
     text = NEUTRAL_TEXT[verdict.data["neutral"]]
     other = load_argument(call, 2, "other")
     if other is not None:
