@@ -115,7 +115,7 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     remask = [r for r in wrong if r.needs == fill
               and analysis.loads_feeding(analysis.reduced(r.call) or call) == {id(call)}] if found is None and fill != UNDEF else []
     if remask:
-        return _remask_verdict(ctx, call, other, remask[0], analysis)  # type: ignore[arg-type]
+        return _remask_verdict(ctx, call, other, remask[0])  # type: ignore[arg-type]
     if found is None and not partial:
         return None
     neutral = found if found is not None else wrong[0].needs
@@ -169,7 +169,7 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
                    notes=notes, data={"neutral": neutral, "call": call})
 
 
-def _remask_verdict(ctx: MatchContext, call: ast.Call, other: ast.expr, reach: Reach, analysis: PaddedLanes) -> Verdict:
+def _remask_verdict(ctx: MatchContext, call: ast.Call, other: ast.expr, reach: Reach) -> Verdict:
     """The fill is the neutral element of `reach`, but elementwise math between the load and it (a centring
     `x - mean`) turns the masked-off lanes into something else: a `tl.where` under the mask is needed."""
     mask = ast.unparse(load_argument(call, 1, "mask"))  # type: ignore[arg-type]
