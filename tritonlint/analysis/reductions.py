@@ -457,9 +457,27 @@ class PaddedLanes:
             if isinstance(index, ast.Subscript) and broadcast_axis(index) is not None:
                 index = self._single_value(index.value)
             end, bound = self._arange_end(index), ast.unparse(conjunct.comparators[0])
-            return end == bound or end is not None and same_value is not None and same_value(end, bound)
+            return end == bound or end is not None and same_value is not None and same_value(end, bound) \
+                or self._block_of_whole_blocks(index, bound)
         nodes = self._conjunct_nodes(mask, 0)
         return bool(nodes) and all(all_true(node) for node in nodes)
+
+    def _block_of_whole_blocks(self, index: ast.expr, bound: str) -> bool:
+        """`g * E + tl.arange(0, E)` with `g = i % (bound // E)`: block g of E lanes, g below the count of whole
+        blocks in `bound`, ends at (bound // E) * E - 1 at most, below `bound` (a group norm's channels of group
+        g: `g * G_SIZE + tl.arange(0, G_SIZE) < C` with `g = pid % (C // G_SIZE)`)."""
+        if not (isinstance(index, ast.BinOp) and isinstance(index.op, ast.Add)):
+            return False
+        for start, lanes in ((index.left, index.right), (index.right, index.left)):
+            end = self._arange_end(self._single_value(lanes))
+            if end is None or not (isinstance(start, ast.BinOp) and isinstance(start.op, ast.Mult)):
+                continue
+            for block, width in ((start.left, start.right), (start.right, start.left)):
+                chosen = self._single_value(block)
+                if ast.unparse(width) == end and isinstance(chosen, ast.BinOp) and isinstance(chosen.op, ast.Mod) \
+                        and ast.unparse(self._single_value(chosen.right)) == f"{bound} // {end}":
+                    return True
+        return False
 
     def _arange_end(self, expr: ast.expr) -> str | None:
         """The text of `end` in `tl.arange(0, end)`, else None."""
