@@ -43,19 +43,20 @@ def test_undefined_lanes_no_single_fill_settles_get_a_display_only_fix_and_the_w
     (finding,) = lint_code(LAYER_NORM, RULES).diagnostics
     assert finding.fix is not None and finding.fix.applicability == "display-only"
     assert "which needs `other=0.0`" in finding.message
-    (note,) = finding.notes
+    also, note = finding.notes
+    assert also == "Also reached, needing 0: `tl.sum((x - mean) ** 2, axis=0)` at line 10."
     assert "`tl.sum((x - mean) ** 2, axis=0)` at line 10" in note and "tl.where(mask, ..., 0.0)" in note
 
 
 def test_a_neutral_fill_that_centring_spoils_needs_a_where_and_gets_no_fix():
-    padded = LAYER_NORM.replace("mask=mask)", "mask=mask, other=0.0)").replace("(x - mean) ** 2", "(x - mean) * (x - mean)")
+    padded = LAYER_NORM.replace("mask=mask)", "mask=mask, other=0.0)")
     (finding,) = lint_code(padded, RULES).diagnostics
     assert finding.severity == "warning" and finding.location.row == 8
     assert "at line 10, which needs them re-masked with `tl.where`" in finding.message
     assert finding.fix is None or not finding.fix.edits
     assert "tl.where(mask, value, 0.0)" in finding.notes[0]
     # computed with another tile on the way (`* g`), the lanes cannot be told: no finding
-    other_tile = padded.replace("(x - mean) * (x - mean)", "(x - mean) * tl.load(y_ptr + cols)")
+    other_tile = padded.replace("(x - mean) ** 2", "(x - mean) * tl.load(y_ptr + cols)")
     assert not lint_code(other_tile, RULES).diagnostics
 
 

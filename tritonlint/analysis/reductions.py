@@ -140,6 +140,11 @@ def _exp(a: str) -> str:
     return {NEG_INF: ZERO, POS_INF: POS_INF, ZERO: FINITE, FINITE: FINITE}.get(a, a)
 
 
+def _power(a: str, exponent: int) -> str:
+    """`a ** exponent` for a whole exponent of at least 1: an even power of -inf is +inf, the rest keep their class."""
+    return POS_INF if a == NEG_INF and exponent % 2 == 0 else a
+
+
 def _abs(a: str) -> str:
     return POS_INF if a == NEG_INF else a
 
@@ -760,6 +765,11 @@ class _Evaluation:
             return Lanes(frozenset({ZERO}))  # the load's own mask as a value (`x * mask`): 0 where the lanes are off
         if isinstance(expr, ast.Name):
             return self._name(expr, depth)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Pow):
+            exponent = literal_number(expr.right)
+            if exponent is not None and exponent == int(exponent) and exponent >= 1:  # `(x - mean) ** 2`
+                base = self.of(expr.left, depth + 1)
+                return Lanes(frozenset(_power(c, int(exponent)) for c in base.classes), base.tainted)
         if isinstance(expr, ast.BinOp):
             return self._binop(expr.op, self.of(expr.left, depth + 1), self.of(expr.right, depth + 1))
         if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
