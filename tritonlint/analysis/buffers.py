@@ -124,8 +124,9 @@ def _written_before(model: ModuleModel, kernel: JitFunction, launch: LaunchSite,
     through a kernel parameter of the reader's name stand for the writers (as with no launch at all); or it
     is an item of a local list whose every item is so written (`_list_items_nonnegative`)."""
     buffer = bind_launch(model, launch, kernel).values.get(param)
-    if isinstance(buffer, ast.Subscript) and isinstance(buffer.value, ast.Name):
-        return _list_items_nonnegative(model, launch.scope, buffer.value.id)
+    listed = _list_named(buffer)
+    if listed is not None:
+        return _list_items_nonnegative(model, launch.scope, listed)
     if not isinstance(buffer, ast.Name):
         return False
     host = HostScope.of(model, launch.scope)
@@ -142,6 +143,11 @@ def _written_before(model: ModuleModel, kernel: JitFunction, launch: LaunchSite,
     return False
 
 
+def _list_named(value: ast.expr | None) -> str | None:
+    """The local list a launch argument is an item of (`inputs[-1]`: `inputs`), else None."""
+    return value.value.id if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name) else None
+
+
 def _list_items_nonnegative(model: ModuleModel, scope: ast.AST | None, listed: str) -> bool:
     """Every buffer the local list `listed` of the host function holds is written by the function's launches,
     at least once and only with values that cannot be negative, given that what those kernels load from the
@@ -154,11 +160,8 @@ def _list_items_nonnegative(model: ModuleModel, scope: ast.AST | None, listed: s
     launches = [(writer, bind_launch(model, launch, writer).values) for launch in model.launches
                 if launch.scope is scope and (writer := model.kernel_for(launch)) is not None]
 
-    def from_list(value: ast.expr) -> bool:
-        return isinstance(value, ast.Subscript) and isinstance(value.value, ast.Name) and value.value.id == listed
-
     def written_nonnegative(item: str) -> bool:
-        writes = [(writer, name, frozenset(p for p, v in values.items() if from_list(v)))
+        writes = [(writer, name, frozenset(p for p, v in values.items() if _list_named(v) == listed))
                   for writer, values in launches for name, value in values.items()
                   if isinstance(value, ast.Name) and value.id == item and _stores_through(model, writer, name)]
         return bool(writes) and all(writes_nonnegative(model, writer, name, assumed) for writer, name, assumed in writes)

@@ -41,6 +41,7 @@ NEEDS = {**{f"{TL}.{n}": ZERO for n in ("sum",)},
 METHOD_NEEDS = {"sum": ZERO, "max": NEG_INF, "argmax": NEG_INF, "min": POS_INF, "argmin": POS_INF}
 IDENTITY = frozenset(f"{TL}.{n}" for n in ("multiple_of", "max_contiguous", "cast"))
 IDENTITY_METHODS = frozenset({"to"})
+_READ_METHODS = IDENTITY_METHODS | frozenset(METHOD_NEEDS)  # methods whose results `loads_feeding` follows
 EXP = frozenset({f"{TL}.exp", f"{TL}.exp2", f"{TL}.math.exp", f"{TL}.math.exp2", f"{TL}.extra.libdevice.exp",
                  f"{TL}.extra.cuda.libdevice.exp"})
 ABS = frozenset({f"{TL}.abs", f"{TL}.math.abs", f"{TL}.extra.libdevice.abs"})
@@ -217,7 +218,7 @@ class PaddedLanes:
     def _forward(self, load: ast.Call) -> Flow:
         mask = load_argument(load, 1, "mask")
         result = Flow()
-        pending: list[tuple[ast.AST, PaddedAxes | None]] = [(load, None)]
+        pending: list[tuple[ast.AST, PaddedAxes | None]] = [(load, self._load_axes(load))]
         seen: set[int] = set()
         while pending:
             node, padded = pending.pop()
@@ -233,8 +234,8 @@ class PaddedLanes:
     def _climb(self, node: ast.AST, load: ast.Call, mask: ast.expr | None, result: Flow,
                padded: PaddedAxes | None) -> tuple[Definition, PaddedAxes | None] | None:
         """Walk up from a use of the padded value through elementwise math to a reduction, a store or a new
-        definition (returned, to follow its uses). `padded`: the axes of the padded lanes once a reduction
-        along another axis has passed them on (None: the load's own)."""
+        definition (returned, to follow its uses). `padded`: the axes of the padded lanes, the load's own until a
+        reduction along another axis passes them on (None: unknown)."""
         child, parent = node, self.flow.parents.get(id(node))
         while parent is not None:
             if isinstance(parent, (ast.keyword, ast.Attribute)):
@@ -247,10 +248,9 @@ class PaddedLanes:
             if isinstance(parent, ast.Call):
                 needs = self.reduction_needs(parent)
                 if needs is not None and self.reduced(parent) is child:
-                    covered = self.covers(load, parent) if padded is None else self._covers_axes(padded, parent)
+                    covered = self._covers(padded, parent)
                     result.reductions.append(Reach(parent, needs, covered, self.nonnegative(self.reduced(parent))))
-                    passed = None if covered else self._passed_on(self._load_axes(load) if padded is None else padded,
-                                                                  parent)
+                    passed = None if covered else self._passed_on(padded, parent)
                     if passed is None:
                         return None
                     result.passed.add(id(parent))
@@ -306,8 +306,8 @@ class PaddedLanes:
         return load_argument(call, 0 if method else 1, "axis")
 
     # ---- does the mask cover the reduced axis --------------------------------------------------------
-    def covers(self, load: ast.Call, reduction: ast.Call) -> bool:
-        padded = self._load_axes(load)
+    def _covers(self, padded: PaddedAxes | None, reduction: ast.Call) -> bool:
+        """The reduction reduces an axis the padding varies along (every axis of a 1-D value)."""
         if padded is None or padded.rank == 0 or not padded.axes:
             return False
         index = self._reduced_axis(reduction, padded.rank)
@@ -350,10 +350,6 @@ class PaddedLanes:
         if value is None or value != int(value) or not -rank <= value < rank:
             return None
         return int(value) % rank
-
-    def _covers_axes(self, padded: PaddedAxes, reduction: ast.Call) -> bool:
-        index = self._reduced_axis(reduction, padded.rank)
-        return index is not None and (index == -1 or index in padded.axes)
 
     def _passed_on(self, padded: PaddedAxes | None, reduction: ast.Call) -> PaddedAxes | None:
         """The padded axes of a reduction's result, where it reduces an axis that the padding does not vary
@@ -721,7 +717,7 @@ class PaddedLanes:
                 if isinstance(sub, ast.Call) and self.model.qualify(sub.func) == LOAD:
                     found.add(id(sub))
                 elif isinstance(sub, ast.Call) and self.model.qualify(sub.func) is None and \
-                        not (isinstance(sub.func, ast.Attribute) and sub.func.attr in IDENTITY_METHODS | set(METHOD_NEEDS)):
+                        not (isinstance(sub.func, ast.Attribute) and sub.func.attr in _READ_METHODS):
                     return None  # a helper or a method the analysis does not read
                 elif isinstance(sub, ast.Name):
                     definitions = self.flow.reaching(sub) if isinstance(sub.ctx, ast.Load) else \
