@@ -355,6 +355,35 @@ def test_same_value_at_every_launch_follows_local_names():
     assert not same_at_every_launch(model, kernel, "dim", "BLOCK")  # no launch in view
 
 
+
+def test_whole_blocks_at_every_launch_needs_a_factor_the_block_divides():
+    from tritonlint.analysis.launches import whole_blocks_at_every_launch
+
+    source = textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(x_ptr, n, BLOCK: tl.constexpr):
+            pass
+
+        def run(x):
+            n = x.shape[0] * 256
+            BLOCK = 128
+            k[(triton.cdiv(n, BLOCK),)](x, n, BLOCK)
+        """)
+
+    def whole(text: str) -> bool:
+        model = _model(text, "a")
+        (kernel,) = [f for f in model.functions if f.name == "k"]
+        return whole_blocks_at_every_launch(model, kernel, "BLOCK", "n")
+
+    assert whole(source)
+    assert not whole(source.replace("* 256", "* 200"))
+    assert not whole(source.replace("BLOCK = 128", "BLOCK = triton.next_power_of_2(n)"))  # not a known integer
+    assert not whole(source + "    k[(1,)](x, x.numel(), BLOCK)\n")  # one launch of any count is enough
+    assert not whole(source.replace("    k[(triton.cdiv(n, BLOCK),)](x, n, BLOCK)\n", "    pass\n"))  # no launch
+
 STRIDE_SPREAD = textwrap.dedent("""
     import triton
     import triton.language as tl

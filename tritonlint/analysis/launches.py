@@ -232,21 +232,53 @@ def same_at_every_launch(model: ModuleModel, kernel: JitFunction, first: str, se
     """Every launch of `kernel` in its module passes one host value for the parameters `first` and `second`
     (`BLOCK_SIZE = dim` then `k[grid](x, dim, BLOCK_SIZE)`), read through single local assignments; there is
     at least one such launch."""
-    launches = [launch for launch in model.launches if model.kernel_for(launch) is kernel]
-
-    def root(scope: HostScope, expr: ast.expr) -> str:
-        for _ in range(4):
-            value = scope.value_of(expr.id) if isinstance(expr, ast.Name) else None
-            if value is None:
-                break
-            expr = value
-        return ast.unparse(expr)
-
+    launches = _launches_of(model, kernel)
     for launch in launches:
         values = bind_launch(model, launch, kernel).values
         if first not in values or second not in values:
             return False
         scope = HostScope.of(model, launch.scope)
-        if root(scope, values[first]) != root(scope, values[second]):
+        if ast.unparse(_root(scope, values[first])) != ast.unparse(_root(scope, values[second])):
             return False
     return bool(launches)
+
+
+def whole_blocks_at_every_launch(model: ModuleModel, kernel: JitFunction, block: str, count: str) -> bool:
+    """Every launch of `kernel` in its module passes for `count` a product with a factor that the integer it
+    passes for `block` divides (`n = x.shape[0] * 256` with `BLOCK_SIZE = 128`): the count is a whole number of
+    blocks. There is at least one such launch."""
+    launches = _launches_of(model, kernel)
+    for launch in launches:
+        values = bind_launch(model, launch, kernel).values
+        if block not in values or count not in values:
+            return False
+        scope = HostScope.of(model, launch.scope)
+        evaluator = scope.evaluator()
+        width = evaluator.evaluate(values[block])
+        if width is None or width.value <= 0:
+            return False
+        factors = _factors(_root(scope, values[count]))
+        if not any((f := evaluator.evaluate(factor)) is not None and f.value % width.value == 0 for factor in factors):
+            return False
+    return bool(launches)
+
+
+def _launches_of(model: ModuleModel, kernel: JitFunction) -> list[LaunchSite]:
+    return [launch for launch in model.launches if model.kernel_for(launch) is kernel]
+
+
+def _root(scope: HostScope, expr: ast.expr) -> ast.expr:
+    """A name read through single assignments of the launching function (or the module), a few deep."""
+    for _ in range(4):
+        value = scope.value_of(expr.id) if isinstance(expr, ast.Name) else None
+        if value is None:
+            break
+        expr = value
+    return expr
+
+
+def _factors(expr: ast.expr) -> list[ast.expr]:
+    """The factors of a product `a * b * c` (the expression itself otherwise)."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
+        return _factors(expr.left) + _factors(expr.right)
+    return [expr]

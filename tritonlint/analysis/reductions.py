@@ -446,11 +446,14 @@ class PaddedLanes:
             return compare.left, ast.unparse(compare.comparators[0])
         return None
 
-    def keeps_every_lane(self, mask: ast.expr, same_value: Callable[[str, str], bool] | None = None) -> bool:
+    def keeps_every_lane(self, mask: ast.expr, same_value: Callable[[str, str], bool] | None = None,
+                         whole_blocks: Callable[[str, str], bool] | None = None) -> bool:
         """Every conjunct of the mask compares a `tl.arange(0, n)` with its own end (`tl.arange(0, n) < n`,
         through single assignments and `[:, None]` broadcasts), or with a parameter that every launch gives the
-        end's value (`same_value(end, bound)`: `tl.arange(0, BLOCK) < dim` launched with `BLOCK = dim`): true
-        on every lane, so nothing is padded."""
+        end's value (`same_value(end, bound)`: `tl.arange(0, BLOCK) < dim` launched with `BLOCK = dim`), or
+        is block i of a count that every launch makes whole blocks (`whole_blocks(end, bound)`: `pid * BLOCK +
+        tl.arange(0, BLOCK) < n` launched with `n = rows * 256`, `BLOCK = 128`): true on every lane of a block
+        that has any, so nothing is padded."""
         def all_true(conjunct: ast.expr) -> bool:
             if not (isinstance(conjunct, ast.Compare) and len(conjunct.ops) == 1 and isinstance(conjunct.ops[0], ast.Lt)):
                 return False
@@ -459,7 +462,8 @@ class PaddedLanes:
                 index = self._single_value(index.value)
             end, bound = self._arange_end(index), ast.unparse(conjunct.comparators[0])
             return end == bound or end is not None and same_value is not None and same_value(end, bound) \
-                or self._block_of_whole_blocks(index, bound)
+                or self._block_of_whole_blocks(index, bound) \
+                or whole_blocks is not None and self._block_at_multiple(index, bound, whole_blocks)
         nodes = self._conjunct_nodes(mask, 0)
         return bool(nodes) and all(all_true(node) for node in nodes)
 
@@ -478,6 +482,19 @@ class PaddedLanes:
                 if ast.unparse(width) == end and isinstance(chosen, ast.BinOp) and isinstance(chosen.op, ast.Mod) \
                         and ast.unparse(self._single_value(chosen.right)) == f"{bound} // {end}":
                     return True
+        return False
+
+    def _block_at_multiple(self, index: ast.expr, bound: str, whole_blocks: Callable[[str, str], bool]) -> bool:
+        """`i * E + tl.arange(0, E)` (the start read through its single assignment) under a bound that every
+        launch makes a whole number of E-blocks: each block is wholly below the bound or wholly past it."""
+        if not (isinstance(index, ast.BinOp) and isinstance(index.op, ast.Add)):
+            return False
+        for start, lanes in ((index.left, index.right), (index.right, index.left)):
+            end = self._arange_end(self._single_value(lanes))
+            start = self._single_value(start)
+            if end is not None and isinstance(start, ast.BinOp) and isinstance(start.op, ast.Mult) \
+                    and end in (ast.unparse(start.left), ast.unparse(start.right)) and whole_blocks(end, bound):
+                return True
         return False
 
     def _arange_end(self, expr: ast.expr) -> str | None:

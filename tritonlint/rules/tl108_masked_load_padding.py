@@ -13,7 +13,7 @@ import ast
 
 from tritonlint.analysis.buffers import loaded_nonnegative, through_identity
 from tritonlint.analysis.flow import flow_of
-from tritonlint.analysis.launches import same_at_every_launch
+from tritonlint.analysis.launches import same_at_every_launch, whole_blocks_at_every_launch
 from tritonlint.analysis.reductions import (
     LOAD,
     NEG_INF,
@@ -79,8 +79,10 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
 
     def launched_alike(end: str, bound: str) -> bool:
         return end in params and bound in params and same_at_every_launch(ctx.model, function, end, bound)
-    if analysis.keeps_every_lane(mask, launched_alike):
-        return None  # `tl.arange(0, n) < n`, or launched with BLOCK = n: no lane is masked off
+    def launched_whole(block: str, count: str) -> bool:
+        return block in params and count in params and whole_blocks_at_every_launch(ctx.model, function, block, count)
+    if analysis.keeps_every_lane(mask, launched_alike, launched_whole):
+        return None  # `tl.arange(0, n) < n`, launched with BLOCK = n or n whole blocks: no block is part padded
     reached = analysis.forward(call)
     covered = sorted((r for r in reached.reductions if r.covered), key=lambda r: (r.call.lineno, r.call.col_offset))
     if not covered:
