@@ -48,6 +48,12 @@ def test_undefined_lanes_no_single_fill_settles_get_a_display_only_fix_and_the_w
     assert "`tl.sum((x - mean) ** 2, axis=0)` at line 10" in note and "tl.where(mask, ..., 0.0)" in note
 
 
+def test_a_reduction_reached_by_both_operands_is_named_once():
+    squared = LAYER_NORM.replace("tl.sum((x - mean) ** 2, axis=0)", "tl.sum((x - mean) * (x - mean), axis=0)")
+    (finding,) = lint_code(squared, RULES).diagnostics
+    assert [note.startswith("Also reached") for note in finding.notes] == [True, False]
+
+
 def test_a_neutral_fill_that_centring_spoils_needs_a_where_and_gets_no_fix():
     padded = LAYER_NORM.replace("mask=mask)", "mask=mask, other=0.0)")
     (finding,) = lint_code(padded, RULES).diagnostics

@@ -249,7 +249,8 @@ class PaddedLanes:
                 needs = self.reduction_needs(parent)
                 if needs is not None and self.reduced(parent) is child:
                     covered = self._covers(padded, parent)
-                    result.reductions.append(Reach(parent, needs, covered, self.nonnegative(self.reduced(parent))))
+                    if all(reach.call is not parent for reach in result.reductions):  # `xc * xc`: both reach it
+                        result.reductions.append(Reach(parent, needs, covered, self.nonnegative(self.reduced(parent))))
                     passed = None if covered else self._passed_on(padded, parent)
                     if passed is None:
                         return None
