@@ -144,3 +144,50 @@ ROWS_THEN_BLOCK = textwrap.dedent("""\
 def test_lanes_a_reduction_along_an_unmasked_axis_passes_on_are_judged_again(mask, first, second, reported):
     code = ROWS_THEN_BLOCK.replace("MASK", mask).replace("FIRST", first).replace("SECOND", second)
     assert bool(lint_code(code, RULES).diagnostics) is reported
+
+
+TWO_PASS_LSE = textwrap.dedent("""\
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def row_lse(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        m = -float("inf")
+        total = 0.0
+        for start in range(0, n_cols, BLOCK):
+            x = tl.load(x_ptr + start + offs, mask=start + offs < n_cols, other=float("-inf"))
+            m_new = tl.maximum(m, tl.max(x, axis=0))
+            m = m_new
+        for start in range(0, n_cols, BLOCK):
+            x = tl.load(x_ptr + start + offs, mask=start + offs < n_cols, other=0.0)
+            total += tl.sum(tl.exp(x - m), axis=0)
+        tl.store(out_ptr, m + tl.log(total))
+    """)
+
+
+def test_a_running_maximum_is_past_its_start_where_lanes_are_read():
+    # m = m_new folds m: the -inf start is left only when the first loop never runs, and then the second,
+    # over the same range, reads no lane
+    (finding,) = lint_code(TWO_PASS_LSE, RULES).diagnostics
+    assert 'which needs `other=float("-inf")`' in finding.message
+    first, second = TWO_PASS_LSE.rsplit("range(0, n_cols, BLOCK)", 1)
+    other_range = first + "range(0, n_cols // 2, BLOCK)" + second
+    assert not lint_code(other_range, RULES).diagnostics  # a loop over another range may read with m still -inf
+
+
+def test_a_start_that_a_branch_may_keep_is_a_value_of_its_own():
+    code = textwrap.dedent("""\
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def row_lse(x_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            m = -float("inf")
+            if n_cols > BLOCK:
+                m = tl.maximum(m, tl.load(out_ptr))
+            x = tl.load(x_ptr + offs, mask=offs < n_cols, other=0.0)
+            tl.store(out_ptr, tl.sum(tl.exp(x - m), axis=0))
+        """)
+    assert not lint_code(code, RULES).diagnostics  # exp(0 - -inf) or exp(-inf - -inf): no fill is shown right

@@ -877,7 +877,7 @@ class _Evaluation:
         return inner
 
     def _name(self, name: ast.Name, depth: int) -> Lanes:
-        definitions = self.flow.reaching(name)
+        definitions = self._past_start(name, self.flow.reaching(name))
         if not definitions:
             return REAL  # a global or a builtin
         results = [r for r in (self._definition(d, depth) for d in definitions) if r is not None]
@@ -886,6 +886,47 @@ class _Evaluation:
         if not chosen:
             return Lanes(frozenset())  # only the value carried around a loop: its other definitions decide
         return Lanes(frozenset().union(*(r.classes for r in chosen)), bool(tainted))
+
+    def _past_start(self, name: ast.Name, definitions: frozenset[Definition]) -> frozenset[Definition]:
+        """A running maximum started at -inf (a minimum at +inf) and updated in a loop (`m = -inf`, then `m =
+        tl.maximum(m, tl.max(x))`, or through `m_new = tl.maximum(m, ...)`; `m = m_new`), read in that loop or in
+        one over the same range: the start is left only when the loop never runs, and then this read never
+        happens either, so it sees the updates alone."""
+        starts = {NEG_INF: f"{TL}.maximum", POS_INF: f"{TL}.minimum"}
+        for start in definitions:
+            if start.kind != "assign" or constant_class(start.value) not in starts:
+                continue
+            fold = starts[constant_class(start.value)]  # type: ignore[index]
+            updates = definitions - {start}
+            if updates and all(self._folds(d, name.id, fold) and self._read_in_its_loop(d, name) for d in updates):
+                return updates
+        return definitions
+
+    def _folds(self, definition: Definition, name: str, fold: str) -> bool:
+        """`name = fold(name, ...)`, or `name = other` with `other = fold(name, ...)` its single assignment."""
+        value = definition.value if definition.kind == "assign" else None
+        if isinstance(value, ast.Name):
+            reaching = [d for d in self.flow.reaching(value) if d.kind == "assign"]
+            value = reaching[0].value if len(reaching) == len(self.flow.reaching(value)) == 1 else None
+        return isinstance(value, ast.Call) and self.model.qualify(value.func) == fold \
+            and any(isinstance(a, ast.Name) and a.id == name for a in value.args)
+
+    def _read_in_its_loop(self, update: Definition, use: ast.Name) -> bool:
+        """The update sits in a `for` loop, and the use in that loop or in a `for` over the same range."""
+        loops = self._loops_around(update.stmt)
+        if not loops:
+            return False
+        ranges = {ast.unparse(loop.iter) for loop in self._loops_around(use)}
+        return loops[0] in self._loops_around(use) or ast.unparse(loops[0].iter) in ranges
+
+    def _loops_around(self, node: ast.AST | None) -> list[ast.For]:
+        """The `for` statements around a node, innermost first."""
+        loops, parent = [], self.flow.parents.get(id(node))
+        while parent is not None:
+            if isinstance(parent, ast.For):
+                loops.append(parent)
+            parent = self.flow.parents.get(id(parent))
+        return loops
 
     def _definition(self, definition: Definition, depth: int) -> Lanes | None:
         key = id(definition)
