@@ -96,7 +96,9 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     # maximum started at 0 absorbs, a max (min) that only decides an early `return` on the side more lanes
     # can only make false, or a running total that only the last chunk, the one with masked-off lanes, spoils
     # and nothing reads after it.
-    wrong = [r for r in covered if status(r, fill) is False
+    # The current fill is judged with the loads that turn off the same lanes with no `other` padded alike: where
+    # only their undefined lanes spoil a reduction, their own findings say so, and this fill is not at fault.
+    wrong = [r for r in covered if status(r, fill, True) is False
              and not (fill == ZERO and r.needs == NEG_INF and analysis.floored_at_zero(r.call))
              and not analysis.decides_early_exit_only(r.call, r.needs)
              and not analysis.spoils_only_the_last_chunk(r.call, call)]
