@@ -267,3 +267,25 @@ def test_assigning_into_an_item_or_attribute_rebinds_the_object_not_the_names_it
     assert host.unbound_parameter("key") and host.unbound_parameter("value")
     assert not host.unbound_parameter("table") and not host.unbound_parameter("obj")
     assert all(host.values[name] == [None] for name in ("a", "b", "rest"))
+
+
+def test_a_running_total_over_an_argument_is_a_total_of_what_the_caller_passes():
+    model = build("""
+    def run(items, self_sizes=None):
+        total = 0
+        for t, h, w in items:
+            total += t * h * w
+        reset = 0
+        for n in items:
+            reset += n
+        reset = 1
+        twice = 0
+        for n in items:
+            twice += n
+        for n in self_sizes.values():
+            twice += n
+        a = total
+        b = reset
+        c = twice
+    """)
+    assert _copied_name_kinds(model) == {"a": "total", "b": "unknown", "c": "unknown"}

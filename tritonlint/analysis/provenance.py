@@ -19,9 +19,9 @@ _RESHAPES = ("view", "reshape", "flatten")
 @dataclass(frozen=True)
 class Origin:
     """Where a host value passed to a launch comes from (a shape, a length, a constant...)."""
-    kind: str  # shape | numel | len | literal | constant | bucket | cdiv | product | bounded | param | unknown
+    kind: str  # shape | numel | len | total | literal | constant | bucket | cdiv | product | bounded | param | unknown
     text: str  # the source it stands for
-    tensor: str | None = None  # shape / numel / len: of which tensor (source text)
+    tensor: str | None = None  # shape / numel / len: of which tensor (source text); total: the argument summed over
     index: int | None = None  # shape: the dimension, when a literal (negative from the end)
     rows: bool = False  # shape[0] of a tensor flattened to rows (`x.view(-1, n)`), or numel // a dim
     names: tuple[str, ...] = ()  # host names on the way, nearest the launch first
@@ -299,9 +299,36 @@ class Provenance:
             return replace(inner, names=(name, *inner.names))
         if name in self.host.model.constants:
             return Origin("constant", name, names=(name,))
+        summed = self._summed_argument(name)
+        if summed is not None:
+            return Origin("total", name, tensor=summed, names=(name,))
         if self.host.node is not None and name in self.host.values:
             return Origin("param" if self._is_parameter(name) else "unknown", name, names=(name,))
         return Origin("unknown", name, names=(name,))
+
+    def _summed_argument(self, name: str) -> str | None:
+        """`total = 0`, then only `total += ...` in loops over one argument of the launching function (`for t, h,
+        w in grid_thw_list`): a running total over the items the caller passes; the argument's name."""
+        bound = self.host.values.get(name, []) if self.host.node is not None else []
+        if sum(value is not None for value in bound) != 1 or _literal_int(next(v for v in bound if v is not None)) != 0:
+            return None
+        totals = {id(node) for node in walk(self.host.node) if isinstance(node, ast.AugAssign)  # type: ignore[arg-type]
+                  and isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name) and node.target.id == name}
+        if not totals or len(totals) != bound.count(None):
+            return None  # bound some other way too (a parameter, `total = ...` again, `total -= ...`)
+        looped: set[int] = set()
+        iterated: set[str] = set()
+        for loop in walk(self.host.node):  # type: ignore[arg-type]
+            if not isinstance(loop, ast.For):
+                continue
+            inside = {id(node) for node in walk(loop)} & totals
+            if inside:
+                looped |= inside
+                iterated.add(ast.unparse(loop.iter))
+        if looped != totals or len(iterated) != 1:
+            return None
+        (argument,) = iterated
+        return argument if self.host.unbound_parameter(argument) else None
 
     def _is_parameter(self, name: str) -> bool:
         args = self.host.node.args  # type: ignore[union-attr]
@@ -611,6 +638,8 @@ def varies_with_input(origin: Origin) -> str | None:
         return None
     if origin.kind == "len":
         return f"{origin.describe()}" if origin.names and count_like(origin.names[0]) else None
+    if origin.kind == "total":
+        return f"`{origin.text}`, a running total over the items of `{origin.tensor}`, which the caller passes"
     if origin.kind == "cdiv" and (origin.divisor or 0) >= COARSE_BUCKET:
         return None  # a coarse bucket, such as fla's cdiv(T, 2048 * 32): few distinct values
     if origin.kind == "cdiv" and len(origin.parts) == 2 and (varies_with_input(origin.parts[1])
