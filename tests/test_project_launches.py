@@ -11,7 +11,7 @@ import textwrap
 import pytest
 
 from tritonlint.analysis.launch_index import build_index, module_links, resolve
-from tritonlint.analysis.launches import launch_candidates
+from tritonlint.analysis.launches import launch_candidates, passed_at_every_launch, whole_blocks_at_every_launch
 from tritonlint.analysis.model import ModuleModel
 
 from .helpers import cli_findings, lint_code
@@ -355,10 +355,7 @@ def test_same_value_at_every_launch_follows_local_names():
     assert not same_at_every_launch(model, kernel, "dim", "BLOCK")  # no launch in view
 
 
-
 def test_whole_blocks_at_every_launch_needs_a_factor_the_block_divides():
-    from tritonlint.analysis.launches import whole_blocks_at_every_launch
-
     source = textwrap.dedent("""
         import triton
         import triton.language as tl
@@ -414,3 +411,30 @@ def test_a_stride_spread_takes_the_parameters_the_other_arguments_leave():
         "x_ptr": "x", "s0": "x.stride(0)", "s1": "x.stride(1)", "s2": "x.stride(2)", "n": "n", "BLOCK": "64"}
     # BLOCK comes from a config: the spread's length is not known, nothing after it is bound
     assert set(bind_launch(model, second, kernels["tuned"]).values) == {"x_ptr"}
+
+
+def test_passed_at_every_launch_reads_through_local_names_and_needs_one_value():
+    source = textwrap.dedent("""
+        import torch
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(x_ptr, FILL: tl.constexpr):
+            pass
+
+        def run(x):
+            fill = -torch.finfo(torch.float32).max
+            k[(1,)](x, FILL=fill)
+        """)
+
+    def passed(text: str) -> str | None:
+        model = _model(text, "a")
+        (kernel,) = [f for f in model.functions if f.name == "k"]
+        value = passed_at_every_launch(model, kernel, "FILL")
+        return None if value is None else ast.unparse(value)
+
+    assert passed(source) == "-torch.finfo(torch.float32).max"
+    assert passed(source + "    k[(2,)](x, -torch.finfo(torch.float32).max)\n") == "-torch.finfo(torch.float32).max"
+    assert passed(source + "    k[(2,)](x, 0.0)\n") is None
+    assert passed(source.replace("k[(1,)](x, FILL=fill)", "pass")) is None  # no launch

@@ -191,3 +191,64 @@ def test_a_start_that_a_branch_may_keep_is_a_value_of_its_own():
             tl.store(out_ptr, tl.sum(tl.exp(x - m), axis=0))
         """)
     assert not lint_code(code, RULES).diagnostics  # exp(0 - -inf) or exp(-inf - -inf): no fill is shown right
+
+
+HINGE = textwrap.dedent("""\
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def hinge(pred_ptr, target_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        mask = offs < n
+        pred = tl.load(pred_ptr + offs, mask=mask, other=0.0)
+        target = tl.load(target_ptr + offs, mask=mask, other=0.0)
+        margin = 1.0 - pred * target
+        tl.store(out_ptr, tl.sum(tl.where(margin > 0, margin, 0.0), axis=0))
+    """)
+
+
+@pytest.mark.parametrize(("margin", "reported"), [
+    ("1.0 - pred * target", True),  # 1 - 0 * 0 = 1 > 0: kept
+    ("-1.0 - pred * target", False),  # -1 on the padded lanes: the where picks 0.0
+    ("tl.maximum(1.0 - pred * target, 0.0)", True),  # max(1, 0)
+    ("tl.minimum(1.0 - pred * target, 0.0)", False),  # min(1, 0)
+    ("1.0 - pred * tl.load(target_ptr + offs, mask=mask, other=2.0)", True),  # padded otherwise: not alike
+])
+def test_padded_lanes_are_evaluated_exactly_where_a_condition_reads_them(margin, reported):
+    code = HINGE.replace("1.0 - pred * target", margin)
+    findings = lint_code(code, RULES).diagnostics
+    assert [f.location.row for f in findings] == ([8] if reported else [])
+    if reported and "other=2.0" not in margin:
+        assert findings[0].notes[-1] == "The math also reads the load at line 9, padded alike: this finding stands for it."
+
+
+BIASED_MAX = textwrap.dedent("""\
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def biased_max(s_ptr, bias_ptr, out_ptr, n, MASK_VALUE: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        mask = offs < n
+        logits = tl.where(mask, tl.load(s_ptr + offs, mask=mask), MASK_VALUE)
+        bias = tl.load(bias_ptr + offs, mask=mask, other=0.0)
+        tl.store(out_ptr, tl.max(logits + bias, axis=0))
+
+    def launch(s, bias, out):
+        biased_max[(1,)](s, bias, out, s.numel(), MASK_VALUE=VALUE, BLOCK=1024)
+    """)
+
+
+@pytest.mark.parametrize(("value", "reported"), [
+    ("-torch.finfo(torch.float32).max", False),
+    ("-float('inf')", False),
+    ("-1e30", False),
+    ("torch.finfo(torch.float16).min", False),
+    ("0.0", True),  # 0 + 0 before a max: a warning
+    ("s.min()", True),  # a host value of the data: not a constant
+])
+def test_a_parameter_every_launch_passes_one_constant_takes_its_value(value, reported):
+    findings = lint_code(BIASED_MAX.replace("VALUE, BLOCK", f"{value}, BLOCK"), RULES).diagnostics
+    assert bool(findings) is reported

@@ -243,6 +243,21 @@ def same_at_every_launch(model: ModuleModel, kernel: JitFunction, first: str, se
     return bool(launches)
 
 
+def passed_at_every_launch(model: ModuleModel, kernel: JitFunction, name: str) -> ast.expr | None:
+    """The one host expression every launch of `kernel` in its module passes for the parameter `name`, read
+    through single local assignments (`MASK_VALUE=-torch.finfo(torch.float32).max`); None where the launches
+    pass different ones or there is none."""
+    found: set[str] = set()
+    value: ast.expr | None = None
+    for launch in _launches_of(model, kernel):
+        passed = bind_launch(model, launch, kernel).values.get(name)
+        if passed is None:
+            return None
+        value = _root(HostScope.of(model, launch.scope), passed)
+        found.add(ast.unparse(value))
+    return value if len(found) == 1 else None
+
+
 def whole_blocks_at_every_launch(model: ModuleModel, kernel: JitFunction, block: str, count: str) -> bool:
     """Every launch of `kernel` in its module passes for `count` a product with a factor that the integer it
     passes for `block` divides (`n = x.shape[0] * 256` with `BLOCK_SIZE = 128`): the count is a whole number of

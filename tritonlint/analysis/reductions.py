@@ -58,15 +58,7 @@ def constant_class(expr: ast.expr | None) -> str | None:
     """The class of a literal fill: 0, +-inf (float("inf"), math.inf, huge finite constants), finite; None
     when `expr` is not a literal."""
     value = literal_number(expr)
-    if value is None:
-        return None
-    if value == 0:
-        return ZERO
-    if value <= -LARGE:
-        return NEG_INF
-    if value >= LARGE:
-        return POS_INF
-    return FINITE
+    return None if value is None else _class_of(value)
 
 
 def literal_number(expr: ast.expr | None) -> float | None:
@@ -84,7 +76,15 @@ def literal_number(expr: ast.expr | None) -> float | None:
     if isinstance(expr, ast.Attribute) and expr.attr == "inf" and isinstance(expr.value, ast.Name) \
             and expr.value.id in ("math", "np", "numpy", "torch"):
         return math.inf
+    if isinstance(expr, ast.Attribute) and expr.attr in ("max", "min") and isinstance(expr.value, ast.Call) \
+            and isinstance(expr.value.func, ast.Attribute) and expr.value.func.attr == "finfo":
+        dtype = ast.unparse(expr.value.args[0]) if expr.value.args else ""  # host code: `torch.finfo(torch.float32).max`
+        largest = _FINFO_MAX["float16" if dtype.endswith(("float16", "half")) else "float32"]
+        return largest if expr.attr == "max" else -largest
     return None
+
+
+_FINFO_MAX = {"float16": 65504.0, "float32": 3.4028234663852886e38}  # bfloat16's is float32's to 3 digits
 
 
 def _neg(c: str) -> str:
@@ -135,6 +135,19 @@ def _div(a: str, b: str) -> str:
     if UNDEF in (a, b):
         return UNDEF
     return a  # 0 / x = 0, inf / x = inf (x positive, as in _mul), finite / x finite
+
+
+_FILL_VALUES = {ZERO: 0.0, NEG_INF: -math.inf, POS_INF: math.inf}
+_ARITHMETIC: dict[type, Callable[[float, float], float]] = {
+    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b, ast.Div: lambda a, b: a / b}
+_COMPARISONS: dict[type, Callable[[float, float], bool]] = {
+    ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b, ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b}
+_EXTREMES: dict[str, Callable[[float, float], float]] = {f"{TL}.maximum": max, f"{TL}.minimum": min}
+
+
+def _class_of(value: float) -> str:
+    """The class of an exact lane value, as `constant_class` gives a literal's."""
+    return ZERO if value == 0 else NEG_INF if value <= -LARGE else POS_INF if value >= LARGE else FINITE
 
 
 def _exp(a: str) -> str:
@@ -200,13 +213,17 @@ class PaddedAxes:
 class PaddedLanes:
     """The padded-lane analysis of one jit function."""
 
-    def __init__(self, model: ModuleModel, flow: FunctionFlow, constexprs: set[str]) -> None:
+    def __init__(self, model: ModuleModel, flow: FunctionFlow, constexprs: set[str],
+                 launched: dict[str, float] | None = None) -> None:
         self.model = model
         self.flow = flow
+        # Parameters every launch in the module passes one constant for (`MASK_VALUE=-torch.finfo(...).max`).
+        self.launched = launched or {}
         self.indices = Indices(model, flow, constexprs)
         # Conjunct texts per mask node: every lane evaluation asks whether a name or comparison is the mask.
         self._conjunct_texts: dict[int, tuple[ast.expr, set[str]]] = {}
         self._flows: dict[int, Flow] = {}  # per load (the function's tree, and so its loads, outlive the analysis)
+        self._alike: dict[int, list[ast.Call]] = {}  # per load, as _flows
 
     # ---- where the lanes go --------------------------------------------------------------------------
     def forward(self, load: ast.Call) -> Flow:
@@ -747,6 +764,17 @@ class PaddedLanes:
                             return None
         return found
 
+    def filled_alike(self, load: ast.Call, function: ast.AST) -> list[ast.Call]:
+        """The other loads of the function under the same mask as `load` (every conjunct alike) that pad with the
+        same constant (`preds` and `targets`, both `other=0.0` under `offs < n`)."""
+        if id(load) not in self._alike:
+            mask, fill = load_argument(load, 1, "mask"), literal_number(load_argument(load, 2, "other"))
+            self._alike[id(load)] = [] if fill is None or mask is None else [
+                node for node in walk(function) if isinstance(node, ast.Call) and node is not load
+                and self.model.qualify(node.func) == LOAD and literal_number(load_argument(node, 2, "other")) == fill
+                and self._conjuncts(mask) == self._conjuncts(load_argument(node, 1, "mask"))]  # type: ignore[arg-type]
+        return self._alike[id(load)]
+
     def unfilled_siblings(self, load: ast.Call, function: ast.AST) -> list[ast.Call]:
         """The other loads of the function with no `other` whose masks turn off the same lanes as `load`'s."""
         mask = load_argument(load, 1, "mask")
@@ -766,6 +794,7 @@ class _Evaluation:
         self.siblings_too = siblings_too
         self.passed = analysis.forward(load).passed
         self._memo: dict[int, Lanes | None] = {}
+        self._exact_open: set[int] = set()  # definitions whose exact value is being worked out
 
     def of(self, expr: ast.expr | None, depth: int = 0) -> Lanes:
         if expr is None or depth > 40:
@@ -854,14 +883,91 @@ class _Evaluation:
             return Lanes(frozenset(map(_abs, arguments[0].classes)), tainted)
         if name == WHERE and len(call.args) == 3:
             if self._mentions_load(call.args[0], depth):
-                return UNKNOWN_LANES
+                picked = self._exact(call.args[0], depth)  # `tl.where(margin > 0, margin, 0.0)`, margin known there
+                return UNKNOWN_LANES if picked is None else arguments[1] if picked else arguments[2]
             if self.analysis.masks_lanes(call.args[0], self.mask):
                 chosen = arguments[2]
                 return Lanes(chosen.classes, chosen.tainted)
             if arguments[1].tainted or arguments[2].tainted:
                 return UNKNOWN_LANES  # lanes picked by some other condition
             return Lanes(arguments[1].classes | arguments[2].classes)  # either side: other loads' fills, constants
-        return UNKNOWN_LANES if tainted or self._mentions_load(call, depth) else REAL
+        if name in _EXTREMES:
+            value = self._exact(call, depth)  # `tl.maximum(1.0 - x * y, 0.0)` of two zero-padded loads: 1.0
+            if value is not None:
+                return Lanes(frozenset({_class_of(value)}), tainted)
+        return UNKNOWN_LANES if tainted or self._mentions_load(call, depth) or self._of_alike_loads(call) else REAL
+
+    def _of_alike_loads(self, call: ast.Call) -> bool:
+        """An unknown function of loads padded alike under this load's mask (`mul_rn(update, scale)`): their
+        lanes are padding as much as this one's, not real data."""
+        alike = {id(load) for load in self.analysis.filled_alike(self.load, self.flow.function)}
+        feeding = self.analysis.loads_feeding(call) if alike else None
+        return bool(feeding and feeding & alike)
+
+    def _exact(self, expr: ast.expr, depth: int) -> float | None:
+        """The one value every padded lane of `expr` holds where literals and constant fills fix it (`1.0 - x * y`
+        of two loads padded with 0: 1.0; a comparison: 1.0 or 0.0), else None."""
+        if depth > 40:
+            return None
+        if expr is self.load:
+            return _FILL_VALUES.get(self.fill)
+        number = literal_number(expr)
+        if number is not None:
+            return number
+        if isinstance(expr, ast.Name):
+            values: set[float | None] = set()
+            for definition in self.flow.reaching(expr):
+                if definition.kind == "param" and definition.name in self.analysis.launched:
+                    values.add(self.analysis.launched[definition.name])
+                    continue
+                if definition.kind != "assign" or definition.value is None or id(definition) in self._exact_open:
+                    return None  # a parameter, a loop index, a value carried around a loop
+                self._exact_open.add(id(definition))
+                values.add(self._exact(definition.value, depth + 1))
+                self._exact_open.discard(id(definition))
+            return values.pop() if len(values) == 1 else None
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
+            inner = self._exact(expr.operand, depth + 1)
+            return None if inner is None else -inner
+        if isinstance(expr, ast.BinOp) and type(expr.op) in _ARITHMETIC:
+            left, right = self._exact(expr.left, depth + 1), self._exact(expr.right, depth + 1)
+            if left is None or right is None:
+                return None
+            try:
+                value = _ARITHMETIC[type(expr.op)](left, right)
+            except (ZeroDivisionError, OverflowError):
+                return None
+            return None if math.isnan(value) else value
+        if isinstance(expr, ast.Compare) and len(expr.ops) == 1 and type(expr.ops[0]) in _COMPARISONS:
+            left, right = self._exact(expr.left, depth + 1), self._exact(expr.comparators[0], depth + 1)
+            return None if left is None or right is None else float(_COMPARISONS[type(expr.ops[0])](left, right))
+        if isinstance(expr, ast.Call):
+            return self._exact_call(expr, depth)
+        return None
+
+    def _exact_call(self, call: ast.Call, depth: int) -> float | None:
+        name = self.model.qualify(call.func)
+        if name is None and isinstance(call.func, ast.Attribute) and call.func.attr in IDENTITY_METHODS:
+            return self._exact(call.func.value, depth + 1)  # `x.to(tl.float32)`
+        if name == LOAD and call is not self.load:
+            mask = load_argument(call, 1, "mask")
+            if mask is None or not self.analysis.shares_lanes(mask, self.mask):
+                return None
+            other = load_argument(call, 2, "other")
+            return _FILL_VALUES.get(self.fill) if other is None and self.siblings_too else literal_number(other)
+        values = [self._exact(a, depth + 1) for a in call.args]
+        if any(v is None for v in values) or call.keywords:
+            return None
+        known: list[float] = values  # type: ignore[assignment]
+        if name in IDENTITY and known:
+            return known[0]
+        if name in _EXTREMES and len(known) == 2:
+            return _EXTREMES[name](*known)
+        if name == WHERE and len(known) == 3:
+            return known[1] if known[0] else known[2]
+        if name in ABS and len(known) == 1:
+            return abs(known[0])
+        return None
 
     def _passed(self, reduction: ast.Call, depth: int) -> Lanes:
         """A reduction along an axis the padding does not vary on: a padded lane of the result reduces padded
@@ -945,6 +1051,8 @@ class _Evaluation:
             result = self._binop(stmt.op, joined, self.of(definition.value, depth + 1))  # type: ignore[union-attr]
         elif definition.kind == "opaque":
             result = UNKNOWN_LANES if any(n is self.load for n in ast.walk(definition.stmt)) else REAL  # type: ignore[arg-type]
+        elif definition.kind == "param" and definition.name in self.analysis.launched:
+            result = Lanes(frozenset({_class_of(self.analysis.launched[definition.name])}))
         else:
             result = REAL  # parameters and loop indices are real data
         self._memo[key] = result

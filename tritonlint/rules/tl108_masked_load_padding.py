@@ -13,7 +13,7 @@ import ast
 
 from tritonlint.analysis.buffers import loaded_nonnegative, through_identity
 from tritonlint.analysis.flow import flow_of
-from tritonlint.analysis.launches import same_at_every_launch, whole_blocks_at_every_launch
+from tritonlint.analysis.launches import passed_at_every_launch, same_at_every_launch, whole_blocks_at_every_launch
 from tritonlint.analysis.reductions import (
     LOAD,
     NEG_INF,
@@ -23,6 +23,7 @@ from tritonlint.analysis.reductions import (
     PaddedLanes,
     Reach,
     constant_class,
+    literal_number,
     load_argument,
     satisfies,
 )
@@ -37,7 +38,9 @@ def _analysis(ctx: MatchContext) -> PaddedLanes:
     function = ctx.function
     key = ("padded-lanes", id(function.node))  # type: ignore[union-attr]
     if key not in ctx.model.memo:
-        ctx.model.memo[key] = PaddedLanes(ctx.model, flow_of(function.node), set(function.constexprs))  # type: ignore[union-attr,arg-type]
+        launched = {p.name: v for p in function.params  # type: ignore[union-attr]
+                    if (v := literal_number(passed_at_every_launch(ctx.model, function, p.name))) is not None}  # type: ignore[arg-type]
+        ctx.model.memo[key] = PaddedLanes(ctx.model, flow_of(function.node), set(function.constexprs), launched)  # type: ignore[union-attr,arg-type]
     found: PaddedLanes = ctx.model.memo[key]
     return found
 
@@ -115,11 +118,13 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     # (a layer norm's `sum(x)` and `sum((x - mean) ** 2)`), the fill of the first is only a suggestion.
     partial = found is None and fill == UNDEF
     # A fill that is already the neutral element of a reduction the math on the way still spoils (`x - mean`
-    # before a variance's sum, computed from this load alone): the lanes need a `tl.where` there, not a fill.
-    remask = [r for r in wrong if r.needs == fill
-              and analysis.loads_feeding(analysis.reduced(r.call) or call) == {id(call)}] if found is None and fill != UNDEF else []
+    # before a variance's sum; `1 - x * y` of two loads padded alike before a hinge's): the lanes need a
+    # `tl.where` there, not a fill. Computed from these loads alone, the first of which reports it.
+    remask = [(r, partners) for r in wrong if r.needs == fill
+              and (partners := _partners_feeding(analysis, call, r, function.node)) is not None] \
+        if found is None and fill != UNDEF else []
     if remask:
-        return _remask_verdict(ctx, call, other, remask[0])  # type: ignore[arg-type]
+        return _remask_verdict(ctx, call, other, *remask[0])  # type: ignore[arg-type]
     if found is None and not partial:
         return None
     neutral = found if found is not None else wrong[0].needs
@@ -173,18 +178,33 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
                    notes=notes, data={"neutral": neutral, "call": call})
 
 
-def _remask_verdict(ctx: MatchContext, call: ast.Call, other: ast.expr, reach: Reach) -> Verdict:
+def _partners_feeding(analysis: PaddedLanes, call: ast.Call, reach: Reach, function: ast.AST) -> list[ast.Call] | None:
+    """Where the value `reach` reduces is computed from this load, and perhaps from loads that turn off the same
+    lanes and pad them with the same constant, of which this one comes first: those other loads. Else None."""
+    feeding = analysis.loads_feeding(analysis.reduced(reach.call) or call)
+    if feeding is None or id(call) not in feeding:
+        return None
+    partners = [p for p in analysis.filled_alike(call, function) if id(p) in feeding]
+    if len(partners) != len(feeding) - 1 or any((p.lineno, p.col_offset) < (call.lineno, call.col_offset) for p in partners):
+        return None
+    return partners
+
+
+def _remask_verdict(ctx: MatchContext, call: ast.Call, other: ast.expr, reach: Reach, partners: list[ast.Call]) -> Verdict:
     """The fill is the neutral element of `reach`, but elementwise math between the load and it (a centring
     `x - mean`) turns the masked-off lanes into something else: a `tl.where` under the mask is needed."""
     mask = ast.unparse(load_argument(call, 1, "mask"))  # type: ignore[arg-type]
     neutral = NEUTRAL_TEXT[reach.needs]
+    alike = [f"The math also reads the load{'s' if len(partners) > 1 else ''} at line "
+             f"{', '.join(str(p.lineno) for p in partners)}, padded alike: this finding stands for "
+             f"{'them' if len(partners) > 1 else 'it'}."] if partners else []
     return Verdict(vars={"problem": f"Masked load pads with `other={ast.unparse(other)}`, but math changes those lanes",
                          "reduction": f"before {_describe(ctx, reach)}",
                          "remedy": "which needs them re-masked with `tl.where`"},
                    severity="warning", applicability="display-only",
-                   notes=[f"The fill is right where the lanes arrive unchanged; after math such as `x - mean` they are "
-                          f"no longer {NEUTRAL_WORDS[reach.needs]}. Wrap the value reduced at line {reach.call.lineno} in "
-                          f"`tl.where({mask}, value, {neutral})`; no `other` alone fixes it, so nothing is applied."],
+                   notes=[f"The fill is right where the lanes arrive unchanged, but the math on the way (a centring `x - mean`, "
+                          f"a margin `1 - x * y`) leaves them other than {NEUTRAL_WORDS[reach.needs]}. Wrap the value reduced at line {reach.call.lineno} in "
+                          f"`tl.where({mask}, value, {neutral})`; no `other` alone fixes it, so nothing is applied."] + alike,
                    data={"neutral": None, "call": call})
 
 
