@@ -252,3 +252,12 @@ BIASED_MAX = textwrap.dedent("""\
 def test_a_parameter_every_launch_passes_one_constant_takes_its_value(value, reported):
     findings = lint_code(BIASED_MAX.replace("VALUE, BLOCK", f"{value}, BLOCK"), RULES).diagnostics
     assert bool(findings) is reported
+
+
+def test_a_reduction_nothing_reads_shows_no_fill():
+    code = HINGE.replace("    tl.store(out_ptr, tl.sum(tl.where(margin > 0, margin, 0.0), axis=0))\n",
+                         "    left_over = tl.sum(tl.where(margin > 0, margin, 0.0), axis=0)\n"
+                         "    tl.store(out_ptr + offs, margin, mask=mask)\n")
+    assert not lint_code(code, RULES).diagnostics
+    read = code.replace("tl.store(out_ptr + offs, margin, mask=mask)", "tl.store(out_ptr, left_over)")
+    assert [f.location.row for f in lint_code(read, RULES).diagnostics] == [8]

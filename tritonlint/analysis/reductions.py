@@ -617,6 +617,16 @@ class PaddedLanes:
             return uses or None
         return [reduction]
 
+    def never_read(self, reduction: ast.Call) -> bool:
+        """A reduction assigned to a name that nothing reads (`block_sum = tl.sum(x)`, left over): whatever its
+        lanes, no output shows it."""
+        parent = self.flow.parents.get(id(reduction))
+        if not (isinstance(parent, ast.Assign) and parent.value is reduction and len(parent.targets) == 1
+                and isinstance(parent.targets[0], ast.Name)):
+            return False
+        definition = self.flow.definition_at(parent, parent.targets[0].id)
+        return definition is not None and not self.flow.uses_of(definition)
+
     def floored_at_zero(self, reduction: ast.Call) -> bool:
         """A max whose every use is `tl.maximum(floor, max)` with a floor that is never negative (a running
         maximum started at `tl.zeros`): a lane padded with 0 cannot raise the result above the floor."""

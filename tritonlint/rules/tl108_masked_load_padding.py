@@ -87,7 +87,8 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     if analysis.keeps_every_lane(mask, launched_alike, launched_whole):
         return None  # `tl.arange(0, n) < n`, launched with BLOCK = n or n whole blocks: no block is part padded
     reached = analysis.forward(call)
-    covered = sorted((r for r in reached.reductions if r.covered), key=lambda r: (r.call.lineno, r.call.col_offset))
+    covered = sorted((r for r in reached.reductions if r.covered and not analysis.never_read(r.call)),
+                     key=lambda r: (r.call.lineno, r.call.col_offset))
     if not covered:
         return None
 
