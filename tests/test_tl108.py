@@ -261,3 +261,48 @@ def test_a_reduction_nothing_reads_shows_no_fill():
     assert not lint_code(code, RULES).diagnostics
     read = code.replace("tl.store(out_ptr + offs, margin, mask=mask)", "tl.store(out_ptr, left_over)")
     assert [f.location.row for f in lint_code(read, RULES).diagnostics] == [8]
+
+
+ENTROPY = textwrap.dedent("""\
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def entropy(p_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        p = tl.load(p_ptr + offs, mask=offs < n, other=0.0)
+        tl.store(out_ptr, -tl.sum(p * tl.log(p), axis=0))
+    """)
+
+
+@pytest.mark.parametrize(("term", "nan"), [
+    ("p * tl.log(p)", True),  # 0 * log(0) = 0 * -inf
+    ("p * tl.log(p + 1e-9)", False),  # 0 * a finite log
+    ("tl.log(1.0 + p)", False),  # log(1) = 0
+    ("p * (tl.log(p) - tl.log(p))", True),  # -inf - -inf
+    ("tl.where(offs < n, p * tl.log(p), 0.0)", False),  # re-masked
+])
+def test_zero_times_an_exact_infinity_is_nan_at_a_sum(term, nan):
+    findings = lint_code(ENTROPY.replace("p * tl.log(p)", term), RULES).diagnostics
+    assert [f.severity for f in findings] == (["error"] if nan else [])
+    if nan:
+        assert "0 * inf on the way makes its masked-off lanes NaN" in findings[0].message
+        assert findings[0].fix is None or not findings[0].fix.edits
+
+
+def test_a_huge_finite_fill_times_zero_is_zero():
+    code = textwrap.dedent("""\
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def soft_ce(logits_ptr, labels_ptr, loss_ptr, n, lse, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            mask = offs < n
+            logits = tl.load(logits_ptr + offs, mask=mask, other=FILL)
+            labels = tl.load(labels_ptr + offs, mask=mask, other=0.0)
+            tl.store(loss_ptr, tl.max(logits, axis=0) + tl.sum(labels * (lse - logits), axis=0))
+        """)
+    assert not lint_code(code.replace("FILL", "-1e30"), RULES).diagnostics
+    (finding,) = lint_code(code.replace("FILL", 'float("-inf")'), RULES).diagnostics  # labels * +inf
+    assert finding.location.row == 8 and "NaN" in finding.message

@@ -27,6 +27,11 @@ from tritonlint.walk import walk
 
 # Value classes of a padded lane. FINITE is real data or a finite constant; UNDEF a missing `other`.
 ZERO, NEG_INF, POS_INF, FINITE, UNDEF, UNKNOWN = "0", "-inf", "+inf", "finite", "undefined", "unknown"
+# Inside a lane evaluation only: infinities that are exactly so (a float("-inf") fill, log(0)), as opposed to
+# huge finite stand-ins, and NaN, which 0 * inf makes of them. Fills, needs and reports use the plain classes.
+NEG_INF_EXACT, POS_INF_EXACT, NAN = "-inf exactly", "+inf exactly", "nan"
+_PLAIN = {NEG_INF_EXACT: NEG_INF, POS_INF_EXACT: POS_INF}
+_EXACTLY = {NEG_INF: NEG_INF_EXACT, POS_INF: POS_INF_EXACT}
 Classes = frozenset[str]
 # A finite constant this far from zero stands for an infinity (-1e30, -1e9, fp16's -1e4 "minus infinity"):
 # no real data reaches it.
@@ -45,6 +50,7 @@ _READ_METHODS = IDENTITY_METHODS | frozenset(METHOD_NEEDS)  # methods whose resu
 EXP = frozenset({f"{TL}.exp", f"{TL}.exp2", f"{TL}.math.exp", f"{TL}.math.exp2", f"{TL}.extra.libdevice.exp",
                  f"{TL}.extra.cuda.libdevice.exp"})
 ABS = frozenset({f"{TL}.abs", f"{TL}.math.abs", f"{TL}.extra.libdevice.abs"})
+LOG = frozenset({f"{TL}.log", f"{TL}.math.log", f"{TL}.extra.libdevice.log", f"{TL}.extra.cuda.libdevice.log"})
 NON_NEGATIVE = EXP | ABS | frozenset({f"{TL}.sqrt", f"{TL}.math.sqrt", f"{TL}.sqrt_rn", f"{TL}.sigmoid"})
 
 
@@ -87,35 +93,57 @@ def literal_number(expr: ast.expr | None) -> float | None:
 _FINFO_MAX = {"float16": 65504.0, "float32": 3.4028234663852886e38}  # bfloat16's is float32's to 3 digits
 
 
+def plain(c: str) -> str:
+    """The class as fills and needs name it: an exact infinity is an infinity."""
+    return _PLAIN.get(c, c)
+
+
+def _exact_if(c: str, exact: bool) -> str:
+    return _EXACTLY.get(c, c) if exact else c
+
+
 def _neg(c: str) -> str:
-    return {NEG_INF: POS_INF, POS_INF: NEG_INF}.get(c, c)
+    return {NEG_INF: POS_INF, POS_INF: NEG_INF, NEG_INF_EXACT: POS_INF_EXACT, POS_INF_EXACT: NEG_INF_EXACT}.get(c, c)
 
 
 def _add(a: str, b: str) -> str:
+    if NAN in (a, b):
+        return NAN
     if UNKNOWN in (a, b):
         return UNKNOWN
     if UNDEF in (a, b):
         return UNDEF
+    if {a, b} == {NEG_INF_EXACT, POS_INF_EXACT}:
+        return NAN  # log(p) - log(q) with both 0
+    exact = bool({a, b} & {NEG_INF_EXACT, POS_INF_EXACT})
+    a, b = plain(a), plain(b)
     if {a, b} == {NEG_INF, POS_INF}:
-        return UNKNOWN  # nan
+        return UNKNOWN  # nan, or a huge stand-in that the real infinity wins over
     for inf in (NEG_INF, POS_INF):
         if inf in (a, b):
-            return inf
+            return _exact_if(inf, exact)  # -inf + x is -inf exactly
     return ZERO if a == b == ZERO else FINITE
 
 
 def _mul(a: str, b: str) -> str:
+    if NAN in (a, b):
+        return NAN
     if UNKNOWN in (a, b):
         return UNKNOWN
     if ZERO in (a, b):
         # 0 * undefined counts as 0: whatever a missing `other` leaves, another operand's zero fill cancels it.
+        # 0 * inf is NaN; 0 times a huge finite stand-in (-1e30) is 0, and a plain infinity may be either.
+        if {a, b} & {NEG_INF_EXACT, POS_INF_EXACT}:
+            return NAN
         return UNKNOWN if {a, b} & {NEG_INF, POS_INF} else ZERO
     if UNDEF in (a, b):
         return UNDEF
+    exact = bool({a, b} & {NEG_INF_EXACT, POS_INF_EXACT})
+    a, b = plain(a), plain(b)
     if a in (NEG_INF, POS_INF) and b in (NEG_INF, POS_INF):
-        return POS_INF if a == b else NEG_INF
+        return _exact_if(POS_INF if a == b else NEG_INF, exact)
     # A finite factor of an infinity is taken as positive: scales, temperatures, log2(e).
-    return next((c for c in (a, b) if c in (NEG_INF, POS_INF)), FINITE)
+    return _exact_if(next((c for c in (a, b) if c in (NEG_INF, POS_INF)), FINITE), exact)
 
 
 def _zero_bits(op: ast.operator, left: Lanes, right: Lanes) -> bool:
@@ -130,7 +158,9 @@ def _zero_bits(op: ast.operator, left: Lanes, right: Lanes) -> bool:
 
 
 def _div(a: str, b: str) -> str:
-    if UNKNOWN in (a, b) or b in (ZERO, NEG_INF, POS_INF):
+    if NAN in (a, b):
+        return NAN
+    if UNKNOWN in (a, b) or plain(b) in (ZERO, NEG_INF, POS_INF):
         return UNKNOWN
     if UNDEF in (a, b):
         return UNDEF
@@ -151,16 +181,21 @@ def _class_of(value: float) -> str:
 
 
 def _exp(a: str) -> str:
-    return {NEG_INF: ZERO, POS_INF: POS_INF, ZERO: FINITE, FINITE: FINITE}.get(a, a)
+    return {NEG_INF: ZERO, NEG_INF_EXACT: ZERO, POS_INF: POS_INF_EXACT, ZERO: FINITE, FINITE: FINITE}.get(a, a)
+
+
+def _log(a: str) -> str:
+    """log(0) is -inf exactly, the log of a negative is NaN; a huge stand-in's log is finite."""
+    return {ZERO: NEG_INF_EXACT, NEG_INF: NAN, NEG_INF_EXACT: NAN, POS_INF: FINITE}.get(a, a)
 
 
 def _power(a: str, exponent: int) -> str:
     """`a ** exponent` for a whole exponent of at least 1: an even power of -inf is +inf, the rest keep their class."""
-    return POS_INF if a == NEG_INF and exponent % 2 == 0 else a
+    return _neg(a) if plain(a) == NEG_INF and exponent % 2 == 0 else a
 
 
 def _abs(a: str) -> str:
-    return POS_INF if a == NEG_INF else a
+    return _neg(a) if plain(a) == NEG_INF else a
 
 
 def _pairwise(op: Callable[[str, str], str], left: Classes, right: Classes) -> Classes:
@@ -805,12 +840,17 @@ class _Evaluation:
         self.passed = analysis.forward(load).passed
         self._memo: dict[int, Lanes | None] = {}
         self._exact_open: set[int] = set()  # definitions whose exact value is being worked out
+        # An infinite fill is exactly so unless the load's own `other` is a huge finite stand-in (-1e30): a fix
+        # writes float("-inf").
+        own = literal_number(load_argument(load, 2, "other"))
+        self.exact_fill = own is None or math.isinf(own) or constant_class(load_argument(load, 2, "other")) != fill
+        self.fill_value = own if own is not None and not self.exact_fill else _FILL_VALUES.get(fill)
 
     def of(self, expr: ast.expr | None, depth: int = 0) -> Lanes:
         if expr is None or depth > 40:
             return UNKNOWN_LANES
         if expr is self.load:
-            return Lanes(frozenset({self.fill}), True)
+            return Lanes(frozenset({_exact_if(self.fill, self.exact_fill)}), True)
         constant = constant_class(expr)
         if constant is not None:
             return Lanes(frozenset({constant}))
@@ -877,7 +917,7 @@ class _Evaluation:
                 return REAL if not self._mentions_load(call, depth) else UNKNOWN_LANES
             other = load_argument(call, 2, "other")
             if other is None:
-                return Lanes(frozenset({self.fill if self.siblings_too else UNDEF}))
+                return Lanes(frozenset({_exact_if(self.fill, self.exact_fill) if self.siblings_too else UNDEF}))
             return Lanes(frozenset({constant_class(other) or FINITE}))
         if name in (f"{TL}.zeros", f"{TL}.zeros_like"):
             return Lanes(frozenset({ZERO}))
@@ -891,6 +931,11 @@ class _Evaluation:
             return Lanes(frozenset(map(_exp, arguments[0].classes)), tainted)
         if name in ABS and len(arguments) == 1:
             return Lanes(frozenset(map(_abs, arguments[0].classes)), tainted)
+        if name in LOG and len(arguments) == 1:
+            value = self._exact(call.args[0], depth)  # `tl.log(1.0 + x)` of a zero-padded x: log(1) = 0
+            if value is not None and value > 0:
+                return Lanes(frozenset({_class_of(math.log(value))}), tainted)
+            return Lanes(frozenset(map(_log, arguments[0].classes)), tainted)
         if name == WHERE and len(call.args) == 3:
             if self._mentions_load(call.args[0], depth):
                 picked = self._exact(call.args[0], depth)  # `tl.where(margin > 0, margin, 0.0)`, margin known there
@@ -920,7 +965,7 @@ class _Evaluation:
         if depth > 40:
             return None
         if expr is self.load:
-            return _FILL_VALUES.get(self.fill)
+            return self.fill_value
         number = literal_number(expr)
         if number is not None:
             return number
@@ -964,7 +1009,7 @@ class _Evaluation:
             if mask is None or not self.analysis.shares_lanes(mask, self.mask):
                 return None
             other = load_argument(call, 2, "other")
-            return _FILL_VALUES.get(self.fill) if other is None and self.siblings_too else literal_number(other)
+            return self.fill_value if other is None and self.siblings_too else literal_number(other)
         values = [self._exact(a, depth + 1) for a in call.args]
         if any(v is None for v in values) or call.keywords:
             return None
@@ -1073,9 +1118,9 @@ def satisfies(lanes: Lanes, needs: str, nonnegative: bool) -> bool | None:
     """True: the padded lanes arrive as the reduction's neutral element; False: definitely not; None: unknown."""
     if not lanes.tainted or not lanes.classes:
         return True
-    if UNKNOWN in lanes.classes:
-        return None
+    if UNKNOWN in lanes.classes or NAN in lanes.classes and needs != ZERO:
+        return None  # how a max or min treats NaN depends on its `propagate_nan`
     ok = {needs}
     if needs == NEG_INF and nonnegative:
         ok.add(ZERO)  # a max over values >= 0 (abs, exp): a 0 fill changes nothing
-    return lanes.classes <= ok
+    return {plain(c) for c in lanes.classes} <= ok

@@ -16,6 +16,7 @@ from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.launches import passed_at_every_launch, same_at_every_launch, whole_blocks_at_every_launch
 from tritonlint.analysis.reductions import (
     LOAD,
+    NAN,
     NEG_INF,
     POS_INF,
     UNDEF,
@@ -25,6 +26,7 @@ from tritonlint.analysis.reductions import (
     constant_class,
     literal_number,
     load_argument,
+    plain,
     satisfies,
 )
 from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
@@ -118,6 +120,14 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     # Undefined lanes spoil a reduction whatever follows; where no single fill is right at every reduction
     # (a layer norm's `sum(x)` and `sum((x - mean) ** 2)`), the fill of the first is only a suggestion.
     partial = found is None and fill == UNDEF
+    # An infinite fill (or a log of a zero one) that meets an exact 0 on the way (`labels * (lse - logits)`,
+    # `x * tl.log(x)`) arrives at a sum as NaN: no fill is right there either, a `tl.where` is.
+    # Loads padded alike that feed it (`p * tl.log(q)`): the first reports it.
+    nan = [r for r in wrong if r.needs == ZERO
+           and NAN in analysis.lanes(analysis.reduced(r.call) or call, call, fill, True).classes
+           and not _earlier_alike_feeds(analysis, call, r, function.node)] if found is None and fill != UNDEF else []
+    if nan:
+        return _nan_verdict(ctx, call, other, nan[0])  # type: ignore[arg-type]
     # A fill that is already the neutral element of a reduction the math on the way still spoils (`x - mean`
     # before a variance's sum; `1 - x * y` of two loads padded alike before a hinge's): the lanes need a
     # `tl.where` there, not a fill. Computed from these loads alone, the first of which reports it.
@@ -168,7 +178,7 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     # A constant fill is an error where it is wrong whatever the data: it reaches a sum as something other
     # than 0, or a max / min as the infinity that always wins there. A 0 (or finite) fill before a max or
     # min is wrong only for rows whose real values all lie on one side of it: a warning.
-    absolute = any(r.needs == ZERO or _opposite(r.needs) in analysis.lanes(analysis.reduced(r.call), call, fill).classes  # type: ignore[arg-type]
+    absolute = any(r.needs == ZERO or _opposite(r.needs) in {plain(c) for c in analysis.lanes(analysis.reduced(r.call), call, fill).classes}  # type: ignore[arg-type]
                    for r in wrong)
     if fill != UNDEF and not absolute:
         notes.append("Warning, not error: the fill is wrong only for rows whose real values all lie on one side of it "
@@ -177,6 +187,12 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
                    severity="error" if fill != UNDEF and absolute else "warning",
                    applicability="display-only" if partial else None if safe else "unsafe",
                    notes=notes, data={"neutral": neutral, "call": call})
+
+
+def _earlier_alike_feeds(analysis: PaddedLanes, call: ast.Call, reach: Reach, function: ast.AST) -> bool:
+    feeding = analysis.loads_feeding(analysis.reduced(reach.call) or call) or set()
+    return any(id(p) in feeding and (p.lineno, p.col_offset) < (call.lineno, call.col_offset)
+               for p in analysis.filled_alike(call, function))
 
 
 def _partners_feeding(analysis: PaddedLanes, call: ast.Call, reach: Reach, function: ast.AST) -> list[ast.Call] | None:
@@ -206,6 +222,20 @@ def _remask_verdict(ctx: MatchContext, call: ast.Call, other: ast.expr, reach: R
                    notes=[f"The fill is right where the lanes arrive unchanged, but the math on the way (a centring `x - mean`, "
                           f"a margin `1 - x * y`) leaves them other than {NEUTRAL_WORDS[reach.needs]}. Wrap the value reduced at line {reach.call.lineno} in "
                           f"`tl.where({mask}, value, {neutral})`; no `other` alone fixes it, so nothing is applied."] + alike,
+                   data={"neutral": None, "call": call})
+
+
+def _nan_verdict(ctx: MatchContext, call: ast.Call, other: ast.expr, reach: Reach) -> Verdict:
+    """The fill (or its log) meets an exact 0 on the way to a sum: 0 * inf is NaN, and so is the sum."""
+    mask = ast.unparse(load_argument(call, 1, "mask"))  # type: ignore[arg-type]
+    return Verdict(vars={"problem": f"Masked load pads with `other={ast.unparse(other)}`, and 0 * inf on the way "
+                                    f"makes its masked-off lanes NaN",
+                         "reduction": f"before {_describe(ctx, reach)}",
+                         "remedy": "which needs them re-masked with `tl.where`"},
+                   severity="error", applicability="display-only",
+                   notes=[f"An infinity times 0 is NaN, and a sum with one NaN lane is NaN for the whole row. Wrap the "
+                          f"value reduced at line {reach.call.lineno} in `tl.where({mask}, value, 0.0)`; a fill alone "
+                          f"does not fix it, so nothing is applied."],
                    data={"neutral": None, "call": call})
 
 
