@@ -864,7 +864,12 @@ class _Evaluation:
                 base = self.of(expr.left, depth + 1)
                 return Lanes(frozenset(_power(c, int(exponent)) for c in base.classes), base.tainted)
         if isinstance(expr, ast.BinOp):
-            return self._binop(expr.op, self.of(expr.left, depth + 1), self.of(expr.right, depth + 1))
+            lanes = self._binop(expr.op, self.of(expr.left, depth + 1), self.of(expr.right, depth + 1))
+            if lanes.tainted and lanes.classes == {FINITE}:
+                value = self._exact(expr, depth)  # `eps * (log(eps) - log(eps))` of clamped zero fills: 0
+                if value is not None:
+                    return Lanes(frozenset({_class_of(value)}), True)
+            return lanes
         if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub):
             inner = self.of(expr.operand, depth + 1)
             return Lanes(frozenset(map(_neg, inner.classes)), inner.tainted)
@@ -1022,6 +1027,10 @@ class _Evaluation:
             return known[1] if known[0] else known[2]
         if name in ABS and len(known) == 1:
             return abs(known[0])
+        if name in LOG and len(known) == 1 and known[0] > 0:
+            return math.log(known[0])
+        if name in EXP and len(known) == 1 and known[0] < 700:
+            return 2.0 ** known[0] if name.endswith("exp2") else math.exp(known[0])
         return None
 
     def _passed(self, reduction: ast.Call, depth: int) -> Lanes:
