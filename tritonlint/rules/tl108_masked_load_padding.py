@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 
+from tritonlint import evidence
 from tritonlint.analysis.buffers import loaded_nonnegative, through_identity
 from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.launches import passed_at_every_launch, same_at_every_launch, whole_blocks_at_every_launch
@@ -32,6 +33,7 @@ from tritonlint.analysis.reductions import (
 from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
 from tritonlint.prefilter import Token
 
+ENTROPY_NAN = "TL108-softmax-entropy-nan"  # the fixture of the NaN case
 NEUTRAL_TEXT = {ZERO: "0.0", NEG_INF: 'float("-inf")', POS_INF: 'float("inf")'}
 NEUTRAL_WORDS = {ZERO: "0", NEG_INF: "-inf", POS_INF: "+inf"}
 
@@ -233,9 +235,10 @@ def _nan_verdict(ctx: MatchContext, call: ast.Call, other: ast.expr, reach: Reac
                          "reduction": f"before {_describe(ctx, reach)}",
                          "remedy": "which needs them re-masked with `tl.where`"},
                    severity="error", applicability="display-only",
-                   notes=[f"An infinity times 0 is NaN, and a sum with one NaN lane is NaN for the whole row. Wrap the "
-                          f"value reduced at line {reach.call.lineno} in `tl.where({mask}, value, 0.0)`; a fill alone "
-                          f"does not fix it, so nothing is applied."],
+                   notes=[f"An infinity times 0 is NaN, and a sum with one NaN lane is NaN for the whole row "
+                          f"({evidence.fixture_phrase(ENTROPY_NAN)}). Wrap the value reduced at line "
+                          f"{reach.call.lineno} in `tl.where({mask}, value, 0.0)`; a fill alone does not fix it, so "
+                          f"nothing is applied."],
                    data={"neutral": None, "call": call})
 
 
