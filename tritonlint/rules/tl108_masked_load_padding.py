@@ -230,10 +230,9 @@ def _remask_verdict(ctx: MatchContext, call: ast.Call, other: ast.expr, reach: R
 def _nan_verdict(ctx: MatchContext, call: ast.Call, other: ast.expr, reach: Reach) -> Verdict:
     """The fill (or its log) meets an exact 0 on the way to a sum: 0 * inf is NaN, and so is the sum."""
     mask = ast.unparse(load_argument(call, 1, "mask"))  # type: ignore[arg-type]
-    return Verdict(vars={"problem": f"Masked load pads with `other={ast.unparse(other)}`, and 0 * inf on the way "
-                                    f"makes its masked-off lanes NaN",
-                         "reduction": f"before {_describe(ctx, reach)}",
-                         "remedy": "which needs them re-masked with `tl.where`"},
+    return Verdict(vars={"problem": f"Masked load pads with `other={ast.unparse(other)}`: 0 * inf makes its lanes NaN",
+                         "reduction": f"before `{ast.unparse(reach.call.func)}` at line {reach.call.lineno}",
+                         "remedy": "which needs a `tl.where`"},
                    severity="error", applicability="display-only",
                    notes=[f"An infinity times 0 is NaN, and a sum with one NaN lane is NaN for the whole row "
                           f"({evidence.fixture_phrase(ENTROPY_NAN)}). Wrap the value reduced at line "
