@@ -177,3 +177,21 @@ def test_tl101_lists_no_stride_from_a_call_that_cannot_run(rules):
     found = [d for d in lint_code(code, rules, select=["TL101"]).diagnostics if d.code == "TL101"]
     assert len(found) == 1
     assert 'reset_to_zero=["COUNT"]' in found[0].message
+
+
+def test_tl101_reads_configs_made_in_the_project_and_not_those_of_a_package_outside_it(tmp_path):
+    configs = "def make_configs():\n    return [triton.Config({'BLOCK': b}) for b in (256, 512)]\n"
+    kernel = ("import triton\nimport triton.language as tl\nIMPORT\n\n\n"
+              "@triton.autotune(configs=make_configs(), key=['n'])\n@triton.jit\n"
+              "def kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+              "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+              "    tl.atomic_add(out_ptr + offs, tl.load(x_ptr + offs))\n")
+    _project(tmp_path, {
+        "pkg/configs.py": "import triton\n\n\n" + configs,
+        "pkg/absolute.py": kernel.replace("IMPORT", "from pkg.configs import make_configs"),
+        "pkg/relative.py": kernel.replace("IMPORT", "from .configs import make_configs"),
+        "pkg/outside.py": kernel.replace("IMPORT", "from vendor.tuning import make_configs"),
+    })
+    assert sorted((f, r) for f, r, _ in _findings(tmp_path, "TL101")) == [("pkg/absolute.py", 6), ("pkg/relative.py", 6)]
+    # the kernel's file alone: the project's other modules still count as the project's
+    assert [(f, r) for f, r, _ in _findings(tmp_path, "TL101", "pkg/absolute.py")] == [("pkg/absolute.py", 6)]

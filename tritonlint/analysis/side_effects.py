@@ -92,6 +92,7 @@ class KernelEffects:
         self.params = {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
         self.depth = depth
         self._loaded: dict[int, frozenset[tuple[str, ast.Call]]] = {}
+        self._by_definition: dict[int, frozenset[tuple[str, ast.Call]]] = {}
         self.summary = Summary()
         self.scalars = self._scalars(function)
         self.constexprs = {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
@@ -208,13 +209,7 @@ class KernelEffects:
                 continue  # `x.dtype`, `x.shape`: no data of x
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 for definition in self.flow.reaching(node):
-                    if definition.kind in ("assign", "augassign") and definition.value is not None:
-                        found |= self.loaded_from(definition.value, depth + 1)
-                    if definition.kind == "augassign":
-                        before = self.flow.defined_before(definition.stmt, definition.name)  # type: ignore[arg-type]
-                        for other in before:
-                            if other is not definition and other.value is not None:
-                                found |= self.loaded_from(other.value, depth + 1)
+                    found |= self._loaded_by(definition, depth + 1)
             elif isinstance(node, ast.Call):
                 name = self.model.qualify(node.func)
                 if name in LOADS:
@@ -229,6 +224,23 @@ class KernelEffects:
                 found.update((param, node) for param in params)
         self._loaded[key] = frozenset(found)
         return self._loaded[key]
+
+    def _loaded_by(self, definition: Definition, depth: int) -> frozenset[tuple[str, ast.Call]]:
+        """The loads a definition's value comes from; an augmented one also carries what the name held before,
+        through a chain of them (`m = tl.load(p)`, `m *= beta`, `m += g`)."""
+        key = id(definition)
+        if key in self._by_definition:
+            return self._by_definition[key]
+        self._by_definition[key] = frozenset()  # a loop-carried chain adds nothing new
+        found: set[tuple[str, ast.Call]] = set()
+        if definition.kind in ("assign", "augassign") and definition.value is not None:
+            found |= self.loaded_from(definition.value, depth)
+        if definition.kind == "augassign":
+            for other in self.flow.defined_before(definition.stmt, definition.name):  # type: ignore[arg-type]
+                if other is not definition:
+                    found |= self._loaded_by(other, depth + 1)
+        self._by_definition[key] = frozenset(found)
+        return self._by_definition[key]
 
     # ---- the scan ----------------------------------------------------------------------------------------
     def _helper(self, call: ast.Call) -> HelperCall | None:

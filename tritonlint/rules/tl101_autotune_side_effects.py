@@ -14,6 +14,7 @@ import ast
 from tritonlint import evidence
 from tritonlint.analysis.call_edits import add_keyword, append_to_list
 from tritonlint.analysis.model import CONFIG, Autotune, JitFunction, ModuleModel
+from tritonlint.analysis.project import Project, defining_module
 from tritonlint.analysis.side_effects import Effect, kernel_effects
 from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
 from tritonlint.walk import walk
@@ -95,12 +96,24 @@ def _splats_known(model: ModuleModel, call: ast.Call) -> bool:
     return True
 
 
-def _configs_traceable(model: ModuleModel, call: ast.Call) -> bool:
+def _configs_traceable(model: ModuleModel, project: Project, call: ast.Call) -> bool:
     """The configs name code a reader can follow: a list display or comprehension, or a name, factory or
-    module attribute that this module defines or imports (and sums of those). Configs read from an object
-    or a function's parameter (`configs=kernels_config.backward_configs`, a configuration handed in at run
-    time) lead to code this module does not name, whose config pre_hooks may reset the buffer."""
+    module attribute that this module defines or imports from a module of the project (and sums of those).
+    Configs read from an object or a function's parameter (`configs=kernels_config.backward_configs`, a
+    configuration handed in at run time), or made by a package outside the run (`from qattn...configs import
+    int8_dynamic_configs`), lead to code not in view, whose config pre_hooks may reset the buffer."""
     configs = next((k.value for k in call.keywords if k.arg == "configs"), call.args[0] if call.args else None)
+    relative = {alias.asname or alias.name for node in walk(model.tree) if isinstance(node, ast.ImportFrom) and node.level
+                for alias in node.names}
+
+    def in_view(name: str) -> bool:
+        if name in model.local_names or name in relative:
+            return True  # this module's own code, or its package's (`from .autotuning import get_dw_configs`)
+        dotted = model.imports.get(name)
+        if dotted is None:
+            return False
+        project.consulted.add(dotted)  # a cached result holds while that module stays (or stays out of) the run
+        return defining_module(dotted, project.linted_modules) is not None
 
     def traceable(node: ast.expr | None) -> bool:
         if isinstance(node, ast.BinOp):
@@ -111,7 +124,7 @@ def _configs_traceable(model: ModuleModel, call: ast.Call) -> bool:
             return True
         while isinstance(node, ast.Attribute):
             node = node.value
-        return isinstance(node, ast.Name) and (node.id in model.local_names or node.id in model.imports)
+        return isinstance(node, ast.Name) and in_view(node.id)
 
     return traceable(configs)
 
@@ -142,7 +155,7 @@ def autotune_side_effects(ctx: MatchContext) -> Verdict | None:
         return None  # the author's own hooks replace reset_to_zero/restore_value; positional lists: rare
     if not _splats_known(ctx.model, call):  # type: ignore[arg-type]
         return None
-    if autotune.configs is None and not _configs_traceable(ctx.model, call):  # type: ignore[arg-type]
+    if autotune.configs is None and not _configs_traceable(ctx.model, ctx.project, call):  # type: ignore[arg-type]
         return None  # configs read from an object or a parameter: their pre_hooks may reset the buffer
     if "pre_hook" in ctx.file.text and (autotune.configs is None or autotune.has_prune):
         return None  # configs built (or pruned) by code that may attach a pre_hook resetting the buffer
