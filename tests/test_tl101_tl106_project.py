@@ -195,3 +195,17 @@ def test_tl101_reads_configs_made_in_the_project_and_not_those_of_a_package_outs
     assert sorted((f, r) for f, r, _ in _findings(tmp_path, "TL101")) == [("pkg/absolute.py", 6), ("pkg/relative.py", 6)]
     # the kernel's file alone: the project's other modules still count as the project's
     assert [(f, r) for f, r, _ in _findings(tmp_path, "TL101", "pkg/absolute.py")] == [("pkg/absolute.py", 6)]
+
+
+def test_tl101_quotes_the_fixture_of_the_kind_of_write_it_flags():
+    from tritonlint import evidence
+    from tritonlint.ruleset import load_rules
+
+    rules = [rule for rule in load_rules() if rule.id == "TL101"]
+    atomic = lint_code("import triton\nimport triton.language as tl\n\n\n" + _kernel("", "tl.atomic_add(out_ptr + offs, x)"), rules)
+    in_place = lint_code("import triton\nimport triton.language as tl\n\n\n"
+                         + _kernel("", "tl.store(out_ptr + offs, tl.load(out_ptr + offs) * s)"), rules)
+    (a,), (b,) = atomic.diagnostics, in_place.diagnostics
+    assert any(evidence.fixture_phrase("TL101-splitk-atomic-add") in n for n in a.notes)
+    assert not any(evidence.fixture_phrase("TL101-inplace-axpy") in n for n in a.notes)
+    assert any(evidence.fixture_phrase("TL101-inplace-axpy") in n and "in-place update again" in n for n in b.notes)

@@ -129,6 +129,7 @@ def _configs_traceable(model: ModuleModel, project: Project, call: ast.Call) -> 
     return traceable(configs)
 
 
+SPLIT_K, IN_PLACE = "TL101-splitk-atomic-add", "TL101-inplace-axpy"  # the fixture of each kind of write
 _LIST_OR_HOOK = frozenset({"reset_to_zero", "restore_value", "pre_hook", "post_hook"})
 
 
@@ -180,12 +181,14 @@ def autotune_side_effects(ctx: MatchContext) -> Verdict | None:
         advice.append("restore_value=[" + ", ".join(f"\"{n}\"" for n in restore_names) + "]")
     described = [_describe(e) for e in effects if e.kind == "in-place" or e.param not in in_place]
     count = f"{len(autotune.configs)} configs" if autotune.configs is not None else "configs that cannot be counted"
-    notes = [
-        f"`{kernel.name}` {'; '.join(described)}; the autotuner benchmarks {count}.",
-        "While it benchmarks (the first call of each key), the autotuner runs every config many times on the "
-        "caller's own buffers and then runs the winner, so the result holds the sum of all those runs "
-        f"({evidence.measured_phrase('TL101', 'fails')}).",
-    ]
+    benchmarks = ("While it benchmarks (the first call of each key), the autotuner runs every config many times on "
+                  "the caller's own buffers and then runs the winner, so ")
+    notes = [f"`{kernel.name}` {'; '.join(described)}; the autotuner benchmarks {count}."]
+    if reset_names:
+        notes.append(benchmarks + f"the result holds the sum of all those runs ({evidence.fixture_phrase(SPLIT_K)}).")
+    if restore_names:
+        notes.append(("Likewise, " if reset_names else benchmarks) + "each run applies the in-place update again to "
+                     f"what the one before left ({evidence.fixture_phrase(IN_PLACE)}).")
     applicability = None
     if reset_names:
         notes.append("reset_to_zero also zeroes the buffer once more before the real run of that first call: "
