@@ -314,3 +314,33 @@ def test_math_the_classes_call_finite_is_worked_out_exactly_where_it_can_be():
     assert not lint_code(clamped.replace("p * tl.log(p)", "p * (tl.log(p) - tl.log(p))"), RULES).diagnostics  # 0
     (finding,) = lint_code(clamped, RULES).diagnostics  # 1e-12 * log(1e-12) is not 0
     assert "re-masked with `tl.where`" in finding.message
+
+
+@pytest.mark.parametrize("term, reported", [
+    ("x * scale[:, None] + shift[:, None]", True),  # the channel's shift lands on every padded spatial lane
+    ("(x + shift[:, None]) * scale[:, None]", True),
+    ("x * scale[:, None]", False),  # 0 * scale
+    ("x * w", False),  # a weight masked along the summed axis too: padded alike
+])
+def test_a_rows_parameter_is_real_data_on_the_lanes_a_sum_along_the_other_axis_folds_in(term, reported):
+    code = textwrap.dedent("""\
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def spatial_mean(x_ptr, shift_ptr, scale_ptr, w_ptr, out_ptr, C, HW, BLOCK_C: tl.constexpr, BLOCK_HW: tl.constexpr):
+            c = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)
+            c_mask = c < C
+            scale = tl.load(scale_ptr + c, mask=c_mask, other=1.0)
+            shift = tl.load(shift_ptr + c, mask=c_mask, other=0.0)
+            hw = tl.arange(0, BLOCK_HW)
+            hw_mask = hw < HW
+            mask = c_mask[:, None] & hw_mask[None, :]
+            x = tl.load(x_ptr + c[:, None] * HW + hw[None, :], mask=mask, other=0.0)
+            w = tl.load(w_ptr + c[:, None] * HW + hw[None, :], mask=mask, other=0.0)
+            tl.store(out_ptr + c, tl.sum(TERM, axis=1) / HW, mask=c_mask)
+        """)
+    findings = lint_code(code.replace("TERM", term), RULES).diagnostics
+    assert [(f.location.row, "re-masked" in f.message) for f in findings] == ([(13, True)] if reported else [])
+    if reported:
+        assert any("masked only along the axes kept" in n for n in findings[0].notes)

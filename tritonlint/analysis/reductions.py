@@ -224,6 +224,10 @@ class Reach:
     needs: str
     covered: bool
     nonnegative: bool  # the real lanes are >= 0 (abs, exp, sqrt): then 0 is as good as -inf for a max
+    # The texts of the mask's conjuncts that vary along the reduced axis of a tile (`hw[None, :] < HW` for a sum
+    # over axis 1 of `c[:, None] < C & hw[None, :] < HW`): only lanes they turn off are folded into rows kept.
+    # None where every conjunct counts (a 1-D value, a reduction over every axis, axes not known).
+    across: frozenset[str] | None = None
 
 
 @dataclass
@@ -302,7 +306,8 @@ class PaddedLanes:
                 if needs is not None and self.reduced(parent) is child:
                     covered = self._covers(padded, parent)
                     if all(reach.call is not parent for reach in result.reductions):  # `xc * xc`: both reach it
-                        result.reductions.append(Reach(parent, needs, covered, self.nonnegative(self.reduced(parent))))
+                        result.reductions.append(Reach(parent, needs, covered, self.nonnegative(self.reduced(parent)),
+                                                       self._across(load, mask, padded, parent) if covered else None))
                     passed = None if covered else self._passed_on(padded, parent)
                     if passed is None:
                         return None
@@ -365,6 +370,34 @@ class PaddedLanes:
             return False
         index = self._reduced_axis(reduction, padded.rank)
         return index is not None and (padded.rank == 1 or index == -1 or index in padded.axes)
+
+    def _across(self, load: ast.Call, mask: ast.expr | None, padded: PaddedAxes | None,
+                reduction: ast.Call) -> frozenset[str] | None:
+        """Reach.across: the conjuncts of the load's own mask along the axis the reduction folds, where it reduces
+        one axis of the load's own tile."""
+        if mask is None or padded is None or padded.rank < 2 or padded != self._load_axes(load):
+            return None
+        index = self._reduced_axis(reduction, padded.rank)
+        if index is None or index == -1:
+            return None
+        texts: set[str] = set()
+        for conjunct in self._conjunct_nodes(mask, 0):
+            axes = self.mask_axes(conjunct, 0)
+            if axes is None:
+                return None
+            if index in axes:
+                texts |= {ast.unparse(n) for n in self._conjunct_nodes(conjunct, 0, as_text=True)}
+        return frozenset(texts) if texts else None
+
+    def constant_along(self, other: ast.Call, load: ast.Call, reach: Reach) -> bool:
+        """`other` is a row's parameter as far as `reach` goes: loaded under conjuncts of the load's mask that
+        do not vary along the reduced axis (`bias` under `c < C` for a sum over `hw`), so real data on every
+        lane of a row that the reduction keeps, padded ones included."""
+        theirs, ours = load_argument(other, 1, "mask"), load_argument(load, 1, "mask")
+        if reach.across is None or theirs is None or ours is None:
+            return False
+        conjuncts = self._conjuncts(theirs)
+        return bool(conjuncts) and not conjuncts & reach.across and conjuncts <= self._conjuncts(ours)
 
     def _load_axes(self, load: ast.Call) -> PaddedAxes | None:
         """The load's rank (its pointer's; where that is not an index the analysis reads, a gather through
@@ -776,10 +809,12 @@ class PaddedLanes:
         return False
 
     # ---- what the lanes hold -------------------------------------------------------------------------
-    def lanes(self, expr: ast.expr, load: ast.Call, fill: str, siblings_too: bool = False) -> Lanes:
+    def lanes(self, expr: ast.expr, load: ast.Call, fill: str, siblings_too: bool = False,
+              reach: Reach | None = None) -> Lanes:
         """The padded lanes at `expr` when `load` fills them with `fill`; `siblings_too`: so does every load
-        that turns off the same lanes with no `other` (the fix sets it on each)."""
-        return _Evaluation(self, load, fill, siblings_too).of(expr)
+        that turns off the same lanes with no `other` (the fix sets it on each). With `reach`, only the lanes
+        that reduction folds into rows it keeps."""
+        return _Evaluation(self, load, fill, siblings_too, reach.across if reach is not None else None).of(expr)
 
     def loads_feeding(self, expr: ast.expr) -> set[int] | None:
         """The loads (their call ids) whose values `expr` is computed from, through local names and their
@@ -829,8 +864,10 @@ class PaddedLanes:
 
 
 class _Evaluation:
-    def __init__(self, analysis: PaddedLanes, load: ast.Call, fill: str, siblings_too: bool) -> None:
+    def __init__(self, analysis: PaddedLanes, load: ast.Call, fill: str, siblings_too: bool,
+                 across: frozenset[str] | None = None) -> None:
         self.analysis = analysis
+        self.across = across
         self.model = analysis.model
         self.flow = analysis.flow
         self.load = load
@@ -916,7 +953,11 @@ class _Evaluation:
             # A constant fill under a narrower bound of the same index than another load's (`cols < n_rot`
             # against `cols < n_cols`) is a value for the lanes between the bounds (RoPE's pass-through
             # `cos = 1.0`): only the lanes past both are padding, and there the other load is padded too.
-            sharing = self.analysis.shares_lanes(mask, self.mask) or self.analysis.off_wherever(mask, self.mask) \
+            # A load masked only along the other axes (a row's `bias` under `c < C`, summed over `hw`) holds real
+            # data on the lanes the reduction folds in.
+            sharing = self.analysis.shares_lanes(mask, self.mask) \
+                and (self.across is None or bool(self.analysis._conjuncts(mask) & self.across)) \
+                or self.analysis.off_wherever(mask, self.mask) \
                 or self.fill != UNDEF and self.analysis.bounds_the_same_index(self.mask, mask)
             if not sharing:
                 return REAL if not self._mentions_load(call, depth) else UNKNOWN_LANES

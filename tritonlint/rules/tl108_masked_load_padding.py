@@ -97,7 +97,7 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
         return None
 
     def status(reach: Reach, with_fill: str, siblings_too: bool = False) -> bool | None:
-        lanes = analysis.lanes(analysis.reduced(reach.call), call, with_fill, siblings_too)  # type: ignore[arg-type]
+        lanes = analysis.lanes(analysis.reduced(reach.call), call, with_fill, siblings_too, reach)  # type: ignore[arg-type]
         return satisfies(lanes, reach.needs, reach.nonnegative)
 
     # A wrong fill is harmless where the result cannot show it: a 0 fill before a max that a running
@@ -126,7 +126,7 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     # `x * tl.log(x)`) arrives at a sum as NaN: no fill is right there either, a `tl.where` is.
     # Loads padded alike that feed it (`p * tl.log(q)`): the first reports it.
     nan = [r for r in wrong if r.needs == ZERO
-           and NAN in analysis.lanes(analysis.reduced(r.call) or call, call, fill, True).classes
+           and NAN in analysis.lanes(analysis.reduced(r.call) or call, call, fill, True, r).classes
            and not _earlier_alike_feeds(analysis, call, r, function.node)] if found is None and fill != UNDEF else []
     if nan:
         return _nan_verdict(ctx, call, other, nan[0])  # type: ignore[arg-type]
@@ -180,7 +180,7 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     # A constant fill is an error where it is wrong whatever the data: it reaches a sum as something other
     # than 0, or a max / min as the infinity that always wins there. A 0 (or finite) fill before a max or
     # min is wrong only for rows whose real values all lie on one side of it: a warning.
-    absolute = any(r.needs == ZERO or _opposite(r.needs) in {plain(c) for c in analysis.lanes(analysis.reduced(r.call), call, fill).classes}  # type: ignore[arg-type]
+    absolute = any(r.needs == ZERO or _opposite(r.needs) in {plain(c) for c in analysis.lanes(analysis.reduced(r.call), call, fill, reach=r).classes}  # type: ignore[arg-type]
                    for r in wrong)
     if fill != UNDEF and not absolute:
         notes.append("Warning, not error: the fill is wrong only for rows whose real values all lie on one side of it "
@@ -197,23 +197,34 @@ def _earlier_alike_feeds(analysis: PaddedLanes, call: ast.Call, reach: Reach, fu
                for p in analysis.filled_alike(call, function))
 
 
-def _partners_feeding(analysis: PaddedLanes, call: ast.Call, reach: Reach, function: ast.AST) -> list[ast.Call] | None:
+def _partners_feeding(analysis: PaddedLanes, call: ast.Call, reach: Reach,
+                      function: ast.AST) -> tuple[list[ast.Call], list[ast.Call]] | None:
     """Where the value `reach` reduces is computed from this load, and perhaps from loads that turn off the same
-    lanes and pad them with the same constant, of which this one comes first: those other loads. Else None."""
+    lanes and pad them with the same constant, of which this one comes first, and from rows' parameters (real
+    on those lanes): the loads padded alike, and those rows' parameters. Else None."""
     feeding = analysis.loads_feeding(analysis.reduced(reach.call) or call)
     if feeding is None or id(call) not in feeding:
         return None
     partners = [p for p in analysis.filled_alike(call, function) if id(p) in feeding]
-    if len(partners) != len(feeding) - 1 or any((p.lineno, p.col_offset) < (call.lineno, call.col_offset) for p in partners):
+    per_row = [n for n in ast.walk(function) if isinstance(n, ast.Call) and id(n) in feeding
+               and analysis.constant_along(n, call, reach)]
+    if len(partners) + len(per_row) != len(feeding) - 1 \
+            or any((p.lineno, p.col_offset) < (call.lineno, call.col_offset) for p in partners):
         return None
-    return partners
+    return partners, per_row
 
 
-def _remask_verdict(ctx: MatchContext, call: ast.Call, other: ast.expr, reach: Reach, partners: list[ast.Call]) -> Verdict:
+def _remask_verdict(ctx: MatchContext, call: ast.Call, other: ast.expr, reach: Reach,
+                    feeding: tuple[list[ast.Call], list[ast.Call]]) -> Verdict:
     """The fill is the neutral element of `reach`, but elementwise math between the load and it (a centring
     `x - mean`) turns the masked-off lanes into something else: a `tl.where` under the mask is needed."""
     mask = ast.unparse(load_argument(call, 1, "mask"))  # type: ignore[arg-type]
     neutral = NEUTRAL_TEXT[reach.needs]
+    partners, per_row = feeding
+    rows = [f"The load{'s' if len(per_row) > 1 else ''} at line{'s' if len(per_row) > 1 else ''} "
+            f"{', '.join(str(p.lineno) for p in per_row)} {'are' if len(per_row) > 1 else 'is'} masked only along the "
+            f"axes kept (a row's parameter{'s' if len(per_row) > 1 else ''}): real data on the padded lanes, where the math "
+            f"on the way reads {'them' if len(per_row) > 1 else 'it'}."] if per_row else []
     alike = [f"The math also reads the load{'s' if len(partners) > 1 else ''} at line "
              f"{', '.join(str(p.lineno) for p in partners)}, padded alike: this finding stands for "
              f"{'them' if len(partners) > 1 else 'it'}."] if partners else []
@@ -223,7 +234,7 @@ def _remask_verdict(ctx: MatchContext, call: ast.Call, other: ast.expr, reach: R
                    severity="warning", applicability="display-only",
                    notes=[f"The fill is right where the lanes arrive unchanged, but the math on the way (a centring `x - mean`, "
                           f"a margin `1 - x * y`) leaves them other than {NEUTRAL_WORDS[reach.needs]}. Wrap the value reduced at line {reach.call.lineno} in "
-                          f"`tl.where({mask}, value, {neutral})`; no `other` alone fixes it, so nothing is applied."] + alike,
+                          f"`tl.where({mask}, value, {neutral})`; no `other` alone fixes it, so nothing is applied."] + rows + alike,
                    data={"neutral": None, "call": call})
 
 
