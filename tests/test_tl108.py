@@ -344,3 +344,50 @@ def test_a_rows_parameter_is_real_data_on_the_lanes_a_sum_along_the_other_axis_f
     assert [(f.location.row, "re-masked" in f.message) for f in findings] == ([(13, True)] if reported else [])
     if reported:
         assert any("masked only along the axes kept" in n for n in findings[0].notes)
+
+
+def test_notes_name_only_what_the_finding_is_about():
+    minimum = textwrap.dedent("""\
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def block_min(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+            tl.store(out_ptr, tl.min(x, axis=0))
+        """)
+    (finding,) = lint_code(minimum, RULES).diagnostics
+    assert any("(a min over positive values)" in n for n in finding.notes)
+    # a clamp's condition only picks the value that goes on to the same sum: the fix stays safe
+    clamped = textwrap.dedent("""\
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def kl(p_ptr, q_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            p = tl.load(p_ptr + offs, mask=offs < n, other=1.0)
+            q = tl.load(q_ptr + offs, mask=offs < n, other=0.0)
+            p = tl.where(p > 1e-10, p, 1e-10)
+            q = tl.where(q > 1e-10, q, 1e-10)
+            tl.store(out_ptr, tl.sum(q * (tl.log(q) - tl.log(p)), axis=0))
+        """)
+    (finding,) = lint_code(clamped, RULES).diagnostics
+    assert finding.fix is not None and finding.fix.applicability == "safe"
+    assert not any("unsafe" in n for n in finding.notes)
+    # a load with no `other` that only a later loop reads is not named as meeting these lanes
+    later = textwrap.dedent("""\
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def sq_sum(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs, mask=offs < n)
+            tl.store(out_ptr, tl.sum(x * x, axis=0))
+            y = tl.load(y_ptr + offs, mask=offs < n)
+            tl.store(y_ptr + offs, y * 2.0, mask=offs < n)
+        """)
+    (finding,) = lint_code(later, RULES).diagnostics
+    assert not any("line 9" in n for n in finding.notes)

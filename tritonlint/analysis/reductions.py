@@ -334,6 +334,10 @@ class PaddedLanes:
                     return (definition, padded) if definition is not None else None
                 result.other_ends.append(parent)
                 return None
+            elif isinstance(parent, ast.Compare) and isinstance(above := self.flow.parents.get(id(parent)), ast.Call) \
+                    and self.model.qualify(above.func) == WHERE and above.args[:1] == [parent]:
+                child, parent = parent, above  # `tl.where(x > eps, x, eps)`: the condition only picks that value
+                continue
             elif not isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.IfExp)):
                 result.other_ends.append(parent)  # comparisons, subscripts (a new shape), tuples, ...
                 return None
@@ -814,7 +818,7 @@ class PaddedLanes:
         """The padded lanes at `expr` when `load` fills them with `fill`; `siblings_too`: so does every load
         that turns off the same lanes with no `other` (the fix sets it on each). With `reach`, only the lanes
         that reduction folds into rows it keeps."""
-        return _Evaluation(self, load, fill, siblings_too, reach.across if reach is not None else None).of(expr)
+        return _Evaluation(self, load, fill, siblings_too, reach).of(expr)
 
     def loads_feeding(self, expr: ast.expr) -> set[int] | None:
         """The loads (their call ids) whose values `expr` is computed from, through local names and their
@@ -865,9 +869,9 @@ class PaddedLanes:
 
 class _Evaluation:
     def __init__(self, analysis: PaddedLanes, load: ast.Call, fill: str, siblings_too: bool,
-                 across: frozenset[str] | None = None) -> None:
+                 reach: Reach | None = None) -> None:
         self.analysis = analysis
-        self.across = across
+        self.across = reach.across if reach is not None else None
         self.model = analysis.model
         self.flow = analysis.flow
         self.load = load
@@ -875,6 +879,7 @@ class _Evaluation:
         self.fill = fill
         self.siblings_too = siblings_too
         self.passed = analysis.forward(load).passed
+        self.reach_loops = self._loops_around(reach.call) if reach is not None else []
         self._memo: dict[int, Lanes | None] = {}
         self._exact_open: set[int] = set()  # definitions whose exact value is being worked out
         # An infinite fill is exactly so unless the load's own `other` is a huge finite stand-in (-1e30): a fix
@@ -1105,12 +1110,34 @@ class _Evaluation:
         happens either, so it sees the updates alone."""
         starts = {NEG_INF: f"{TL}.maximum", POS_INF: f"{TL}.minimum"}
         for start in definitions:
-            if start.kind != "assign" or constant_class(start.value) not in starts:
+            if start.kind != "assign" or self._start_class(start.value) not in starts:
                 continue
-            fold = starts[constant_class(start.value)]  # type: ignore[index]
+            fold = starts[self._start_class(start.value)]  # type: ignore[index]
             updates = definitions - {start}
             if updates and all(self._folds(d, name.id, fold) and self._read_in_its_loop(d, name) for d in updates):
                 return updates
+        return self._ran_before(name, definitions)
+
+    def _start_class(self, value: ast.expr | None) -> str | None:
+        """The class of a start value: a literal, or `tl.full(shape, literal)`."""
+        if isinstance(value, ast.Call) and self.model.qualify(value.func) == f"{TL}.full" and len(value.args) >= 2:
+            return constant_class(value.args[1])
+        return constant_class(value)
+
+    def _ran_before(self, name: ast.Name, definitions: frozenset[Definition]) -> frozenset[Definition]:
+        """A name read after a loop that updates it on every pass (`d = d * alpha + tl.sum(p)` of an online
+        softmax), where the reduction under study runs in a later loop over the same range: that loop ran, so
+        the values from before it (`d = 0.0`, whose log is -inf) are never what the reduction sees."""
+        later = {ast.unparse(loop.iter): loop.lineno for loop in self.reach_loops}
+        for definition in definitions:
+            loop = self.flow.parents.get(id(definition.stmt))
+            if not isinstance(loop, ast.For) or definition.stmt not in loop.body or loop in self.reach_loops \
+                    or later.get(ast.unparse(loop.iter), 0) <= (loop.end_lineno or loop.lineno) \
+                    or name.lineno <= (loop.end_lineno or loop.lineno) or loop in self._loops_around(name):
+                continue
+            before = {d for d in definitions if loop not in self._loops_around(d.stmt)}
+            if before and all(getattr(d.stmt, "lineno", 0) < loop.lineno for d in before):
+                return definitions - before
         return definitions
 
     def _folds(self, definition: Definition, name: str, fold: str) -> bool:

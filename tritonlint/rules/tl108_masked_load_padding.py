@@ -163,7 +163,8 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
                      f"that reduction with `tl.where(mask, ..., {NEUTRAL_TEXT[unsettled.needs]})`; the suggested fix "
                      f"is only the first step, so it is never applied automatically.")
     elif not all(status(r, neutral) is True for r in covered) \
-            and (lines := sorted({s.lineno for s in analysis.unfilled_siblings(call, function.node)})):
+            and (lines := sorted({s.lineno for s in analysis.unfilled_siblings(call, function.node)
+                                  if _feeds_any(analysis, s, covered)})):
         notes.append(f"The load{'s' if len(lines) > 1 else ''} at line{'s' if len(lines) > 1 else ''} "
                      f"{', '.join(map(str, lines))} with no `other` turn{'' if len(lines) > 1 else 's'} off the same "
                      f"lanes and meet{'' if len(lines) > 1 else 's'} these there: pad "
@@ -183,12 +184,22 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     absolute = any(r.needs == ZERO or _opposite(r.needs) in {plain(c) for c in analysis.lanes(analysis.reduced(r.call), call, fill, reach=r).classes}  # type: ignore[arg-type]
                    for r in wrong)
     if fill != UNDEF and not absolute:
-        notes.append("Warning, not error: the fill is wrong only for rows whose real values all lie on one side of it "
-                     "(a max over negative values).")
+        example = "a min over positive values" if all(r.needs == POS_INF for r in wrong) else "a max over negative values"
+        notes.append(f"Warning, not error: the fill is wrong only for rows whose real values all lie on one side of it "
+                     f"({example}).")
     return Verdict(vars={"problem": problem, "reduction": reduction, "remedy": f"which needs `other={NEUTRAL_TEXT[neutral]}`"},
                    severity="error" if fill != UNDEF and absolute else "warning",
                    applicability="display-only" if partial else None if safe else "unsafe",
                    notes=notes, data={"neutral": neutral, "call": call})
+
+
+def _feeds_any(analysis: PaddedLanes, load: ast.Call, reaches: list[Reach]) -> bool:
+    """The load's value reaches one of these reductions (where the flow does not show, taken as reaching)."""
+    for reach in reaches:
+        feeding = analysis.loads_feeding(analysis.reduced(reach.call) or reach.call)
+        if feeding is None or id(load) in feeding:
+            return True
+    return False
 
 
 def _earlier_alike_feeds(analysis: PaddedLanes, call: ast.Call, reach: Reach, function: ast.AST) -> bool:
