@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import textwrap
 
+import pytest
+
 from tests.helpers import documented_exemptions, exemption_docs, lint_code, run_cli
 
 # One `**common` dict splatted into three launches (liger's Ascend rms_norm): the row count in it is one
@@ -334,3 +336,29 @@ def test_a_constexpr_that_is_also_an_autotune_key_says_so(rules):
     assert any("also an autotune key" in n and "each of the 2 configs" in n for n in keyed)
     [(_, other)] = _tl107_findings(KEYED_SEQ_LEN.replace("KEY", "[]"), rules)
     assert not any("autotune key" in n for n in other)
+
+
+@pytest.mark.parametrize("unpacking, grid, reported", [
+    ("B, S, H, D = x.shape", "(B, S, H)", True),  # the middle S: a sequence length
+    ("b, t, c = x.shape", "(b, t)", True),
+    ("B, H, D = x.shape", "(B, H)", False),  # a head count
+    ("S, B, D = x.shape", "(B, S)", False),  # a leading S is not read as a sequence by its letter alone
+])
+def test_tl109_reads_a_middle_sequence_letter_of_a_shape_unpacking(rules, unpacking, grid, reported):
+    code = textwrap.dedent(f"""\
+        import torch
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(x_ptr, y_ptr, stride0, stride1):
+            a, b = tl.program_id(0), tl.program_id(1)
+            tl.store(y_ptr + a * stride0 + b * stride1, tl.load(x_ptr + a * stride0 + b * stride1))
+
+        def run(x):
+            {unpacking}
+            y = torch.empty_like(x)
+            k[{grid}](x, y, x.stride(0), x.stride(1))
+        """)
+    codes = [f.code for f in lint_code(code, rules, select=["TL109"]).diagnostics]
+    assert codes == (["TL109"] if reported else [])

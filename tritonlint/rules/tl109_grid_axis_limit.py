@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from tritonlint import evidence
 from tritonlint.analysis.host import HostScope
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
-from tritonlint.analysis.provenance import Origin, Provenance, grid_axes, large_count
+from tritonlint.analysis.provenance import Origin, Provenance, grid_axes, large_count, sequence_length
 from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
 
 _DECODE = re.compile(r"decod|single_query", re.IGNORECASE)  # decode, decoding; vLLM v1's single-query attention
@@ -125,7 +125,9 @@ def grid_axis_large_count(ctx: MatchContext) -> Verdict | None:
     provenance = Provenance.of(host)
     for axis, expr in enumerate(axes[1:3], start=1):
         origin = provenance.origin(expr)
-        why = large_count(origin)
+        # A middle dimension of a shape unpacking named `S`, `T` or `L` (`B, S, H, D = x.shape`) counts positions
+        # too; TL102 does not read it so (a position times one token's width stays small there).
+        why = large_count(origin) or (f"{origin.describe()} is a sequence length" if sequence_length(origin) else None)
         if why is None:
             continue
         seen = Launch(provenance, launch, kernel, axis)

@@ -180,7 +180,10 @@ def _dot(node: ast.Call, maps: list[ShapeMap], k_applies: bool) -> Verdict | Non
                 (b.shape[-1:] if b.shape is not None else (None,))
             if acc.shape is not None and acc.shape != () and _differs(acc.shape, product):
                 accumulator.append((a, b, acc, product))
-        k = k_a if isinstance(k_a, int) else k_b
+        # K is known where both operands agree, or one is known and the other's shape is not: a literal against
+        # a symbol (`b` (1, ?) against `a` (BLOCK, BLOCK)) may as well be a mismatch as a K of 1.
+        k = k_a if isinstance(k_a, int) and not isinstance(k_b, str) else \
+            k_b if isinstance(k_b, int) and not isinstance(k_a, str) else None
         if isinstance(k, int):
             k_known += 1
             if k < MIN_K:
