@@ -13,7 +13,7 @@ from tritonlint.analysis.host import NESTED_SCOPES, HostScope, own_nodes, parame
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.names import name_words
 from tritonlint.analysis.project import Project
-from tritonlint.analysis.provenance import Origin, Provenance
+from tritonlint.analysis.provenance import SAME_SIZE, Origin, Provenance
 from tritonlint.walk import walk
 
 
@@ -116,8 +116,7 @@ def int_parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef | None)
             if isinstance(a.annotation, ast.Name) and a.annotation.id == "int"}
 
 
-# Methods that keep a tensor's size (a copy, a cast, a move), and the words that name a model's parameters.
-SAME_SIZE = frozenset({"to", "float", "half", "bfloat16", "contiguous", "clone", "detach", "cpu", "cuda"})
+# The words that name a model's parameters.
 _SAME_DATA = SAME_SIZE | {"view", "reshape", "flatten", "t"}  # and views of it: still the same tensor's data
 _PARAMETER_WORDS = frozenset({"weight", "weights", "bias", "param", "params", "parameter", "parameters"})
 

@@ -16,6 +16,10 @@ from tritonlint.walk import walk
 _RESHAPES = ("view", "reshape", "flatten")
 
 
+# Methods that keep a tensor's size (a copy, a cast, a move).
+SAME_SIZE = frozenset({"to", "float", "half", "bfloat16", "contiguous", "clone", "detach", "cpu", "cuda"})
+
+
 @dataclass(frozen=True)
 class Origin:
     """Where a host value passed to a launch comes from (a shape, a length, a constant...)."""
@@ -228,10 +232,15 @@ class Provenance:
         return None
 
     def _flattened(self, tensor: ast.expr) -> bool:
-        """Whether the tensor was flattened to rows: `x.view(-1, n)`, `x.reshape(-1, n)`, `x.flatten(0, -2)`."""
+        """Whether the tensor was flattened to rows: `x.view(-1, n)`, `x.reshape(-1, n)`, `x.flatten(0, -2)`,
+        also through copies and casts of it (`x.reshape(-1, n).contiguous()`)."""
         value = tensor
-        if isinstance(tensor, ast.Name):
-            value = self.host.value_reaching(tensor.id, tensor.lineno) or tensor
+        for _ in range(4):
+            if isinstance(value, ast.Name):
+                value = self.host.value_reaching(value.id, value.lineno) or value
+            if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in SAME_SIZE):
+                break
+            value = value.func.value
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _RESHAPES:
             if value.func.attr == "flatten":
                 return bool(value.args)

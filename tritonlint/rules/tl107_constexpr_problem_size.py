@@ -9,7 +9,6 @@ import re
 from tritonlint import evidence
 from tritonlint.analysis.host import HostScope, parameter_names
 from tritonlint.analysis.host_tensors import (
-    SAME_SIZE,
     allocation_positions,
     callers_pass_state,
     int_parameter_names,
@@ -19,6 +18,7 @@ from tritonlint.analysis.host_tensors import (
 from tritonlint.analysis.launches import bind_launch
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.analysis.provenance import (
+    SAME_SIZE,
     Origin,
     Provenance,
     count_like,
