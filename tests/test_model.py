@@ -289,3 +289,25 @@ def test_a_running_total_over_an_argument_is_a_total_of_what_the_caller_passes()
         c = twice
     """)
     assert _copied_name_kinds(model) == {"a": "total", "b": "unknown", "c": "unknown"}
+
+
+def test_a_ceiling_division_written_by_hand_reads_through_to_its_count():
+    model = build("""
+    def run(x, BLOCK: int = 128):
+        n = x.shape[0]
+        a = (n + BLOCK - 1) // BLOCK
+        b = (n + (BLOCK - 1)) // BLOCK
+        c = (n + 127) // 128
+        d = (n + BLOCK - 1) // BLOCK * BLOCK
+        x2 = x.reshape(-1, 64).contiguous().float()
+        rows = x2.shape[0]
+    """)
+    function = next(node for node in ast.walk(model.tree) if isinstance(node, ast.FunctionDef))
+    provenance = Provenance.of(HostScope.of(model, function))
+    values = {node.targets[0].id: node.value for node in ast.walk(function) if isinstance(node, ast.Assign)}
+    for name in ("a", "b", "c"):
+        assert provenance.origin(values[name]).kind == "cdiv", name
+        assert provenance.origin(values[name]).parts[0].kind == "shape", name
+    d = provenance.origin(values["d"])
+    assert d.kind == "product" and d.parts[0].kind == "cdiv"
+    assert provenance.origin(values["rows"]).rows  # a copy and a cast keep a tensor's rows

@@ -272,8 +272,16 @@ class Provenance:
             if isinstance(node.op, ast.Mult):
                 return Origin("product", text, parts=(left, right))
             if isinstance(node.op, ast.FloorDiv):
-                # (n + B - 1) // B is a ceiling division of n
-                if isinstance(node.left, ast.BinOp) and isinstance(node.left.op, (ast.Add, ast.Sub)):
+                # (n + B - 1) // B is a ceiling division of n: peel the `- 1` and the `+ B` (or `+ (B - 1)`)
+                numerator = node.left
+                for _ in range(2):
+                    if isinstance(numerator, ast.BinOp) and isinstance(numerator.op, (ast.Add, ast.Sub)) and (
+                            _literal_int(numerator.right) is not None
+                            or ast.unparse(numerator.right) == ast.unparse(node.right)):
+                        numerator = numerator.left
+                if numerator is not node.left:
+                    left = self.origin(numerator, depth + 1)
+                elif isinstance(node.left, ast.BinOp) and isinstance(node.left.op, (ast.Add, ast.Sub)):
                     left = self.origin(node.left.left, depth + 1)
                 rows = left.kind == "numel" and right.kind == "shape" and right.index == -1
                 return Origin("cdiv", text, rows=rows, parts=(left, right),
