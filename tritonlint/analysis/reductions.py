@@ -45,6 +45,7 @@ NEEDS = {**{f"{TL}.{n}": ZERO for n in ("sum",)},
          **{f"{TL}.{n}": POS_INF for n in ("min", "argmin")}}
 METHOD_NEEDS = {"sum": ZERO, "max": NEG_INF, "argmax": NEG_INF, "min": POS_INF, "argmin": POS_INF}
 IDENTITY = frozenset(f"{TL}.{n}" for n in ("multiple_of", "max_contiguous", "cast"))
+_KEEP_SIGN = frozenset(f"{TL}.{n}" for n in ("sum", "max", "min", "cumsum"))  # reductions of non-negative values
 IDENTITY_METHODS = frozenset({"to"})
 _READ_METHODS = IDENTITY_METHODS | frozenset(METHOD_NEEDS)  # methods whose results `loads_feeding` follows
 EXP = frozenset({f"{TL}.exp", f"{TL}.exp2", f"{TL}.math.exp", f"{TL}.math.exp2", f"{TL}.extra.libdevice.exp",
@@ -644,8 +645,9 @@ class PaddedLanes:
     # ---- the real lanes' sign ------------------------------------------------------------------------
     def nonnegative(self, expr: ast.expr | None, depth: int = 0) -> bool:
         """The real lanes of `expr` are never negative: abs, exp, sqrt, squares, a non-negative literal, a
-        maximum with one such side, a minimum, sum or product of such values, a product with 0, and a
-        `tl.where` whose two branches are such values (`tl.where(mask, tl.abs(x), 0.0)`)."""
+        maximum with one such side, a minimum, sum, product or quotient of such values, a product with 0, a
+        `tl.where` whose two branches are such values (`tl.where(mask, tl.abs(x), 0.0)`), and a sum, max, min or
+        cumulative sum over such values."""
         if expr is None or depth > 8:
             return False
         number = literal_number(expr)
@@ -665,6 +667,8 @@ class PaddedLanes:
                 return all(self.nonnegative(a, depth + 1) for a in expr.args)
             if name == f"{TL}.where" and len(expr.args) == 3:
                 return all(self.nonnegative(a, depth + 1) for a in expr.args[1:])
+            if name in _KEEP_SIGN and expr.args:  # a softmax's `sum(exp(...))`: a sum of such values
+                return self.nonnegative(expr.args[0], depth + 1)
             return False
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
             return ast.dump(expr.left) == ast.dump(expr.right) or \
@@ -832,7 +836,13 @@ class PaddedLanes:
             if id(node) in seen:
                 continue
             seen.add(id(node))
+            # A load's lanes hold what it reads; the loads that give its address (a gathered row's token id)
+            # feed where it reads, not what its masked-off lanes hold.
+            addresses = {id(n) for sub in walk(node) if isinstance(sub, ast.Call) and self.model.qualify(sub.func) == LOAD
+                         for argument in (*sub.args, *sub.keywords) for n in walk(argument)}
             for sub in walk(node):
+                if id(sub) in addresses:
+                    continue
                 if isinstance(sub, ast.Call) and self.model.qualify(sub.func) == LOAD:
                     found.add(id(sub))
                 elif isinstance(sub, ast.Call) and self.model.qualify(sub.func) is None and \
