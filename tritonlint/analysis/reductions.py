@@ -1138,17 +1138,31 @@ class _Evaluation:
         """A name read after a loop that updates it on every pass (`d = d * alpha + tl.sum(p)` of an online
         softmax), where the reduction under study runs in a later loop over the same range: that loop ran, so
         the values from before it (`d = 0.0`, whose log is -inf) are never what the reduction sees."""
-        later = {ast.unparse(loop.iter): loop.lineno for loop in self.reach_loops}
+        later = {key: loop.lineno for loop in self.reach_loops if (key := self._loop_key(loop)) is not None}
         for definition in definitions:
             loop = self.flow.parents.get(id(definition.stmt))
-            if not isinstance(loop, ast.For) or definition.stmt not in loop.body or loop in self.reach_loops \
-                    or later.get(ast.unparse(loop.iter), 0) <= (loop.end_lineno or loop.lineno) \
+            if not isinstance(loop, (ast.For, ast.While)) or definition.stmt not in loop.body \
+                    or loop in self.reach_loops or later.get(self._loop_key(loop) or "", 0) <= (loop.end_lineno or loop.lineno) \
                     or name.lineno <= (loop.end_lineno or loop.lineno) or loop in self._loops_around(name):
                 continue
             before = {d for d in definitions if loop not in self._loops_around(d.stmt)}
             if before and all(getattr(d.stmt, "lineno", 0) < loop.lineno for d in before):
                 return definitions - before
         return definitions
+
+    def _loop_key(self, loop: ast.For | ast.While) -> str | None:
+        """What a loop runs over: a `for`'s iterable, or a `while`'s test with the values its names enter with
+        (`col = 0` then `while col < n`); two loops with one key run alike, so one ran where the other runs."""
+        if isinstance(loop, ast.For):
+            return ast.unparse(loop.iter)
+        entries = []
+        for node in walk(loop.test):
+            if isinstance(node, ast.Name):
+                outside = [d for d in self.flow.reaching(node) if d.kind == "param" or not self.flow.inside(d.stmt, loop)]  # type: ignore[arg-type]
+                if any(d.kind not in ("assign", "param") or d.kind == "assign" and d.value is None for d in outside):
+                    return None
+                entries += sorted(f"{node.id}={ast.unparse(d.value) if d.value is not None else 'parameter'}" for d in outside)
+        return f"while {ast.unparse(loop.test)} from {', '.join(entries)}"
 
     def _folds(self, definition: Definition, name: str, fold: str) -> bool:
         """`name = fold(name, ...)`, or `name = other` with `other = fold(name, ...)` its single assignment."""
@@ -1160,18 +1174,19 @@ class _Evaluation:
             and any(isinstance(a, ast.Name) and a.id == name for a in value.args)
 
     def _read_in_its_loop(self, update: Definition, use: ast.Name) -> bool:
-        """The update sits in a `for` loop, and the use in that loop or in a `for` over the same range."""
+        """The update sits in a loop, and the use in that loop or in a loop over the same range."""
         loops = self._loops_around(update.stmt)
         if not loops:
             return False
-        ranges = {ast.unparse(loop.iter) for loop in self._loops_around(use)}
-        return loops[0] in self._loops_around(use) or ast.unparse(loops[0].iter) in ranges
+        ranges = {self._loop_key(loop) for loop in self._loops_around(use)} - {None}
+        return loops[0] in self._loops_around(use) or self._loop_key(loops[0]) in ranges
 
-    def _loops_around(self, node: ast.AST | None) -> list[ast.For]:
-        """The `for` statements around a node, innermost first."""
-        loops, parent = [], self.flow.parents.get(id(node))
+    def _loops_around(self, node: ast.AST | None) -> list[ast.For | ast.While]:
+        """The `for` and `while` statements around a node, innermost first."""
+        loops: list[ast.For | ast.While] = []
+        parent = self.flow.parents.get(id(node))
         while parent is not None:
-            if isinstance(parent, ast.For):
+            if isinstance(parent, (ast.For, ast.While)):
                 loops.append(parent)
             parent = self.flow.parents.get(id(parent))
         return loops

@@ -90,9 +90,9 @@ def int32_offset_product(ctx: MatchContext) -> Verdict | None:
         notes.append(f"... and {len(products) - 6} more products.")
     if axis in (1, 2):
         # Launch axes 1 and 2 hold at most 65,535 programs: the product passes 2^31 only where the program id is
-        # scaled by 32,768 or more in all (a block size times a row stride, or a batch stride alone).
+        # scaled by more than 32,768 in all (65,535 x 32,768 < 2^31) (a block size times a row stride, or a batch stride alone).
         notes.append("Grid axes 1 and 2 have at most 65,535 programs, so this product wraps only where what "
-                     "multiplies the program id reaches 32,768 in all (a block size times a row stride, or an "
+                     "multiplies the program id exceeds 32,768 in all (a block size times a row stride, or an "
                      "outer stride such as a batch stride).")
     if extent.kind == LARGE:
         notes.insert(0, f"The launch shows the index can reach the rows of a large tensor: {extent.why}.")
