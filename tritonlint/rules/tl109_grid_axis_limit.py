@@ -83,6 +83,34 @@ def _quadratic_output(launch: Launch, count: Origin) -> bool:
     return False
 
 
+# A model's longest sequence, bound to a literal in the module (`l_max = 32768`, `self.max_seq_len = 4096`).
+_LONGEST = re.compile(r"^(l_max|max_?len(gth)?|max_?seq(uence)?_?len(gth)?|max_?seqlen|seq_?len_?max|"
+                      r"max_?positions?|max_position_embeddings|max_source_positions)$", re.IGNORECASE)
+
+
+def _declared_longest(model: ModuleModel) -> int | None:
+    """The largest literal the module binds to a name of a model's longest sequence (a bound that is not a
+    literal counts as unbounded); None where it binds none."""
+    def scan() -> int | None:
+        found: list[int] = []
+        for node in ast.walk(model.tree):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+            for target in targets:
+                name = target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else ""
+                if _LONGEST.match(name):
+                    value = getattr(node, "value", None)
+                    found.append(value.value if isinstance(value, ast.Constant) and type(value.value) is int else AXIS_LIMIT + 1)
+        return max(found) if found else None
+    return model.memoized(("tl109-declared-longest",), scan)
+
+
+def _within_declared_length(launch: Launch, count: Origin) -> bool:
+    """The count is a sequence length and the module declares the model's longest sequence below the limit."""
+    longest = _declared_longest(launch.provenance.host.model)
+    is_sequence = sequence_length(count) or any("seq" in name.lower() for name in count.names[:1])
+    return bool(is_sequence) and longest is not None and longest <= AXIS_LIMIT
+
+
 EXEMPTIONS: tuple[Exemption, ...] = (
     Exemption("one-tile-spans-count", "the same count, bucketed by `triton.next_power_of_2`, is also a tile size "
               "of the launch (`grid = (B, max_seq_len)` with `BLOCK = next_power_of_2(max_seq_len)`): each of "
@@ -97,6 +125,10 @@ EXEMPTIONS: tuple[Exemption, ...] = (
               "scaled by the axis's program id (`cache + i_n * D * W`): each program updates its own "
               "sequence's slot, so the count is a batch of sequences (a decode step's tokens), which stays "
               "far below 65,536", lambda launch, count: launch.axis in launch.kernel.state_axes),
+    Exemption("declared-longest-sequence", "the count is a sequence length (by name, or the middle `S`, `T` or `L` "
+              "of a shape unpacking) and the module binds the model's longest sequence to a literal of at most "
+              "65,535 (`l_max = 32768`, `self.max_seq_len = 4096`, `max_position_embeddings = 2048`): the model "
+              "is built for no longer input", _within_declared_length),
 )
 
 
