@@ -396,9 +396,13 @@ class PaddedLanes:
 
     def constant_along(self, other: ast.Call, load: ast.Call, reach: Reach) -> bool:
         """`other` is a row's parameter as far as `reach` goes: loaded under conjuncts of the load's mask that
-        do not vary along the reduced axis (`bias` under `c < C` for a sum over `hw`), so real data on every
-        lane of a row that the reduction keeps, padded ones included."""
+        do not vary along the reduced axis (`bias` under `c < C` for a sum over `hw`), or a single value loaded
+        at a scalar address, so real data on every lane of a row that the reduction keeps, padded ones included."""
         theirs, ours = load_argument(other, 1, "mask"), load_argument(load, 1, "mask")
+        pointer = load_pointer(other)
+        if theirs is None and pointer is not None and self.indices.of(pointer).rank == 0 \
+                and not any(isinstance(n, ast.Call) and self.model.qualify(n.func) == LOAD for n in walk(pointer)):
+            return True  # one value for every lane, a row's `mean` loaded from a buffer of the forward's statistics
         if reach.across is None or theirs is None or ours is None:
             return False
         conjuncts = self._conjuncts(theirs)
