@@ -493,12 +493,13 @@ class PaddedLanes:
             return False
         return self._mask_text(a) == self._mask_text(b)
 
-    def shares_lanes(self, a: ast.expr | None, b: ast.expr | None) -> bool:
+    def shares_lanes(self, a: ast.expr | None, b: ast.expr | None, along: frozenset[str] | None = None) -> bool:
         """Two masks turn off the same lanes along some axis: they have a conjunct in common, broadcasts aside
-        (`k_mask` and `k_mask[:, None] & n_mask[None, :]`)."""
+        (`k_mask` and `k_mask[:, None] & n_mask[None, :]`); with `along`, `a` has one of those conjuncts too (a
+        row's `bias` under `c < C` shares no lane a sum over `hw` folds in)."""
         if a is None or b is None:
             return False
-        return bool(self._conjuncts(a) & self._conjuncts(b))
+        return bool(self._conjuncts(a) & self._conjuncts(b)) and (along is None or bool(self._conjuncts(a) & along))
 
     def off_wherever(self, theirs: ast.expr | None, ours: ast.expr | None) -> bool:
         """A conjunct of `theirs` bounds an index shifted up from one that `ours` bounds by the same value
@@ -893,7 +894,7 @@ class _Evaluation:
         self.fill = fill
         self.siblings_too = siblings_too
         self.passed = analysis.forward(load).passed
-        self.reach_loops = self._loops_around(reach.call) if reach is not None else []
+        self.reach_loops = self.flow.enclosing_loops(reach.call) if reach is not None else []
         self._memo: dict[int, Lanes | None] = {}
         self._exact_open: set[int] = set()  # definitions whose exact value is being worked out
         # An infinite fill is exactly so unless the load's own `other` is a huge finite stand-in (-1e30): a fix
@@ -974,8 +975,7 @@ class _Evaluation:
             # `cos = 1.0`): only the lanes past both are padding, and there the other load is padded too.
             # A load masked only along the other axes (a row's `bias` under `c < C`, summed over `hw`) holds real
             # data on the lanes the reduction folds in.
-            sharing = self.analysis.shares_lanes(mask, self.mask) \
-                and (self.across is None or bool(self.analysis._conjuncts(mask) & self.across)) \
+            sharing = self.analysis.shares_lanes(mask, self.mask, self.across) \
                 or self.analysis.off_wherever(mask, self.mask) \
                 or self.fill != UNDEF and self.analysis.bounds_the_same_index(self.mask, mask)
             if not sharing:
@@ -1147,9 +1147,9 @@ class _Evaluation:
             loop = self.flow.parents.get(id(definition.stmt))
             if not isinstance(loop, (ast.For, ast.While)) or definition.stmt not in loop.body \
                     or loop in self.reach_loops or later.get(self._loop_key(loop) or "", 0) <= (loop.end_lineno or loop.lineno) \
-                    or name.lineno <= (loop.end_lineno or loop.lineno) or loop in self._loops_around(name):
+                    or name.lineno <= (loop.end_lineno or loop.lineno) or loop in self.flow.enclosing_loops(name):
                 continue
-            before = {d for d in definitions if loop not in self._loops_around(d.stmt)}
+            before = {d for d in definitions if d.stmt is None or loop not in self.flow.enclosing_loops(d.stmt)}
             if before and all(getattr(d.stmt, "lineno", 0) < loop.lineno for d in before):
                 return definitions - before
         return definitions
@@ -1179,21 +1179,11 @@ class _Evaluation:
 
     def _read_in_its_loop(self, update: Definition, use: ast.Name) -> bool:
         """The update sits in a loop, and the use in that loop or in a loop over the same range."""
-        loops = self._loops_around(update.stmt)
+        loops = self.flow.enclosing_loops(update.stmt) if update.stmt is not None else []
         if not loops:
             return False
-        ranges = {self._loop_key(loop) for loop in self._loops_around(use)} - {None}
-        return loops[0] in self._loops_around(use) or self._loop_key(loops[0]) in ranges
-
-    def _loops_around(self, node: ast.AST | None) -> list[ast.For | ast.While]:
-        """The `for` and `while` statements around a node, innermost first."""
-        loops: list[ast.For | ast.While] = []
-        parent = self.flow.parents.get(id(node))
-        while parent is not None:
-            if isinstance(parent, (ast.For, ast.While)):
-                loops.append(parent)
-            parent = self.flow.parents.get(id(parent))
-        return loops
+        around_use = self.flow.enclosing_loops(use)
+        return loops[0] in around_use or self._loop_key(loops[0]) in {self._loop_key(loop) for loop in around_use} - {None}
 
     def _definition(self, definition: Definition, depth: int) -> Lanes | None:
         key = id(definition)

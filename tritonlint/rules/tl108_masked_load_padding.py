@@ -32,6 +32,7 @@ from tritonlint.analysis.reductions import (
 )
 from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
 from tritonlint.prefilter import Token
+from tritonlint.walk import walk
 
 ENTROPY_NAN = "TL108-softmax-entropy-nan"  # the fixture of the NaN case
 NEUTRAL_TEXT = {ZERO: "0.0", NEG_INF: 'float("-inf")', POS_INF: 'float("inf")'}
@@ -217,7 +218,7 @@ def _partners_feeding(analysis: PaddedLanes, call: ast.Call, reach: Reach,
     if feeding is None or id(call) not in feeding:
         return None
     partners = [p for p in analysis.filled_alike(call, function) if id(p) in feeding]
-    per_row = [n for n in ast.walk(function) if isinstance(n, ast.Call) and id(n) in feeding
+    per_row = [n for n in walk(function) if isinstance(n, ast.Call) and id(n) in feeding
                and analysis.constant_along(n, call, reach)]
     if len(partners) + len(per_row) != len(feeding) - 1 \
             or any((p.lineno, p.col_offset) < (call.lineno, call.col_offset) for p in partners):
