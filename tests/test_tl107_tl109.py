@@ -343,6 +343,12 @@ def test_a_constexpr_that_is_also_an_autotune_key_says_so(rules):
     ("b, t, c = x.shape", "(b, t)", True),
     ("B, H, D = x.shape", "(B, H)", False),  # a head count
     ("S, B, D = x.shape", "(B, S)", False),  # a leading S is not read as a sequence by its letter alone
+    # the first dimensions named one subscript at a time read like an unpacking of them
+    ("B = x.shape[0]; T = x.shape[1]; C = x.shape[2]", "(B, T)", True),
+    ("B = x.size(0); T = x.size(1); C = x.size(2)", "(B, T)", True),
+    ("B = x.shape[0]; T = x.shape[1]", "(B, T)", False),  # T may be the last dimension
+    ("T = x.shape[1]; C = x.shape[2]", "(C, T)", False),  # no leading dimension named: not read as an unpacking
+    ("B = x.shape[0]; T = y.shape[1]; C = x.shape[2]", "(B, T)", False),  # another tensor's dimension
 ])
 def test_tl109_reads_a_middle_sequence_letter_of_a_shape_unpacking(rules, unpacking, grid, reported):
     code = textwrap.dedent(f"""\

@@ -43,6 +43,16 @@ _STATE_WORDS = frozenset({"cache", "caches", "state", "states"})
 _TOKEN_CACHE_WORDS = frozenset({"k", "v", "kv", "key", "keys", "value", "values", "kvcache", "paged", "page", "block"})
 
 
+# Calls whose arguments make a tile: a constexpr there is a tile size, and specializing on it is the point.
+_TILE_CALLS = frozenset(f"{TL}.{n}" for n in (
+    "arange", "zeros", "full", "reshape", "view", "broadcast_to", "static_range", "make_block_ptr",
+    "make_tensor_descriptor", "expand_dims", "static_assert", "split", "join", "permute", "trans"))
+_TILE_METHODS = frozenset({"reshape", "view", "broadcast_to", "permute", "trans", "load", "store"})
+# Block pointers and descriptors: only the block shape is a tile; the tensor's shape, strides and offsets are
+# runtime values (`shape=(N_CTX, D)` takes a sequence length that need not be a constexpr).
+_BLOCK_SHAPE_AT = {f"{TL}.make_block_ptr": 4, f"{TL}.make_tensor_descriptor": 3}
+
+
 def _is_state_name(name: str) -> bool:
     words = set(name.lower().split("_"))
     return bool(words & _STATE_WORDS) and not words & _TOKEN_CACHE_WORDS
@@ -146,6 +156,8 @@ class JitFunction:
     # Launch axes whose tl.program_id indexes a recurrent state the kernel loads and stores in place (a
     # parameter named as a cache or state, `cache + i_n * D * W`): one program per sequence on that axis.
     state_axes: tuple[int, ...] = ()
+    # Constexpr parameters the body uses as a tile size (tl.arange, a shape, a block shape) or hands to a helper.
+    tile_sizes: tuple[str, ...] = ()
     node: ast.FunctionDef | None = field(default=None, repr=False, compare=False)
 
     def param(self, name: str) -> Param | None:
@@ -363,6 +375,7 @@ class ModuleModel:
                 function.heuristics.update(self._heuristics(decorator))
         if function.autotune is not None:  # only launches of autotuned kernels ask which axes tile what
             function.tiles = self._program_tiles(node, set(function.constexprs))
+        function.tile_sizes = self._tile_sizes(node, set(function.constexprs))
         states = [p.name for p in function.params if _is_state_name(p.name)]
         if states:
             function.state_axes = self._state_axes(node, states)
@@ -463,6 +476,26 @@ class ModuleModel:
                         for axis in axes_of(reads(scaled)):
                             tiles.setdefault(axis, set()).add(factor.id)
         return {axis: tuple(sorted(names)) for axis, names in sorted(tiles.items())}
+
+    def _tile_sizes(self, node: ast.FunctionDef | ast.AsyncFunctionDef, constexprs: set[str]) -> tuple[str, ...]:
+        """Constexpr parameters the kernel uses as a tile size (an argument of tl.arange, a shape, a
+        static_range bound, a block shape) or hands to another function (where it may be one)."""
+        used: set[str] = set()
+        for call in walk(node):
+            if not isinstance(call, ast.Call):
+                continue
+            name = self.qualify(call.func)
+            tile = name in _TILE_CALLS or (isinstance(call.func, ast.Attribute) and call.func.attr in _TILE_METHODS
+                                           and name is None)
+            helper = name is not None and not name.startswith(("triton.", "tl.")) and not isinstance(call.func, ast.Attribute)
+            if tile or helper or (name or "").startswith(f"{TL}.extra"):
+                args = [*call.args, *(k.value for k in call.keywords)]
+                if name in _BLOCK_SHAPE_AT:
+                    position = _BLOCK_SHAPE_AT[name]
+                    args = [k.value for k in call.keywords if k.arg == "block_shape"] + call.args[position:position + 1]
+                for arg in args:
+                    used |= {n.id for n in walk(arg) if isinstance(n, ast.Name) and n.id in constexprs}
+        return tuple(sorted(used))
 
     def _state_axes(self, node: ast.FunctionDef | ast.AsyncFunctionDef, states: list[str]) -> tuple[int, ...]:
         """The axes whose program id is a factor of the offsets at which the kernel both loads and stores

@@ -190,6 +190,35 @@ class Provenance:
                     for index, element in enumerate(node.targets[0].elts):
                         if isinstance(element, ast.Name):
                             self.unpacked_strides[element.id] = (strided, index)
+        self.subscript_text: dict[str, str] = {}  # B = x.shape[0] -> B: "x.shape[0]", read as an unpacking
+        self._subscripts_as_unpacking()
+
+    def _subscripts_as_unpacking(self) -> None:
+        """Names bound once each to the first k dimensions of one tensor, one subscript at a time (`B =
+        x.shape[0]`, `T = x.shape[1]`, `C = x.shape[2]`), read like the unpacking `B, T, C = x.shape[:3]`."""
+        bindings = self.host.values.items() if self.host.node is not None else \
+            ((name, [value]) for name, value in self.host.model.assignments.items())
+        by_tensor: dict[str, dict[int, tuple[str, ast.expr]]] = {}
+        for name, bound in bindings:
+            value = bound[0] if len(bound) == 1 else None
+            if name in self.unpacked or value is None:
+                continue
+            if isinstance(value, ast.Subscript) and isinstance(value.value, ast.Attribute) and value.value.attr == "shape":
+                source, index = value.value.value, _literal_int(value.slice)
+            elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "size" \
+                    and len(value.args) == 1:
+                source, index = value.func.value, _literal_int(value.args[0])
+            else:
+                continue
+            if source is not None and index is not None and index >= 0:
+                by_tensor.setdefault(ast.unparse(source), {}).setdefault(index, (name, source))
+                self.subscript_text[name] = ast.unparse(value)
+        for dimensions in by_tensor.values():
+            if len(dimensions) < 2 or sorted(dimensions) != list(range(len(dimensions))):
+                continue
+            for index, (name, source) in dimensions.items():
+                siblings = tuple(other for other, _ in dimensions.values() if other != name)
+                self.unpacked[name] = (source, index, False, 0 < index < len(dimensions) - 1, siblings)
 
     def stride_of(self, value: ast.expr) -> tuple[str, int] | None:
         """`t.stride(d)`, `t.stride()[d]` (through one local name) or a name unpacked from `t.stride()` (`s_b,
@@ -308,7 +337,8 @@ class Provenance:
             return Origin("bounded", name, names=(name,))
         if name in self.unpacked:
             tensor, index, last, middle, siblings = self.unpacked[name]
-            shape = self._shape(tensor, index, f"{ast.unparse(tensor)}.shape[{index}]", last)
+            text = self.subscript_text.get(name) or f"{ast.unparse(tensor)}.shape[{index}]"
+            shape = self._shape(tensor, index, text, last)
             return replace(shape, names=(name,), middle=middle, siblings=siblings)
         value = self.host.value_of(name)
         if value is not None:

@@ -29,41 +29,8 @@ from tritonlint.analysis.provenance import (
     table,
     varies_with_input,
 )
-from tritonlint.analysis.triton_names import TL
 from tritonlint.context import MatchContext, Verdict, condition
 from tritonlint.walk import walk
-
-# Calls whose arguments make a tile: a constexpr there is a tile size, and specializing on it is the point.
-_TILE_CALLS = frozenset(f"{TL}.{n}" for n in (
-    "arange", "zeros", "full", "reshape", "view", "broadcast_to", "static_range", "make_block_ptr",
-    "make_tensor_descriptor", "expand_dims", "static_assert", "split", "join", "permute", "trans"))
-_TILE_METHODS = frozenset({"reshape", "view", "broadcast_to", "permute", "trans", "load", "store"})
-# Block pointers and descriptors: only the block shape is a tile; the tensor's shape, strides and offsets are
-# runtime values (`shape=(N_CTX, D)` takes a sequence length that need not be a constexpr).
-_BLOCK_SHAPE_AT = {f"{TL}.make_block_ptr": 4, f"{TL}.make_tensor_descriptor": 3}
-
-
-def tile_uses(function: JitFunction, model: ModuleModel) -> set[str]:
-    """Constexpr parameters the kernel uses as a tile size (an argument of tl.arange, a shape, a
-    static_range bound, a block shape) or hands to another function (where it may be one)."""
-    constexprs = set(function.constexprs)
-    used: set[str] = set()
-    for node in walk(function.node) if function.node is not None else ():
-        if not isinstance(node, ast.Call):
-            continue
-        name = model.qualify(node.func)
-        tile = name in _TILE_CALLS or (isinstance(node.func, ast.Attribute) and node.func.attr in _TILE_METHODS
-                                       and name is None)
-        helper = name is not None and not name.startswith(("triton.", "tl.")) and not isinstance(node.func, ast.Attribute)
-        if tile or helper or (name or "").startswith(f"{TL}.extra"):
-            args = [*node.args, *(k.value for k in node.keywords)]
-            if name in _BLOCK_SHAPE_AT:
-                position = _BLOCK_SHAPE_AT[name]
-                args = [k.value for k in node.keywords if k.arg == "block_shape"] + node.args[position:position + 1]
-            for arg in args:
-                used |= {n.id for n in walk(arg) if isinstance(n, ast.Name) and n.id in constexprs}
-    return used
-
 
 # The fixture each kind of finding is measured by.
 ROW_COUNT, DO_NOT_SPECIALIZE = "TL107-row-count-constexpr", "TL107-do-not-specialize-constexpr"
@@ -76,7 +43,7 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
     kernel = ctx.kernel_for(launch)
     if kernel is None or kernel.node is None and not kernel.constexprs:
         return None
-    tiles = tile_uses(kernel, ctx.model) if kernel.node is not None else set(kernel.constexprs)
+    tiles = set(kernel.tile_sizes) if kernel.node is not None else set(kernel.constexprs)
     tuned = kernel.autotune.tuned_meta if kernel.autotune else set()
     heuristics = set(kernel.heuristics)
     host = HostScope.of(ctx.model, launch.scope)

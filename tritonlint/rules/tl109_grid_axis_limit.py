@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from tritonlint import evidence
 from tritonlint.analysis.host import HostScope
+from tritonlint.analysis.launches import bind_launch
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.analysis.provenance import Origin, Provenance, grid_axes, large_count, sequence_length
 from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
@@ -47,11 +48,16 @@ def _buckets(origin: Origin) -> list[Origin]:
 
 
 def _one_tile_spans(launch: Launch, count: Origin) -> bool:
-    """Another argument of the launch is `next_power_of_2` of the same count: every program holds the whole
-    count in one tile, so count programs on the axis times a count-long tile is quadratic in the count."""
+    """Another argument of the launch is `next_power_of_2` of the same count, or the count itself passed to a
+    constexpr the kernel takes as a tile size (`T_const=T` into `tl.arange(0, T_const)`): every program holds
+    the whole count in one tile, so count programs on the axis times a count-long tile is quadratic in it."""
     provenance = launch.provenance
-    return any(_same_value(bucketed, count) for arg in launch.site.args
-               if arg.node is not None for bucketed in _buckets(provenance.origin(arg.node)))
+    if any(_same_value(bucketed, count) for arg in launch.site.args
+           if arg.node is not None for bucketed in _buckets(provenance.origin(arg.node))):
+        return True
+    values = bind_launch(provenance.host.model, launch.site, launch.kernel).values
+    return any(_same_value(provenance.origin(values[param]), count)
+               for param in launch.kernel.tile_sizes if param in values)
 
 
 _ALLOCATORS = frozenset(f"torch.{n}" for n in ("empty", "zeros", "ones", "full", "rand", "randn"))
@@ -112,8 +118,10 @@ def _within_declared_length(launch: Launch, count: Origin) -> bool:
 
 
 EXEMPTIONS: tuple[Exemption, ...] = (
-    Exemption("one-tile-spans-count", "the same count, bucketed by `triton.next_power_of_2`, is also a tile size "
-              "of the launch (`grid = (B, max_seq_len)` with `BLOCK = next_power_of_2(max_seq_len)`): each of "
+    Exemption("one-tile-spans-count", "the same count, bucketed by `triton.next_power_of_2` or passed itself to a "
+              "constexpr the kernel takes as a tile size, is also a tile size of the launch (`grid = (B, "
+              "max_seq_len)` with `BLOCK = next_power_of_2(max_seq_len)`, or `T_const=T` into `tl.arange(0, "
+              "T_const)`): each of "
               "the count's programs holds the whole count in one tile, a count-by-count block per item, which "
               "real inputs keep far below 65,536", _one_tile_spans),
     Exemption("quadratic-output", "the launching function allocates a tensor with the count in two of its "
