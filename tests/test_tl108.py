@@ -190,7 +190,9 @@ def test_a_start_that_a_branch_may_keep_is_a_value_of_its_own():
             x = tl.load(x_ptr + offs, mask=offs < n_cols, other=0.0)
             tl.store(out_ptr, tl.sum(tl.exp(x - m), axis=0))
         """)
-    assert not lint_code(code, RULES).diagnostics  # exp(0 - -inf) or exp(-inf - -inf): no fill is shown right
+    # exp(0 - -inf) or exp(-inf - -inf): no fill is shown right; only re-masking the exponentials before the sum is
+    [found] = lint_code(code, RULES).diagnostics
+    assert "re-masked with `tl.where`" in found.message and found.fix is None
 
 
 HINGE = textwrap.dedent("""\
@@ -391,3 +393,28 @@ def test_notes_name_only_what_the_finding_is_about():
         """)
     (finding,) = lint_code(later, RULES).diagnostics
     assert not any("line 9" in n for n in finding.notes)
+
+
+DECODE_SCORES = textwrap.dedent("""\
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def page_decode(q_ptr, k_ptr, o_ptr, n_tok, PAGE: tl.constexpr, D: tl.constexpr):
+        offs_s = tl.arange(0, PAGE)
+        offs_d = tl.arange(0, D)
+        q = tl.load(q_ptr + offs_d)
+        in_range = offs_s < n_tok
+        k = tl.load(k_ptr + offs_s[:, None] * D + offs_d[None, :], mask=in_range[:, None], other=0.0)
+        logits = tl.sum(k * q[None, :], axis=1)
+        m = tl.max(logits, axis=0)
+        tl.store(o_ptr, m)
+    """)
+
+
+def test_a_sum_along_the_features_needs_a_where_not_an_infinite_fill():
+    """-inf * q takes q's sign (and 0 * -inf is NaN): the scores a dot product leaves on padded tokens need re-masking
+    under the mask along the tokens kept, and no `other` is offered."""
+    [found] = lint_code(DECODE_SCORES, RULES).diagnostics
+    assert "`tl.sum` at line 11 turns those rows to 0" in found.message and found.fix is None
+    assert any('tl.where(in_range, value, float("-inf"))' in note for note in found.notes)

@@ -168,6 +168,7 @@ def _div(a: str, b: str) -> str:
     return a  # 0 / x = 0, inf / x = inf (x positive, as in _mul), finite / x finite
 
 
+_CONVERSIONS = frozenset({"float", "int", "bool"})  # `float("-inf")`: what they read is read on
 _FILL_VALUES = {ZERO: 0.0, NEG_INF: -math.inf, POS_INF: math.inf}
 _ARITHMETIC: dict[type, Callable[[float, float], float]] = {
     ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b, ast.Div: lambda a, b: a / b}
@@ -264,6 +265,7 @@ class PaddedLanes:
         self._conjunct_texts: dict[int, tuple[ast.expr, set[str]]] = {}
         self._flows: dict[int, Flow] = {}  # per load (the function's tree, and so its loads, outlive the analysis)
         self._alike: dict[int, list[ast.Call]] = {}  # per load, as _flows
+        self._signed: dict[int, bool] = {}  # per factor expression, as _flows
 
     # ---- where the lanes go --------------------------------------------------------------------------
     def forward(self, load: ast.Call) -> Flow:
@@ -456,6 +458,28 @@ class PaddedLanes:
         if index is None or index == -1 or index in padded.axes:
             return None
         return PaddedAxes(padded.rank - 1, frozenset(a - 1 if a > index else a for a in padded.axes))
+
+    def kept_mask(self, load: ast.Call, folded: ast.Call) -> str | None:
+        """The load's mask along the axes a reduction of its 2-D tile keeps, as the 1-D mask of its result
+        (`tok_in_range` of `tok_in_range[:, None]` for a sum over axis 1); None where it cannot be told."""
+        padded, mask = self._load_axes(load), load_argument(load, 1, "mask")
+        index = self._reduced_axis(folded, padded.rank) if padded is not None and padded.rank == 2 else None
+        if mask is None or index is None or index == -1:
+            return None
+        kept: list[str] = []
+        for conjunct in self._conjunct_nodes(mask, 0):
+            axes = self.mask_axes(conjunct, 0)
+            if axes is None:
+                return None
+            if index in axes:
+                continue
+            if isinstance(conjunct, ast.Subscript) and broadcast_axis(conjunct) is not None:
+                conjunct = conjunct.value
+            elif isinstance(conjunct, ast.Compare) and isinstance(conjunct.left, ast.Subscript) \
+                    and broadcast_axis(conjunct.left) is not None:
+                conjunct = ast.Compare(left=conjunct.left.value, ops=conjunct.ops, comparators=conjunct.comparators)
+            kept.append(ast.unparse(conjunct))
+        return " & ".join(f"({k})" if len(kept) > 1 and " " in k else k for k in kept) or None
 
     def mask_axes(self, mask: ast.expr | None, depth: int) -> frozenset[int] | None:
         """The axes a mask varies along (a 1-D mask: {0}); None when unknown."""
@@ -851,7 +875,8 @@ class PaddedLanes:
                 if isinstance(sub, ast.Call) and self.model.qualify(sub.func) == LOAD:
                     found.add(id(sub))
                 elif isinstance(sub, ast.Call) and self.model.qualify(sub.func) is None and \
-                        not (isinstance(sub.func, ast.Attribute) and sub.func.attr in _READ_METHODS):
+                        not (isinstance(sub.func, ast.Attribute) and sub.func.attr in _READ_METHODS) and \
+                        not (isinstance(sub.func, ast.Name) and sub.func.id in _CONVERSIONS):
                     return None  # a helper or a method the analysis does not read
                 elif isinstance(sub, ast.Name):
                     definitions = self.flow.reaching(sub) if isinstance(sub.ctx, ast.Load) else \
@@ -862,6 +887,16 @@ class PaddedLanes:
                         elif definition.kind not in ("param", "loop"):
                             return None
         return found
+
+    def signed_data(self, factor: ast.expr) -> bool:
+        """A block of values read from memory, of either sign: computed from loads whose addresses are blocks,
+        and not shown non-negative (a scale or a length read at a scalar address is taken as positive)."""
+        if id(factor) not in self._signed:
+            feeding = self.loads_feeding(factor)
+            loads = [n for n in walk(self.flow.function) if isinstance(n, ast.Call) and id(n) in feeding] if feeding else []
+            self._signed[id(factor)] = not self.nonnegative(factor) and any(
+                self.indices.of(load_pointer(load)).rank > 0 for load in loads)
+        return self._signed[id(factor)]
 
     def filled_alike(self, load: ast.Call, function: ast.AST) -> list[ast.Call]:
         """The other loads of the function under the same mask as `load` (every conjunct alike) that pad with the
@@ -921,7 +956,14 @@ class _Evaluation:
                 base = self.of(expr.left, depth + 1)
                 return Lanes(frozenset(_power(c, int(exponent)) for c in base.classes), base.tainted)
         if isinstance(expr, ast.BinOp):
-            lanes = self._binop(expr.op, self.of(expr.left, depth + 1), self.of(expr.right, depth + 1))
+            left, right = self.of(expr.left, depth + 1), self.of(expr.right, depth + 1)
+            lanes = self._binop(expr.op, left, right)
+            if isinstance(expr.op, ast.Mult) and any(
+                    padded.tainted and not factor.tainted and self.analysis.signed_data(other)
+                    for padded, factor, other in ((left, right, expr.right), (right, left, expr.left))):
+                # an infinity times another load's data (`k * q` of a query row) takes that data's sign:
+                # either infinity, and their sum along the row NaN
+                lanes = Lanes(frozenset(c2 for c in lanes.classes for c2 in (c, _neg(c))), lanes.tainted)
             if lanes.tainted and lanes.classes == {FINITE}:
                 value = self._exact(expr, depth)  # `eps * (log(eps) - log(eps))` of clamped zero fills: 0
                 if value is not None:
@@ -1008,6 +1050,13 @@ class _Evaluation:
             if self.analysis.masks_lanes(call.args[0], self.mask):
                 chosen = arguments[2]
                 return Lanes(chosen.classes, chosen.tainted)
+            picked = self._one_lane(call.args[0])
+            if picked is not None:
+                # `tl.where(offs == PAGE - 1, -inf, logits)`: every padded lane but one keeps the other side; the
+                # one lane singled out takes a constant, or is taken to be a real one (`tl.where(offs == idx, x,
+                # 0)` reads element idx of x)
+                rest, one = (arguments[2], arguments[1]) if picked else (arguments[1], arguments[2])
+                return Lanes(rest.classes | (frozenset() if one.tainted else one.classes), rest.tainted)
             if arguments[1].tainted or arguments[2].tainted:
                 return UNKNOWN_LANES  # lanes picked by some other condition
             return Lanes(arguments[1].classes | arguments[2].classes)  # either side: other loads' fills, constants
@@ -1016,6 +1065,17 @@ class _Evaluation:
             if value is not None:
                 return Lanes(frozenset({_class_of(value)}), tainted)
         return UNKNOWN_LANES if tainted or self._mentions_load(call, depth) or self._of_alike_loads(call) else REAL
+
+    def _one_lane(self, condition: ast.expr) -> bool | None:
+        """For an equality of a block of indices with a scalar (`offs == PAGE - 1`), which singles out one lane
+        along the block: True; for such an inequality: False (the one lane is where it fails); else None."""
+        if not (isinstance(condition, ast.Compare) and len(condition.ops) == 1
+                and isinstance(condition.ops[0], (ast.Eq, ast.NotEq))):
+            return None
+        sides = [self.analysis.indices.of(side) for side in (condition.left, condition.comparators[0])]
+        if not all(side.regular for side in sides) or sorted(side.rank for side in sides) != [0, 1]:
+            return None
+        return isinstance(condition.ops[0], ast.Eq)
 
     def _of_alike_loads(self, call: ast.Call) -> bool:
         """An unknown function of loads padded alike under this load's mask (`mul_rn(update, scale)`): their

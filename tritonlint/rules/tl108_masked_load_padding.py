@@ -134,11 +134,16 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     # A fill that is already the neutral element of a reduction the math on the way still spoils (`x - mean`
     # before a variance's sum; `1 - x * y` of two loads padded alike before a hinge's): the lanes need a
     # `tl.where` there, not a fill. Computed from these loads alone, the first of which reports it.
-    remask = [(r, partners) for r in wrong if r.needs == fill
-              and (partners := _partners_feeding(analysis, call, r, function.node)) is not None] \
+    # So is a fill neutral for a reduction along an unmasked axis (a dot product `sum(k * q, axis=1)` over a
+    # padded token's features) that leaves the lanes, as its result, other than what a later one needs.
+    folds = [r for r in reached.reductions if not r.covered and r.needs == fill]
+    remask = [(r, partners) for r in wrong if (r.needs == fill or folds)
+              and (partners := _partners_feeding(analysis, call, r, function.node, r.needs != fill)) is not None] \
         if found is None and fill != UNDEF else []
     if remask:
-        return _remask_verdict(ctx, call, other, *remask[0])  # type: ignore[arg-type]
+        reach, partners = remask[0]
+        return _remask_verdict(ctx, analysis, call, other, reach, partners,  # type: ignore[arg-type]
+                               folds[0] if reach.needs != fill else None)
     if found is None and not partial:
         return None
     neutral = found if found is not None else wrong[0].needs
@@ -209,29 +214,53 @@ def _earlier_alike_feeds(analysis: PaddedLanes, call: ast.Call, reach: Reach, fu
                for p in analysis.filled_alike(call, function))
 
 
-def _partners_feeding(analysis: PaddedLanes, call: ast.Call, reach: Reach,
-                      function: ast.AST) -> tuple[list[ast.Call], list[ast.Call]] | None:
+def _partners_feeding(analysis: PaddedLanes, call: ast.Call, reach: Reach, function: ast.AST,
+                      folded: bool = False) -> tuple[list[ast.Call], list[ast.Call]] | None:
     """Where the value `reach` reduces is computed from this load, and perhaps from loads that turn off the same
     lanes and pad them with the same constant, of which this one comes first, and from rows' parameters (real
-    on those lanes): the loads padded alike, and those rows' parameters. Else None."""
+    on those lanes; `folded`: also any load that turns off none of them, such as a query row that a dot product
+    along the features folds in): the loads padded alike, and those rows' parameters. Else None."""
     feeding = analysis.loads_feeding(analysis.reduced(reach.call) or call)
     if feeding is None or id(call) not in feeding:
         return None
+    mask = load_argument(call, 1, "mask")
     partners = [p for p in analysis.filled_alike(call, function) if id(p) in feeding]
     per_row = [n for n in walk(function) if isinstance(n, ast.Call) and id(n) in feeding
                and analysis.constant_along(n, call, reach)]
-    if len(partners) + len(per_row) != len(feeding) - 1 \
+    across = [n for n in walk(function) if isinstance(n, ast.Call) and id(n) in feeding and n is not call
+              and n not in partners and n not in per_row and folded and not (
+                  analysis.shares_lanes(load_argument(n, 1, "mask"), mask)
+                  or analysis.off_wherever(load_argument(n, 1, "mask"), mask))]
+    if len(partners) + len(per_row) + len(across) != len(feeding) - 1 \
             or any((p.lineno, p.col_offset) < (call.lineno, call.col_offset) for p in partners):
         return None
     return partners, per_row
 
 
-def _remask_verdict(ctx: MatchContext, call: ast.Call, other: ast.expr, reach: Reach,
-                    feeding: tuple[list[ast.Call], list[ast.Call]]) -> Verdict:
+def _remask_verdict(ctx: MatchContext, analysis: PaddedLanes, call: ast.Call, other: ast.expr, reach: Reach,
+                    feeding: tuple[list[ast.Call], list[ast.Call]], fold: Reach | None) -> Verdict:
     """The fill is the neutral element of `reach`, but elementwise math between the load and it (a centring
-    `x - mean`) turns the masked-off lanes into something else: a `tl.where` under the mask is needed."""
+    `x - mean`) turns the masked-off lanes into something else; or (`fold`) it is the neutral element of a
+    reduction along an unmasked axis on the way, whose result on those lanes `reach` needs otherwise: a
+    `tl.where` under the mask is needed."""
     mask = ast.unparse(load_argument(call, 1, "mask"))  # type: ignore[arg-type]
     neutral = NEUTRAL_TEXT[reach.needs]
+    if fold is not None:
+        kept = analysis.kept_mask(call, fold.call)
+        where = f"`tl.where({kept}, value, {neutral})`" if kept else \
+            f"`tl.where(mask, value, {neutral})` with the load's mask along the axes kept"
+        return Verdict(vars={"problem": f"Masked load pads with `other={ast.unparse(other)}`, but "
+                                        f"`{ast.unparse(fold.call.func)}` at line {fold.call.lineno} turns those rows "
+                                        f"to {NEUTRAL_WORDS.get(fold.needs, 'a value')}",
+                             "reduction": f"before {_describe(ctx, reach)}",
+                             "remedy": "which needs a `tl.where`"},
+                       severity="warning", applicability="display-only",
+                       notes=[f"The fill is right for {_describe(ctx, fold)}, which folds each masked-off row along an "
+                              f"unmasked axis, but the rows it leaves hold {NEUTRAL_WORDS.get(fold.needs, 'that value')} "
+                              f"where {_describe(ctx, reach)} needs {NEUTRAL_WORDS[reach.needs]}. Wrap the value reduced at "
+                              f"line {reach.call.lineno} in {where}; an infinite `other` would meet the other operand's "
+                              f"values of either sign (or 0) and give NaN, so no fill fixes it and nothing is applied."],
+                       data={"neutral": None, "call": call})
     partners, per_row = feeding
     rows = [f"The load{'s' if len(per_row) > 1 else ''} at line{'s' if len(per_row) > 1 else ''} "
             f"{', '.join(str(p.lineno) for p in per_row)} {'are' if len(per_row) > 1 else 'is'} masked only along the "
