@@ -467,7 +467,8 @@ def routing_rows(origin: Origin) -> bool:
 # gate): their `scores` and `logits` are the router's output, one row of expert scores per token. Not a bare
 # `topk` (a sparse-attention indexer takes the top-k of `scores` over the whole context).
 _ROUTING_STEP = re.compile(r"group(ed|_limited)_?topk|router|routing|gating|moe_?(fused_)?gate", re.IGNORECASE)
-_SCORES = re.compile(r"^(scores?|logits|probs|probabilities)(_|$)", re.IGNORECASE)
+# Their gradients too (`dscores`, `grad_logits`): the same shape.
+_SCORES = re.compile(r"^(d_?|grad_?)?(scores?|logits|probs|probabilities)(_|$)", re.IGNORECASE)
 
 
 def router_scores(text: str | None, *names: str) -> bool:

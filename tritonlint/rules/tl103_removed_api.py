@@ -185,8 +185,11 @@ def triton_api_version(ctx: MatchContext, target: str = "") -> Verdict | None:
         notes.append(f"Under Triton {show(version)} (CPU run, bench/triton_versions.py): {seen}.")  # type: ignore[arg-type]
     rewrite = _block_pointer_rewrite(ctx) if entry.api == MAKE else None
     if entry.api in (MAKE, "triton.language.advance"):
-        notes.append("Rewrite: `desc = tl.make_tensor_descriptor(base, shape, strides, block_shape)` before the loop, "
-                     "`desc.load([off_m, k])` in it with the offsets the advances kept (see `tritonlint rule TL103`)"
+        steps = ("before the loop, `desc.load([off_m, k])` in it with the offsets the advances kept"
+                 if entry.api != MAKE or _advances(ctx) else
+                 "where the block pointer is made, `desc.load([offsets])` or `desc.store([offsets], value)` with its offsets")
+        notes.append(f"Rewrite: `desc = tl.make_tensor_descriptor(base, shape, strides, block_shape)` {steps} "
+                     "(see `tritonlint rule TL103`)"
                      + (", as the suggested fix shows" if rewrite else "") + ". A descriptor needs 16-byte aligned "
                      "strides and base, and `triton.set_allocator` on the host when it is made in the kernel; "
                      f"cost: {evidence.fixture_phrase('TL103-block-ptr-removed')}.")
@@ -199,6 +202,16 @@ def triton_api_version(ctx: MatchContext, target: str = "") -> Verdict | None:
                          "change": change},
                    severity=severity, span=use.span, data={"use": use, "rewrite": rewrite}, notes=notes, related=related,
                    applicability="display-only" if rewrite is not None else None)
+
+
+def _advances(ctx: MatchContext) -> bool:
+    """The function the block pointer is made in moves a block pointer (`tl.advance(p, ...)`, `p.advance(...)`)."""
+    function = ctx.function
+    if function is None or function.node is None:
+        return True
+    return any(isinstance(node, ast.Call) and (ctx.model.qualify(node.func) == "triton.language.advance"
+                                               or isinstance(node.func, ast.Attribute) and node.func.attr == "advance")
+               for node in ast.walk(function.node))
 
 
 def _block_pointer_rewrite(ctx: MatchContext) -> Rewrite | None:

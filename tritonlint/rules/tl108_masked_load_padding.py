@@ -142,8 +142,9 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
         if found is None and fill != UNDEF else []
     if remask:
         reach, partners = remask[0]
+        also = [f"Also reached, needing {NEUTRAL_WORDS[r.needs]}: {_describe(ctx, r)}." for r in wrong if r is not reach]
         return _remask_verdict(ctx, analysis, call, other, reach, partners,  # type: ignore[arg-type]
-                               folds[0] if reach.needs != fill else None)
+                               folds[0] if reach.needs != fill else None, also)
     if found is None and not partial:
         return None
     neutral = found if found is not None else wrong[0].needs
@@ -238,7 +239,7 @@ def _partners_feeding(analysis: PaddedLanes, call: ast.Call, reach: Reach, funct
 
 
 def _remask_verdict(ctx: MatchContext, analysis: PaddedLanes, call: ast.Call, other: ast.expr, reach: Reach,
-                    feeding: tuple[list[ast.Call], list[ast.Call]], fold: Reach | None) -> Verdict:
+                    feeding: tuple[list[ast.Call], list[ast.Call]], fold: Reach | None, also: list[str]) -> Verdict:
     """The fill is the neutral element of `reach`, but elementwise math between the load and it (a centring
     `x - mean`) turns the masked-off lanes into something else; or (`fold`) it is the neutral element of a
     reduction along an unmasked axis on the way, whose result on those lanes `reach` needs otherwise: a
@@ -259,7 +260,8 @@ def _remask_verdict(ctx: MatchContext, analysis: PaddedLanes, call: ast.Call, ot
                               f"unmasked axis, but the rows it leaves hold {NEUTRAL_WORDS.get(fold.needs, 'that value')} "
                               f"where {_describe(ctx, reach)} needs {NEUTRAL_WORDS[reach.needs]}. Wrap the value reduced at "
                               f"line {reach.call.lineno} in {where}; an infinite `other` would meet the other operand's "
-                              f"values of either sign (or 0) and give NaN, so no fill fixes it and nothing is applied."],
+                              f"values of either sign (or 0) and give NaN, so no fill fixes it and nothing is applied.",
+                              *also],
                        data={"neutral": None, "call": call})
     partners, per_row = feeding
     rows = [f"The load{'s' if len(per_row) > 1 else ''} at line{'s' if len(per_row) > 1 else ''} "
@@ -273,9 +275,9 @@ def _remask_verdict(ctx: MatchContext, analysis: PaddedLanes, call: ast.Call, ot
                          "reduction": f"before {_describe(ctx, reach)}",
                          "remedy": "which needs them re-masked with `tl.where`"},
                    severity="warning", applicability="display-only",
-                   notes=[f"The fill is right where the lanes arrive unchanged, but the math on the way (a centring `x - mean`, "
-                          f"a margin `1 - x * y`) leaves them other than {NEUTRAL_WORDS[reach.needs]}. Wrap the value reduced at line {reach.call.lineno} in "
-                          f"`tl.where({mask}, value, {neutral})`; no `other` alone fixes it, so nothing is applied."] + rows + alike,
+                   notes=[f"The fill is the neutral element of {_describe(ctx, reach)}, but the math on the way (a centring "
+                          f"`x - mean`, a margin `1 - x * y`) leaves the lanes other than {NEUTRAL_WORDS[reach.needs]} there. Wrap the value reduced at line {reach.call.lineno} in "
+                          f"`tl.where({mask}, value, {neutral})`; no `other` alone fixes it, so nothing is applied."] + also + rows + alike,
                    data={"neutral": None, "call": call})
 
 
