@@ -209,3 +209,44 @@ def test_tl101_quotes_the_fixture_of_the_kind_of_write_it_flags():
     assert any(evidence.fixture_phrase("TL101-splitk-atomic-add") in n for n in a.notes)
     assert not any(evidence.fixture_phrase("TL101-inplace-axpy") in n for n in a.notes)
     assert any(evidence.fixture_phrase("TL101-inplace-axpy") in n and "in-place update again" in n for n in b.notes)
+
+
+SGD = textwrap.dedent('''
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _sgd_step(W, dW, M, lr, momentum):
+        M = momentum * M + dW
+        W -= lr * M
+        return W, M
+
+    @triton.autotune(configs=[triton.Config({"BLOCK": 256}), triton.Config({"BLOCK": 1024})], key=[],
+                     restore_value=["W_ptr"])
+    @triton.jit
+    def sgd_kernel(W_ptr, dW_ptr, M_ptr, N, lr, momentum, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        W = tl.load(W_ptr + offs)
+        M = tl.load(M_ptr + offs)
+        W, M = _sgd_step(W, tl.load(dW_ptr + offs), M, lr, momentum)
+        tl.store(M_ptr + offs, M)
+        tl.store(W_ptr + offs, W)
+
+    def sgd(W, dW, M: ANNOTATION, lr, momentum):
+        sgd_kernel[lambda meta: (triton.cdiv(W.numel(), meta["BLOCK"]),)](W, dW, M, W.numel(), lr, momentum)
+    ''')
+
+
+def test_tl101_follows_data_through_a_helpers_returned_tuple_and_a_none_argument_makes_the_fix_unsafe(rules):
+    """`W, M = _sgd_step(...)` returns the loaded M updated: an in-place update of M_ptr (round R54s). Where the
+    launch may pass None for it, the autotuner's clone would fail: the fix is unsafe and a note says why."""
+    def finding(annotation: str):
+        [found] = [d for d in lint_code(SGD.replace("ANNOTATION", annotation), rules, select=["TL101"]).diagnostics]
+        return found
+    tensor, optional = finding("torch.Tensor"), finding("torch.Tensor | None")
+    assert 'restore_value=["M_ptr"]' in tensor.message and 'restore_value=["M_ptr"]' in optional.message
+    assert tensor.fix is not None and tensor.fix.applicability == "safe"
+    assert optional.fix is not None and optional.fix.applicability == "unsafe"
+    assert any("`M_ptr` may be None" in note for note in optional.notes)
+    assert not any("may be None" in note for note in tensor.notes)

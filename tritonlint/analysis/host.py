@@ -121,6 +121,24 @@ class HostScope:
         """A parameter of the function (not `*args` or `**kwargs`) that no statement of it rebinds."""
         return name in parameter_names(self.node) and self.values.get(name) == [None]
 
+    def may_be_none(self, expr: ast.expr) -> bool:
+        """The value can be None: a literal None, or a parameter of the function annotated as optional
+        (`M: torch.Tensor | None`, `Optional[Tensor]`) or defaulting to None, that no statement rebinds."""
+        if isinstance(expr, ast.Constant) and expr.value is None:
+            return True
+        if not (isinstance(expr, ast.Name) and self.node is not None and self.unbound_parameter(expr.id)):
+            return False
+        args = self.node.args
+        positional = [*args.posonlyargs, *args.args]
+        defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
+        defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+        default = defaults.get(expr.id)
+        if isinstance(default, ast.Constant) and default.value is None:
+            return True
+        annotation = next((a.annotation for a in [*positional, *args.kwonlyargs] if a.arg == expr.id), None)
+        text = ast.unparse(annotation) if annotation is not None else ""
+        return "Optional[" in text or any(part.strip() == "None" for part in text.split("|"))
+
     def values_of(self, name: str) -> list[ast.expr] | None:
         """Every value a name of this function is assigned, when all its bindings are plain assignments."""
         bound = self.values.get(name) if self.node is not None else None

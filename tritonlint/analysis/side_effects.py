@@ -57,6 +57,11 @@ class Summary:
     """A jit function's effects on its own parameters, and which parameters its return value was loaded from."""
     effects: list[Effect] = field(default_factory=list)
     returns_loaded: set[str] = field(default_factory=set)
+    # per element of a tuple it returns (`return W, M`), the parameters that element was loaded from
+    returns_loaded_at: dict[int, set[str]] = field(default_factory=dict)
+    # the parameters whose values its return value is computed from (data passed in: `W -= lr * dW; return W`),
+    # as a whole (None) and per element of a returned tuple
+    returns_data: dict[int | None, set[str]] = field(default_factory=dict)
     writes: set[str] = field(default_factory=set)  # parameters it stores into or updates atomically
     resets: set[str] = field(default_factory=set)  # parameters it writes a literal 0 into (self-resetting counters)
 
@@ -221,6 +226,11 @@ class KernelEffects:
                     params = frozenset().union(*(
                         self._callers_data(self.roots(arg), node) for param, arg in helper.bind(node)
                         if param in helper.summary.returns_loaded)) if helper is not None else frozenset()
+                    if helper is not None:  # values loaded here that the helper computes its result from
+                        passed = helper.summary.returns_data.get(None, set())
+                        for param, arg in helper.bind(node):
+                            if param in passed:
+                                found |= self.loaded_from(arg, depth + 1)
                 found.update((param, node) for param in params)
         self._loaded[key] = frozenset(found)
         return self._loaded[key]
@@ -235,12 +245,61 @@ class KernelEffects:
         found: set[tuple[str, ast.Call]] = set()
         if definition.kind in ("assign", "augassign") and definition.value is not None:
             found |= self.loaded_from(definition.value, depth)
+        if definition.kind == "opaque":
+            found |= self._unpacked_from_helper(definition)
         if definition.kind == "augassign":
             for other in self.flow.defined_before(definition.stmt, definition.name):  # type: ignore[arg-type]
                 if other is not definition:
                     found |= self._loaded_by(other, depth + 1)
         self._by_definition[key] = frozenset(found)
         return self._by_definition[key]
+
+    def _unpacked_from_helper(self, definition: Definition) -> frozenset[tuple[str, ast.Call]]:
+        """`W, M = helper(...)`: the loads element i of the helper's returned tuple comes from, through the
+        arguments bound to the parameters it was loaded from."""
+        stmt = definition.stmt
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Tuple)
+                and isinstance(stmt.value, ast.Call)):
+            return frozenset()
+        names = [_name(element) for element in stmt.targets[0].elts]
+        helper = self._helper(stmt.value)
+        if helper is None or definition.name not in names:
+            return frozenset()
+        index = names.index(definition.name)
+        loaded = helper.summary.returns_loaded_at.get(index, set())
+        passed = helper.summary.returns_data.get(index, set())
+        found = {(param, stmt.value) for name, arg in helper.bind(stmt.value) if name in loaded
+                 for param in self._callers_data(self.roots(arg), stmt.value)}
+        for name, arg in helper.bind(stmt.value):
+            if name in passed:
+                found |= self.loaded_from(arg)
+        return frozenset(found)
+
+    def _data_params(self, expr: ast.expr) -> set[str]:
+        """The parameters whose values `expr` is computed from, through locals (not through memory: a load's
+        pointer is no data of its value)."""
+        found: set[str] = set()
+        pending, seen = [expr], set()
+        while pending:
+            current = pending.pop()
+            addresses = {id(n) for call in walk(current) if isinstance(call, ast.Call)
+                         and self.model.qualify(call.func) in LOADS for n in walk(call)}
+            for node in walk(current):
+                if not (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)) or id(node) in addresses:
+                    continue
+                definitions = list(self.flow.reaching(node))
+                while definitions:
+                    definition = definitions.pop()
+                    if id(definition) in seen:
+                        continue
+                    seen.add(id(definition))
+                    if definition.kind == "param":
+                        found.add(definition.name)
+                    elif definition.kind in ("assign", "augassign") and definition.value is not None:
+                        pending.append(definition.value)
+                        if definition.kind == "augassign":  # `W -= lr * dW` also carries what W held
+                            definitions += self.flow.defined_before(definition.stmt, definition.name)  # type: ignore[arg-type]
+        return found
 
     # ---- the scan ----------------------------------------------------------------------------------------
     def _helper(self, call: ast.Call) -> HelperCall | None:
@@ -278,6 +337,12 @@ class KernelEffects:
         for node in walk(self.function):
             if isinstance(node, ast.Return) and node.value is not None:
                 summary.returns_loaded |= {param for param, _ in self.loaded_from(node.value)}
+                summary.returns_data.setdefault(None, set()).update(self._data_params(node.value))
+                if isinstance(node.value, ast.Tuple):
+                    for index, element in enumerate(node.value.elts):
+                        summary.returns_loaded_at.setdefault(index, set()).update(
+                            param for param, _ in self.loaded_from(element))
+                        summary.returns_data.setdefault(index, set()).update(self._data_params(element))
             if not isinstance(node, ast.Call):
                 continue
             name = self.model.qualify(node.func)

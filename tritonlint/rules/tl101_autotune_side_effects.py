@@ -13,6 +13,9 @@ import ast
 
 from tritonlint import evidence
 from tritonlint.analysis.call_edits import add_keyword, append_to_list
+from tritonlint.analysis.host import HostScope
+from tritonlint.analysis.kernel import launches_of
+from tritonlint.analysis.launches import bind_launch
 from tritonlint.analysis.model import CONFIG, Autotune, JitFunction, ModuleModel
 from tritonlint.analysis.project import Project, defining_module
 from tritonlint.analysis.side_effects import Effect, kernel_effects
@@ -190,6 +193,13 @@ def autotune_side_effects(ctx: MatchContext) -> Verdict | None:
         notes.append(("Likewise, " if reset_names else benchmarks) + "each run applies the in-place update again to "
                      f"what the one before left ({evidence.fixture_phrase(IN_PLACE)}).")
     applicability = None
+    optional = _passed_none(ctx, kernel, [*reset_names, *restore_names])
+    if optional:
+        name, line = optional[0]
+        notes.append(f"`{name}` may be None at the launch at line {line}: the autotuner clones (or zeroes) every "
+                     "argument these lists name, and None has neither; list it only where it is a tensor, or reset "
+                     "and restore it in a `pre_hook` that skips None.")
+        applicability = "unsafe"
     if reset_names:
         notes.append("reset_to_zero also zeroes the buffer once more before the real run of that first call: "
                      "if the caller passes an accumulator with initial values (a bias), name it in restore_value "
@@ -205,6 +215,16 @@ def autotune_side_effects(ctx: MatchContext) -> Verdict | None:
         data={"autotune": autotune, "reset": reset_names, "restore": restore_names},
         notes=notes,
     )
+
+
+def _passed_none(ctx: MatchContext, kernel: JitFunction, names: list[str]) -> list[tuple[str, int]]:
+    """(argument, launch line) for each of `names` that a launch of the kernel in this module may pass None."""
+    found = []
+    for launch in launches_of(ctx.model, kernel):
+        host = HostScope.of(ctx.model, launch.scope)
+        values = bind_launch(ctx.model, launch, kernel).values
+        found += [(name, launch.line) for name in names if name in values and host.may_be_none(values[name])]
+    return found
 
 
 @fixer("autotune-side-effects-lists")
