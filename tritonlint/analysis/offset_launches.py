@@ -32,7 +32,8 @@ from tritonlint.analysis.offsets import Product
 from tritonlint.analysis.project import Project
 from tritonlint.analysis.provenance import (Origin, Provenance, batch_of_small_items, data_tensor, feature_width,
                                             grid_axes, kv_cache, large_count, latent_row, rotary_table,
-                                            router_scores, routing_rows, routing_tensor, small_item)
+                                            router_scores, routing_rows, routing_tensor, sequence_length,
+                                            small_item)
 from tritonlint.walk import walk
 
 LARGE = "large"
@@ -205,6 +206,15 @@ def _within_one_item(host: HostScope, products: list[Product], strides: Strides)
     return all(bounded(product, value, stride) for product, (value, stride) in zip(products, strides))
 
 
+def _inner_dimension(origin: Origin) -> bool:
+    """The grid counts the positions of one sequence, an inner dimension of a tensor (`seq_len = x.shape[1]`
+    of `[B, S, D]`): positions within one item of its leading dimension, whose elements real inputs keep below
+    2^31 (128K positions of a width up to 16K), so products with inner strides stay within that item, as on
+    grid axes 1 and 2. Not any inner dimension: the tokens routed to one expert (`[E, T, H]`) are not bounded so."""
+    return origin.kind == "shape" and origin.index is not None and origin.index >= 1 and not origin.rows \
+        and (sequence_length(origin) or any("seq" in name.lower() for name in origin.names[:1]))
+
+
 def _counted(origin: Origin) -> str | None:
     """The tensor whose rows or elements the grid axis counts: of the origin, or of the factor of a product
     that makes it large (`num_tokens * n_group` with `num_tokens = scores.shape[0]`)."""
@@ -320,7 +330,7 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
             origin = Provenance.of(host).origin(axes[axis])
             named = large_count(origin)
             why = named or _spans_tensor(origin, strides)
-            if axis in SMALL_LITERAL and _within_one_item(host, products, strides):
+            if (axis in SMALL_LITERAL or _inner_dimension(origin)) and _within_one_item(host, products, strides):
                 why = None
             counted = _counted(origin)
             if (why is not None and not per_request and not _per_request_host(launch) and not routing_tensor(counted)
