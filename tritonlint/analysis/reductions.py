@@ -574,18 +574,36 @@ class PaddedLanes:
         is block i of a count that every launch makes whole blocks (`whole_blocks(end, bound)`: `pid * BLOCK +
         tl.arange(0, BLOCK) < n` launched with `n = rows * 256`, `BLOCK = 128`): true on every lane of a block
         that has any, so nothing is padded."""
-        def all_true(conjunct: ast.expr) -> bool:
-            if not (isinstance(conjunct, ast.Compare) and len(conjunct.ops) == 1 and isinstance(conjunct.ops[0], ast.Lt)):
-                return False
-            index = self._single_value(conjunct.left)
-            if isinstance(index, ast.Subscript) and broadcast_axis(index) is not None:
-                index = self._single_value(index.value)
-            end, bound = self._arange_end(index), ast.unparse(conjunct.comparators[0])
-            return end == bound or end is not None and same_value is not None and same_value(end, bound) \
-                or self._block_of_whole_blocks(index, bound) \
-                or whole_blocks is not None and self._block_at_multiple(index, bound, whole_blocks)
         nodes = self._conjunct_nodes(mask, 0)
-        return bool(nodes) and all(all_true(node) for node in nodes)
+        return bool(nodes) and all(self._all_true(node, same_value, whole_blocks) for node in nodes)
+
+    def folds_no_padding(self, load: ast.Call, reach: Reach, same_value: Callable[[str, str], bool] | None = None,
+                         whole_blocks: Callable[[str, str], bool] | None = None) -> bool:
+        """The reduction folds one axis of the load's own tile, and every conjunct of the mask that varies along
+        that axis keeps every lane (as `keeps_every_lane` tells): only whole rows it keeps are padded (rows past
+        the end, stored under the same mask), and no padded lane is folded into a real one."""
+        mask, padded = load_argument(load, 1, "mask"), self._load_axes(load)
+        if reach.across is None or mask is None or padded is None:
+            return False
+        axis = self._reduced_axis(reach.call, padded.rank)
+        nodes = self._conjunct_nodes(mask, 0)
+        for node in nodes:
+            axes = self.mask_axes(node, 0)
+            if axes is None or axis in axes and not self._all_true(node, same_value, whole_blocks):
+                return False
+        return bool(nodes)
+
+    def _all_true(self, conjunct: ast.expr, same_value: Callable[[str, str], bool] | None,
+                  whole_blocks: Callable[[str, str], bool] | None) -> bool:
+        if not (isinstance(conjunct, ast.Compare) and len(conjunct.ops) == 1 and isinstance(conjunct.ops[0], ast.Lt)):
+            return False
+        index = self._single_value(conjunct.left)
+        if isinstance(index, ast.Subscript) and broadcast_axis(index) is not None:
+            index = self._single_value(index.value)
+        end, bound = self._arange_end(index), ast.unparse(conjunct.comparators[0])
+        return end == bound or end is not None and same_value is not None and same_value(end, bound) \
+            or self._block_of_whole_blocks(index, bound) \
+            or whole_blocks is not None and self._block_at_multiple(index, bound, whole_blocks)
 
     def _block_of_whole_blocks(self, index: ast.expr, bound: str) -> bool:
         """`g * E + tl.arange(0, E)` with `g = i % (bound // E)`: block g of E lanes, g below the count of whole

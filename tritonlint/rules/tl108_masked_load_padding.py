@@ -92,7 +92,10 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     if analysis.keeps_every_lane(mask, launched_alike, launched_whole):
         return None  # `tl.arange(0, n) < n`, launched with BLOCK = n or n whole blocks: no block is part padded
     reached = analysis.forward(call)
-    covered = sorted((r for r in reached.reductions if r.covered and not analysis.never_read(r.call)),
+    # A sum along the channels of a tile whose channel block is launched equal to the channel count folds no
+    # padded lane, whatever its rows' mask pads.
+    judged = [r for r in reached.reductions if r.covered and not analysis.never_read(r.call)]
+    covered = sorted((r for r in judged if not analysis.folds_no_padding(call, r, launched_alike, launched_whole)),
                      key=lambda r: (r.call.lineno, r.call.col_offset))
     if not covered:
         return None
@@ -179,7 +182,7 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     if not partial and neutral != first.needs:
         notes.append(f"On the way the lanes pass through elementwise math, so the fill that arrives as "
                      f"{NEUTRAL_WORDS[first.needs]} is {NEUTRAL_WORDS[neutral]}.")
-    safe = not reached.other_ends and len(covered) == len(reached.reductions)
+    safe = not reached.other_ends and len(judged) == len(reached.reductions)
     if not safe and not partial:
         where: ast.AST = (reached.other_ends or [r.call for r in reached.reductions if not r.covered])[0]
         notes.append("The fix is unsafe: the masked-off lanes also reach "
