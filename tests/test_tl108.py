@@ -418,3 +418,26 @@ def test_a_sum_along_the_features_needs_a_where_not_an_infinite_fill():
     [found] = lint_code(DECODE_SCORES, RULES).diagnostics
     assert "`tl.sum` at line 11 turns those rows to 0" in found.message and found.fix is None
     assert any('tl.where(in_range, value, float("-inf"))' in note for note in found.notes)
+
+
+def test_where_no_fill_is_shown_right_the_first_step_is_the_fill_right_at_most_reductions():
+    """A p-norm with no `other`: 0 is right at the max of |x| and at both sums; -inf (the max's own need) would
+    turn |x| into +inf (round R59s)."""
+    code = textwrap.dedent("""\
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def norm(x_ptr, y_ptr, H, P: tl.constexpr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + tl.program_id(0) * H + offs, mask=offs < H)
+            if P == 0:
+                x = tl.max(tl.abs(x), axis=0)
+            elif P == 1:
+                x = tl.sum(tl.abs(x), axis=0)
+            else:
+                x = tl.sum(tl.exp2(tl.log2(tl.abs(x)) * P), axis=0)
+            tl.store(y_ptr + tl.program_id(0), x)
+        """)
+    [found] = lint_code(code, RULES).diagnostics
+    assert "which needs `other=0.0`" in found.message

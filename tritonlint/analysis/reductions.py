@@ -39,6 +39,8 @@ LARGE = 1e4
 
 LOAD = f"{TL}.load"
 WHERE = f"{TL}.where"
+DOT = f"{TL}.dot"
+TRANS = f"{TL}.trans"
 # Reductions by the neutral element their padded lanes need.
 NEEDS = {**{f"{TL}.{n}": ZERO for n in ("sum",)},
          **{f"{TL}.{n}": NEG_INF for n in ("max", "argmax")},
@@ -266,6 +268,7 @@ class PaddedLanes:
         self._flows: dict[int, Flow] = {}  # per load (the function's tree, and so its loads, outlive the analysis)
         self._alike: dict[int, list[ast.Call]] = {}  # per load, as _flows
         self._signed: dict[int, bool] = {}  # per factor expression, as _flows
+        self._products: dict[int, ast.expr] = {}  # per tl.dot: the product it sums along K, `a * b`
 
     # ---- where the lanes go --------------------------------------------------------------------------
     def forward(self, load: ast.Call) -> Flow:
@@ -304,6 +307,32 @@ class PaddedLanes:
                 else:
                     result.other_ends.append(parent)
                     return None
+            if isinstance(parent, ast.Call) and self.model.qualify(parent.func) == DOT:
+                if child is load_argument(parent, 2, "acc"):
+                    child, parent = parent, self.flow.parents.get(id(parent))  # `tl.dot(a, b, acc)` adds acc lane by lane
+                    continue
+                operand = 0 if child is load_argument(parent, 0, "input") else 1 if child is load_argument(parent, 1, "other") else None
+                # A load with no `other` is not followed into a product: matrix products throughout production
+                # code read such operands (their lanes read 0 on the GPU), a latent finding at best.
+                if operand is None or padded is None or padded.rank != 2 or load_argument(load, 2, "other") is None:
+                    result.other_ends.append(parent)
+                    return None
+                # a [M, K] times b [K, N]: padding along K is summed (a reduction needing 0); along M (of a) or
+                # N (of b) it is passed on to the rows or columns of the result, each the sum of its padded lanes
+                covered = (1 - operand) in padded.axes
+                if all(reach.call is not parent for reach in result.reductions):
+                    result.reductions.append(Reach(parent, ZERO, covered, False, None))
+                if operand not in padded.axes:
+                    return None
+                result.passed.add(id(parent))
+                child, parent, padded = parent, self.flow.parents.get(id(parent)), PaddedAxes(2, frozenset({operand}))
+                continue
+            if padded is not None and padded.rank == 2 and (
+                    isinstance(parent, ast.Call) and self.model.qualify(parent.func) == TRANS and parent.args[:1] == [child]
+                    or isinstance(parent, ast.Attribute) and parent.attr == "T" and parent.value is child):
+                padded = PaddedAxes(2, frozenset(1 - axis for axis in padded.axes))  # `tl.trans(k)`, `k.T`
+                child, parent = parent, self.flow.parents.get(id(parent))
+                continue
             if isinstance(parent, ast.Call):
                 needs = self.reduction_needs(parent)
                 if needs is not None and self.reduced(parent) is child:
@@ -359,11 +388,17 @@ class PaddedLanes:
         name = self.model.qualify(call.func)
         if name is None and isinstance(call.func, ast.Attribute):
             return METHOD_NEEDS.get(call.func.attr)
-        return NEEDS.get(name or "")
+        return ZERO if name == DOT else NEEDS.get(name or "")
 
     def reduced(self, call: ast.Call) -> ast.expr | None:
+        """The value a reduction folds: its input; for `tl.dot(a, b)`, the product `a * b` it sums along K."""
         if self.model.qualify(call.func) is None and isinstance(call.func, ast.Attribute):
             return call.func.value
+        if self.model.qualify(call.func) == DOT:
+            a, b = load_argument(call, 0, "input"), load_argument(call, 1, "other")
+            if a is None or b is None:
+                return None
+            return self._products.setdefault(id(call), ast.BinOp(left=a, op=ast.Mult(), right=b))
         return load_argument(call, 0, "input")
 
     def _axis(self, call: ast.Call) -> ast.expr | None:
@@ -948,6 +983,7 @@ class _Evaluation:
         self.siblings_too = siblings_too
         self.passed = analysis.forward(load).passed
         self.reach_loops = self.flow.enclosing_loops(reach.call) if reach is not None else []
+        self.guard = self._constexpr_guard(load)
         self._memo: dict[int, Lanes | None] = {}
         self._exact_open: set[int] = set()  # definitions whose exact value is being worked out
         # An infinite fill is exactly so unless the load's own `other` is a huge finite stand-in (-1e30): a fix
@@ -994,6 +1030,8 @@ class _Evaluation:
             return self._call(expr, depth)
         if isinstance(expr, ast.Subscript) and broadcast_axis(expr) is not None:
             return self.of(expr.value, depth + 1)  # `a[:, None]`: the same lanes, broadcast
+        if isinstance(expr, ast.Attribute) and expr.attr == "T":
+            return self.of(expr.value, depth + 1)  # `k.T`: the same lanes, transposed
         found = self._mentions_load(expr, depth)
         return UNKNOWN_LANES if found else REAL
 
@@ -1024,7 +1062,9 @@ class _Evaluation:
             if call.func.attr in METHOD_NEEDS:
                 return REAL  # a reduction: its result is checked where it is made, not lane by lane
             return UNKNOWN_LANES if self._mentions_load(call, depth) else REAL
-        if name in NEEDS or name in (f"{TL}.reduce", f"{TL}.xor_sum"):
+        if name == TRANS and call.args:
+            return self.of(call.args[0], depth + 1)
+        if name in NEEDS or name in (DOT, f"{TL}.reduce", f"{TL}.xor_sum"):
             return REAL
         if name == LOAD:
             mask = load_argument(call, 1, "mask")
@@ -1077,12 +1117,32 @@ class _Evaluation:
                 return Lanes(rest.classes | (frozenset() if one.tainted else one.classes), rest.tainted)
             if arguments[1].tainted or arguments[2].tainted:
                 return UNKNOWN_LANES  # lanes picked by some other condition
+            if arguments[1].classes != arguments[2].classes and self._bounds_an_index_of_the_mask(call.args[0]):
+                return UNKNOWN_LANES  # `tl.where(off_n < seq_len - c, 0, -inf)`: perhaps the load's mask in another form
             return Lanes(arguments[1].classes | arguments[2].classes)  # either side: other loads' fills, constants
         if name in _EXTREMES:
             value = self._exact(call, depth)  # `tl.maximum(1.0 - x * y, 0.0)` of two zero-padded loads: 1.0
             if value is not None:
                 return Lanes(frozenset({_class_of(value)}), tainted)
         return UNKNOWN_LANES if tainted or self._mentions_load(call, depth) or self._of_alike_loads(call) else REAL
+
+    def _bounds_an_index_of_the_mask(self, condition: ast.expr) -> bool:
+        """The condition reads a block of indices (a name bound to a `tl.arange` expression) that the load's mask
+        also reads, through single assignments: it may turn off the same lanes in another form."""
+        def indices(expr: ast.expr | None, depth: int = 0) -> set[str]:
+            found: set[str] = set()
+            nodes = walk(expr) if expr is not None and depth < 4 else []
+            loaded = {id(n) for call in nodes if isinstance(call, ast.Call) and self.model.qualify(call.func) == LOAD
+                      for n in walk(call)}  # what a load reads is data, whatever its address
+            for node in nodes:
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and id(node) not in loaded:
+                    if self.analysis.indices.of(node).rank == 1:
+                        found.add(node.id)
+                    for definition in self.flow.reaching(node):
+                        if definition.kind == "assign":
+                            found |= indices(definition.value, depth + 1)
+            return found
+        return bool(indices(condition) & indices(self.mask))
 
     def _one_lane(self, condition: ast.expr) -> bool | None:
         """For an equality of a block of indices with a scalar (`offs == PAGE - 1`), which singles out one lane
@@ -1184,8 +1244,39 @@ class _Evaluation:
             return Lanes(_pairwise(_add, inner.classes, inner.classes) | inner.classes, inner.tainted)
         return inner
 
+    def _constexpr_guard(self, load: ast.Call) -> tuple[str, bool] | None:
+        """Where the innermost `if` around the load tests constexpr parameters only (`if EVEN_V: ... else:
+        load`): the test without its `not`, and the value it has where the load runs (any other `if` on the
+        same test has it too)."""
+        child: ast.AST = load
+        current = self.flow.parents.get(id(load))
+        while current is not None and not isinstance(current, (ast.If, ast.FunctionDef)):
+            child, current = current, self.flow.parents.get(id(current))
+        if not isinstance(current, ast.If):
+            return None
+        names = {n.id for n in walk(current.test) if isinstance(n, ast.Name)}
+        if not names or not names <= self.analysis.indices.constexprs:
+            return None
+        core, positive = _polarity(current.test)
+        return core, positive == any(child is statement for statement in current.body)
+
+    def _skipped_with_the_load(self, definition: Definition, use: ast.Name) -> bool:
+        """The definition reaches the use only past an `if` that rebinds the name and whose constexpr test holds
+        wherever the load runs (`logits = acc * s`, then `if not EVEN_V: logits = tl.where(col_mask, logits,
+        -inf)`, the load under `not EVEN_V`): only where that test fails, and there the load did not run."""
+        if self.guard is None or not isinstance(definition.stmt, ast.stmt) or not isinstance(use, ast.expr):
+            return False
+        for statement in walk(self.flow.function):
+            if isinstance(statement, ast.If) and not statement.orelse and _polarity(statement.test) == self.guard \
+                    and definition.stmt.lineno < statement.lineno and (statement.end_lineno or 0) < use.lineno \
+                    and any(isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == use.id for t in s.targets)
+                            for s in statement.body):
+                return True
+        return False
+
     def _name(self, name: ast.Name, depth: int) -> Lanes:
         definitions = self._past_start(name, self.flow.reaching(name))
+        definitions = frozenset(d for d in definitions if not self._skipped_with_the_load(d, name))
         if not definitions:
             return REAL  # a global or a builtin
         results = [r for r in (self._definition(d, depth) for d in definitions) if r is not None]
@@ -1286,6 +1377,14 @@ class _Evaluation:
             result = REAL  # parameters and loop indices are real data
         self._memo[key] = result
         return result
+
+
+def _polarity(test: ast.expr) -> tuple[str, bool]:
+    """A test's text without a leading `not`, and whether it had none."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        core, positive = _polarity(test.operand)
+        return core, not positive
+    return ast.unparse(test), True
 
 
 def satisfies(lanes: Lanes, needs: str, nonnegative: bool) -> bool | None:

@@ -139,7 +139,7 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     # `tl.where` there, not a fill. Computed from these loads alone, the first of which reports it.
     # So is a fill neutral for a reduction along an unmasked axis (a dot product `sum(k * q, axis=1)` over a
     # padded token's features) that leaves the lanes, as its result, other than what a later one needs.
-    folds = [r for r in reached.reductions if not r.covered and r.needs == fill]
+    folds = [r for r in reached.reductions if (not r.covered or id(r.call) in reached.passed) and r.needs == fill]
     remask = [(r, partners) for r in wrong if (r.needs == fill or folds)
               and (partners := _partners_feeding(analysis, call, r, function.node, r.needs != fill)) is not None] \
         if found is None and fill != UNDEF else []
@@ -150,7 +150,9 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
                                folds[0] if reach.needs != fill else None, also)
     if found is None and not partial:
         return None
-    neutral = found if found is not None else wrong[0].needs
+    # Where no fill is right everywhere, the first step is the fill right at the most reductions (a p-norm's
+    # `tl.max(tl.abs(x))` takes 0 as well as its sums do).
+    neutral = found if found is not None else max(order, key=lambda c: sum(status(r, c, True) is True for r in covered))
     if neutral in (NEG_INF, POS_INF) and _integer_literal(other):
         return None  # integer data: no infinity to pad with (and a max of counts, lengths or ids padded with 0 is right)
     first = wrong[0]
