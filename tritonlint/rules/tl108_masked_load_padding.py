@@ -255,19 +255,16 @@ def _remask_verdict(ctx: MatchContext, analysis: PaddedLanes, call: ast.Call, ot
         kept = analysis.kept_mask(call, fold.call)
         where = f"`tl.where({kept}, value, {neutral})`" if kept else \
             f"`tl.where(mask, value, {neutral})` with the load's mask along the axes kept"
-        return Verdict(vars={"problem": f"Masked load pads with `other={ast.unparse(other)}`, but "
-                                        f"`{ast.unparse(fold.call.func)}` at line {fold.call.lineno} turns those rows "
-                                        f"to {NEUTRAL_WORDS.get(fold.needs, 'a value')}",
-                             "reduction": f"before {_describe(ctx, reach)}",
-                             "remedy": "which needs a `tl.where`"},
-                       severity="warning", applicability="display-only",
-                       notes=[f"The fill is right for {_describe(ctx, fold)}, which folds each masked-off row along an "
-                              f"unmasked axis, but the rows it leaves hold {NEUTRAL_WORDS.get(fold.needs, 'that value')} "
-                              f"where {_describe(ctx, reach)} needs {NEUTRAL_WORDS[reach.needs]}. Wrap the value reduced at "
-                              f"line {reach.call.lineno} in {where}; an infinite `other` would meet the other operand's "
-                              f"values of either sign (or 0) and give NaN, so no fill fixes it and nothing is applied.",
-                              *also],
-                       data={"neutral": None, "call": call})
+        return _where_verdict(call, f"Masked load pads with `other={ast.unparse(other)}`, but "
+                                    f"`{ast.unparse(fold.call.func)}` at line {fold.call.lineno} turns those rows "
+                                    f"to {NEUTRAL_WORDS.get(fold.needs, 'a value')}",
+                              f"before {_describe(ctx, reach)}", "which needs a `tl.where`",
+                              [f"The fill is right for {_describe(ctx, fold)}, which folds each masked-off row along an "
+                               f"unmasked axis, but the rows it leaves hold {NEUTRAL_WORDS.get(fold.needs, 'that value')} "
+                               f"where {_describe(ctx, reach)} needs {NEUTRAL_WORDS[reach.needs]}. Wrap the value reduced at "
+                               f"line {reach.call.lineno} in {where}; an infinite `other` would meet the other operand's "
+                               f"values of either sign (or 0) and give NaN, so no fill fixes it and nothing is applied.",
+                               *also])
     partners, per_row = feeding
     rows = [f"The load{'s' if len(per_row) > 1 else ''} at line{'s' if len(per_row) > 1 else ''} "
             f"{', '.join(str(p.lineno) for p in per_row)} {'are' if len(per_row) > 1 else 'is'} masked only along the "
@@ -276,28 +273,30 @@ def _remask_verdict(ctx: MatchContext, analysis: PaddedLanes, call: ast.Call, ot
     alike = [f"The math also reads the load{'s' if len(partners) > 1 else ''} at line "
              f"{', '.join(str(p.lineno) for p in partners)}, padded alike: this finding stands for "
              f"{'them' if len(partners) > 1 else 'it'}."] if partners else []
-    return Verdict(vars={"problem": f"Masked load pads with `other={ast.unparse(other)}`, but math changes those lanes",
-                         "reduction": f"before {_describe(ctx, reach)}",
-                         "remedy": "which needs them re-masked with `tl.where`"},
-                   severity="warning", applicability="display-only",
-                   notes=[f"The fill is the neutral element of {_describe(ctx, reach)}, but the math on the way (a centring "
-                          f"`x - mean`, a margin `1 - x * y`) leaves the lanes other than {NEUTRAL_WORDS[reach.needs]} there. Wrap the value reduced at line {reach.call.lineno} in "
-                          f"`tl.where({mask}, value, {neutral})`; no `other` alone fixes it, so nothing is applied."] + also + rows + alike,
-                   data={"neutral": None, "call": call})
+    return _where_verdict(call, f"Masked load pads with `other={ast.unparse(other)}`, but math changes those lanes",
+                          f"before {_describe(ctx, reach)}", "which needs them re-masked with `tl.where`",
+                          [f"The fill is the neutral element of {_describe(ctx, reach)}, but the math on the way (a centring "
+                           f"`x - mean`, a margin `1 - x * y`) leaves the lanes other than {NEUTRAL_WORDS[reach.needs]} there. "
+                           f"Wrap the value reduced at line {reach.call.lineno} in `tl.where({mask}, value, {neutral})`; no "
+                           "`other` alone fixes it, so nothing is applied.", *also, *rows, *alike])
 
 
 def _nan_verdict(ctx: MatchContext, call: ast.Call, other: ast.expr, reach: Reach) -> Verdict:
     """The fill (or its log) meets an exact 0 on the way to a sum: 0 * inf is NaN, and so is the sum."""
     mask = ast.unparse(load_argument(call, 1, "mask"))  # type: ignore[arg-type]
-    return Verdict(vars={"problem": f"Masked load pads with `other={ast.unparse(other)}`: 0 * inf makes its lanes NaN",
-                         "reduction": f"before `{ast.unparse(reach.call.func)}` at line {reach.call.lineno}",
-                         "remedy": "which needs a `tl.where`"},
-                   severity="error", applicability="display-only",
-                   notes=[f"An infinity times 0 is NaN, and a sum with one NaN lane is NaN for the whole row "
-                          f"({evidence.fixture_phrase(ENTROPY_NAN)}). Wrap the value reduced at line "
-                          f"{reach.call.lineno} in `tl.where({mask}, value, 0.0)`; a fill alone does not fix it, so "
-                          f"nothing is applied."],
-                   data={"neutral": None, "call": call})
+    return _where_verdict(call, f"Masked load pads with `other={ast.unparse(other)}`: 0 * inf makes its lanes NaN",
+                          f"before `{ast.unparse(reach.call.func)}` at line {reach.call.lineno}", "which needs a `tl.where`",
+                          [f"An infinity times 0 is NaN, and a sum with one NaN lane is NaN for the whole row "
+                           f"({evidence.fixture_phrase(ENTROPY_NAN)}). Wrap the value reduced at line "
+                           f"{reach.call.lineno} in `tl.where({mask}, value, 0.0)`; a fill alone does not fix it, so "
+                           f"nothing is applied."], severity="error")
+
+
+def _where_verdict(call: ast.Call, problem: str, reduction: str, remedy: str, notes: list[str],
+                   severity: str = "warning") -> Verdict:
+    """A finding whose remedy is a `tl.where`, not a fill: shown, never applied."""
+    return Verdict(vars={"problem": problem, "reduction": reduction, "remedy": remedy}, severity=severity,
+                   applicability="display-only", notes=notes, data={"neutral": None, "call": call})
 
 
 def _opposite(needs: str) -> str | None:
