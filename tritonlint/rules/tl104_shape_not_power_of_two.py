@@ -103,8 +103,8 @@ def _can_size(model: ModuleModel, target: int | None) -> bool:
            prefilter=lambda args: disjoin(Token(word) for word in WORDS), applies=_can_size)
 def shape_not_power_of_two(ctx: MatchContext) -> Verdict | None:
     """An in-kernel tl.arange whose range, a tl.zeros / tl.full / tl.reshape shape element, or a descriptor
-    block_shape element (tl.make_tensor_descriptor, host TensorDescriptor) is statically known, positive and
-    not a power of two in some scenario (constexpr defaults no call overrides, configs, literal launches)."""
+    block_shape element (tl.make_tensor_descriptor, host TensorDescriptor) is statically known and not a power
+    of two (a negative one too) in some scenario (constexpr defaults no call overrides, configs, literal launches)."""
     if _sizes_nothing(ctx):
         return None
     call = ctx.ast_node(types=(ast.Call,))
@@ -124,8 +124,12 @@ def shape_not_power_of_two(ctx: MatchContext) -> Verdict | None:
         return None
     for index, expr in enumerate(exprs):
         for (value,) in evaluations(ctx.model, function, [expr]) if function else _host_values(ctx, [expr]):
-            if value.value > 0 and not is_power_of_two(value.value):
+            # A negative element is taken literally: `tl.reshape(x, (-1,))` infers nothing (Triton 3.6: "Shape
+            # element 0 must be a power of 2").
+            if value.value < 0 or value.value > 0 and not is_power_of_two(value.value):
                 what = f"{kind} element {index}" if len(exprs) > 1 else kind
+                notes = ["Triton infers no size from -1 (unlike torch): write the size the block has, such as "
+                         "the product of its dimensions."] if value.value < 0 else []
                 return Verdict(vars={"what": what, "size": str(value.value), "size_source": _describe(value)},
-                               span=ctx.file.span_of(expr) if len(exprs) > 1 else None)
+                               span=ctx.file.span_of(expr) if len(exprs) > 1 else None, notes=notes)
     return None
