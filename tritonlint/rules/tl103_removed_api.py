@@ -32,6 +32,9 @@ _DOTTED = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)+")
 # A test that picks code by what the installed Triton offers: the use under it is written for that case.
 _GUARD = re.compile(r"\bhasattr\s*\(|version|VERSION|\bHAS_|\bhas_|_AVAILABLE|_available|\bsupports?_|\bis_triton"
                     r"|TRITON_\d|triton_\d|_ge_\d|_lt_\d")
+# A test of Triton's mere presence (`if _triton_available:`, `if HAS_TRITON:`): it guards the import, not a version.
+_PRESENCE = re.compile(r"^(not\s+)?_*(has_?triton|triton_?(is_)?(available|installed)|is_triton_(available|installed)"
+                       r"(\(\))?)$", re.IGNORECASE)
 _CAUGHT = re.compile(r"^except\s*(:|.*\b(ImportError|ModuleNotFoundError|AttributeError|NotImplementedError|Exception)\b)",
                      re.DOTALL)
 _LIBDEVICE = "triton.language.extra.libdevice"
@@ -115,7 +118,7 @@ def guarded(ctx: MatchContext) -> str | None:
         kind = ancestor.kind()
         if kind in ("if_statement", "elif_clause", "while_statement"):
             test = ancestor.field("condition")
-            if test is not None and _GUARD.search(test.text()):
+            if test is not None and _GUARD.search(test.text()) and not _PRESENCE.match(test.text().strip()):
                 return f"the test `{test.text()}`"
         elif kind == "conditional_expression" and _GUARD.search(ancestor.text()):
             return "a conditional expression that tests the Triton version"
