@@ -35,23 +35,55 @@ def _has_autotune(model: ModuleModel, target: int | None) -> bool:
     return any(f.autotune is not None for f in model.functions)
 
 
+def _hook_body(model: ModuleModel, hook: ast.expr) -> ast.AST | None:
+    """A pre_hook's code: a lambda, or a module-level function it names."""
+    if isinstance(hook, ast.Lambda):
+        return hook
+    if isinstance(hook, ast.Name):
+        return next((n for n in model.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and n.name == hook.id), None)
+    return None
+
+
+def _rebinding(body: ast.AST) -> set[int]:
+    """The nodes of the statements that only rebind entries of a hook's dict (`nargs["p"] = nargs["p"].clone()`)."""
+    return {id(n) for statement in walk(body) if isinstance(statement, ast.Assign)
+            and all(isinstance(t, ast.Subscript) for t in statement.targets) for n in walk(statement)}
+
+
 def _hook_names(model: ModuleModel, hook: ast.expr) -> set[str] | None:
     """The argument names a config pre_hook mentions (`lambda nargs: nargs["c_ptr"].zero_()`, or a
-    module-level function), or None when its code is not in view."""
+    module-level function) other than in statements that only rebind entries of its dict, or None when its
+    code is not in view."""
     if isinstance(hook, ast.Constant) and hook.value is None:
         return set()
-    body: ast.AST | None = hook if isinstance(hook, ast.Lambda) else None
-    if isinstance(hook, ast.Name):
-        body = next((n for n in model.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                     and n.name == hook.id), None)
+    body = _hook_body(model, hook)
     if body is None:
         return None
-    return {n.value for n in walk(body) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    # `nargs["p"] = nargs["p"].clone()` only rebinds the hook's dict: the kernel still runs on the caller's
+    # tensor (lion-pytorch's hook; round R62s measured `exp_avg` off by 6.1), so such a statement resets nothing.
+    rebinding = _rebinding(body)
+    return {n.value for n in walk(body) if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in rebinding}
+
+
+def _rebound_by_hooks(model: ModuleModel, autotune: Autotune) -> set[str]:
+    """The argument names the configs' pre_hooks only rebind in their dict."""
+    names: set[str] = set()
+    for node in walk(autotune.node) if autotune.node is not None else ():
+        if isinstance(node, ast.Call) and model.qualify(node.func) == CONFIG:
+            hook = next((k.value for k in node.keywords if k.arg == "pre_hook"), None)
+            body = _hook_body(model, hook) if hook is not None else None
+            if body is not None:
+                rebinding = _rebinding(body)
+                names |= {n.value for n in walk(body) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+                          and id(n) in rebinding}
+    return names
 
 
 def _reset_by_hooks(model: ModuleModel, autotune: Autotune) -> set[str] | None:
     """Arguments the configs' pre_hooks may reset; None when some hook's code is not in view."""
     names: set[str] = set()
+    seen = False
     for node in walk(autotune.node) if autotune.node is not None else ():
         if isinstance(node, ast.Call) and model.qualify(node.func) == CONFIG:
             hook = next((k.value for k in node.keywords if k.arg == "pre_hook"), None)
@@ -62,7 +94,8 @@ def _reset_by_hooks(model: ModuleModel, autotune: Autotune) -> set[str] | None:
                 if found is None:
                     return None
                 names |= found
-    if any(c.has_pre_hook for c in autotune.configs or ()) and not names:
+                seen = True
+    if any(c.has_pre_hook for c in autotune.configs or ()) and not seen:
         return None  # a hook the walk above did not see (configs from a helper function)
     return names
 
@@ -192,6 +225,11 @@ def autotune_side_effects(ctx: MatchContext) -> Verdict | None:
     if restore_names:
         notes.append(("Likewise, " if reset_names else benchmarks) + "each run applies the in-place update again to "
                      f"what the one before left ({evidence.fixture_phrase(IN_PLACE)}).")
+    rebound = [p.name for p in kernel.params if p.name in _rebound_by_hooks(ctx.model, autotune) and p.name in in_place | set(reset_names)]
+    if rebound:
+        notes.append("The configs' pre_hook only rebinds " + ", ".join(f"`{n}`" for n in rebound) + " in its dict "
+                     "(`nargs[name] = ...clone()`): the kernel still runs on the caller's tensors, so nothing is "
+                     "restored.")
     applicability = None
     optional = _passed_none(ctx, kernel, [*reset_names, *restore_names])
     if optional:
