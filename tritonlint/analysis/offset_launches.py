@@ -32,7 +32,7 @@ from tritonlint.analysis.offsets import Product
 from tritonlint.analysis.project import Project
 from tritonlint.analysis.provenance import (Origin, Provenance, batch_of_small_items, data_tensor, feature_width,
                                             grid_axes, kv_cache, large_count, latent_row, rotary_table,
-                                            router_scores, routing_rows, routing_tensor, sequence_length,
+                                            router_scores, routing_rows, routing_tensor, sequence_count,
                                             small_item)
 from tritonlint.walk import walk
 
@@ -212,7 +212,7 @@ def _inner_dimension(origin: Origin) -> bool:
     2^31 (128K positions of a width up to 16K), so products with inner strides stay within that item, as on
     grid axes 1 and 2. Not any inner dimension: the tokens routed to one expert (`[E, T, H]`) are not bounded so."""
     return origin.kind == "shape" and origin.index is not None and origin.index >= 1 and not origin.rows \
-        and (sequence_length(origin) or any("seq" in name.lower() for name in origin.names[:1]))
+        and sequence_count(origin)
 
 
 def _counted(origin: Origin) -> str | None:

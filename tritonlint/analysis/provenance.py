@@ -619,6 +619,11 @@ def sequence_length(origin: Origin) -> bool:
     return origin.names[-1] in _SEQUENCE_LETTERS and origin.middle
 
 
+def sequence_count(origin: Origin) -> bool:
+    """A sequence length by `sequence_length`, or a value whose nearest name says so (`seq_len`, `max_seqlen`)."""
+    return sequence_length(origin) or any("seq" in name.lower() for name in origin.names[:1])
+
+
 def data_tensor(text: str | None) -> bool:
     """A tensor of data, not of offsets, indices, lengths, masks or scales (by its name)."""
     return text is not None and not _METADATA.search(tensor_name(text))

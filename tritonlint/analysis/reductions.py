@@ -392,9 +392,10 @@ class PaddedLanes:
 
     def reduced(self, call: ast.Call) -> ast.expr | None:
         """The value a reduction folds: its input; for `tl.dot(a, b)`, the product `a * b` it sums along K."""
-        if self.model.qualify(call.func) is None and isinstance(call.func, ast.Attribute):
+        name = self.model.qualify(call.func)
+        if name is None and isinstance(call.func, ast.Attribute):
             return call.func.value
-        if self.model.qualify(call.func) == DOT:
+        if name == DOT:
             a, b = load_argument(call, 0, "input"), load_argument(call, 1, "other")
             if a is None or b is None:
                 return None
@@ -494,20 +495,31 @@ class PaddedLanes:
             return None
         return PaddedAxes(padded.rank - 1, frozenset(a - 1 if a > index else a for a in padded.axes))
 
-    def kept_mask(self, load: ast.Call, folded: ast.Call) -> str | None:
-        """The load's mask along the axes a reduction of its 2-D tile keeps, as the 1-D mask of its result
-        (`tok_in_range` of `tok_in_range[:, None]` for a sum over axis 1); None where it cannot be told."""
-        padded, mask = self._load_axes(load), load_argument(load, 1, "mask")
-        index = self._reduced_axis(folded, padded.rank) if padded is not None and padded.rank == 2 else None
-        if mask is None or index is None or index == -1:
+    def _conjuncts_by_axis(self, load: ast.Call, reduction: ast.Call) -> tuple[list[ast.expr], list[ast.expr]] | None:
+        """The conjuncts of the load's mask that vary along the axis a reduction of its own tile folds, and the
+        others; None where the axis or a conjunct's axes are not known."""
+        mask, padded = load_argument(load, 1, "mask"), self._load_axes(load)
+        axis = self._reduced_axis(reduction, padded.rank) if padded is not None else None
+        if mask is None or axis is None:
             return None
-        kept: list[str] = []
+        along: list[ast.expr] = []
+        others: list[ast.expr] = []
         for conjunct in self._conjunct_nodes(mask, 0):
             axes = self.mask_axes(conjunct, 0)
             if axes is None:
                 return None
-            if index in axes:
-                continue
+            (along if axis in axes else others).append(conjunct)
+        return along, others
+
+    def kept_mask(self, load: ast.Call, folded: ast.Call) -> str | None:
+        """The load's mask along the axes a reduction of its 2-D tile keeps, as the 1-D mask of its result
+        (`tok_in_range` of `tok_in_range[:, None]` for a sum over axis 1); None where it cannot be told."""
+        padded = self._load_axes(load)
+        split = self._conjuncts_by_axis(load, folded) if padded is not None and padded.rank == 2 else None
+        if split is None or self._reduced_axis(folded, 2) == -1:
+            return None
+        kept: list[str] = []
+        for conjunct in split[1]:
             if isinstance(conjunct, ast.Subscript) and broadcast_axis(conjunct) is not None:
                 conjunct = conjunct.value
             elif isinstance(conjunct, ast.Compare) and isinstance(conjunct.left, ast.Subscript) \
@@ -617,16 +629,9 @@ class PaddedLanes:
         """The reduction folds one axis of the load's own tile, and every conjunct of the mask that varies along
         that axis keeps every lane (as `keeps_every_lane` tells): only whole rows it keeps are padded (rows past
         the end, stored under the same mask), and no padded lane is folded into a real one."""
-        mask, padded = load_argument(load, 1, "mask"), self._load_axes(load)
-        if reach.across is None or mask is None or padded is None:
-            return False
-        axis = self._reduced_axis(reach.call, padded.rank)
-        nodes = self._conjunct_nodes(mask, 0)
-        for node in nodes:
-            axes = self.mask_axes(node, 0)
-            if axes is None or axis in axes and not self._all_true(node, same_value, whole_blocks):
-                return False
-        return bool(nodes)
+        split = self._conjuncts_by_axis(load, reach.call) if reach.across is not None else None
+        return split is not None and bool(split[0] or split[1]) \
+            and all(self._all_true(node, same_value, whole_blocks) for node in split[0])
 
     def _all_true(self, conjunct: ast.expr, same_value: Callable[[str, str], bool] | None,
                   whole_blocks: Callable[[str, str], bool] | None) -> bool:
@@ -983,7 +988,10 @@ class _Evaluation:
         self.siblings_too = siblings_too
         self.passed = analysis.forward(load).passed
         self.reach_loops = self.flow.enclosing_loops(reach.call) if reach is not None else []
-        self.guard = self._constexpr_guard(load)
+        guard = self._constexpr_guard(load)
+        # The `if`s with the load's own constexpr test and no `else`: a name they rebind is rebound where it runs.
+        self.guarded_ifs = [s for s in walk(self.flow.function) if isinstance(s, ast.If) and not s.orelse
+                            and _polarity(s.test) == guard] if guard is not None else []
         self._memo: dict[int, Lanes | None] = {}
         self._exact_open: set[int] = set()  # definitions whose exact value is being worked out
         # An infinite fill is exactly so unless the load's own `other` is a huge finite stand-in (-1e30): a fix
@@ -1264,15 +1272,12 @@ class _Evaluation:
         """The definition reaches the use only past an `if` that rebinds the name and whose constexpr test holds
         wherever the load runs (`logits = acc * s`, then `if not EVEN_V: logits = tl.where(col_mask, logits,
         -inf)`, the load under `not EVEN_V`): only where that test fails, and there the load did not run."""
-        if self.guard is None or not isinstance(definition.stmt, ast.stmt) or not isinstance(use, ast.expr):
+        if not self.guarded_ifs or not isinstance(definition.stmt, ast.stmt) or not isinstance(use, ast.expr):
             return False
-        for statement in walk(self.flow.function):
-            if isinstance(statement, ast.If) and not statement.orelse and _polarity(statement.test) == self.guard \
-                    and definition.stmt.lineno < statement.lineno and (statement.end_lineno or 0) < use.lineno \
-                    and any(isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == use.id for t in s.targets)
-                            for s in statement.body):
-                return True
-        return False
+        return any(definition.stmt.lineno < statement.lineno and (statement.end_lineno or 0) < use.lineno
+                   and any(isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == use.id for t in s.targets)
+                           for s in statement.body)
+                   for statement in self.guarded_ifs)
 
     def _name(self, name: ast.Name, depth: int) -> Lanes:
         definitions = self._past_start(name, self.flow.reaching(name))

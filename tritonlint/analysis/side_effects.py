@@ -268,10 +268,11 @@ class KernelEffects:
         index = names.index(definition.name)
         loaded = helper.summary.returns_loaded_at.get(index, set())
         passed = helper.summary.returns_data.get(index, set())
-        found = {(param, stmt.value) for name, arg in helper.bind(stmt.value) if name in loaded
-                 for param in self._callers_data(self.roots(arg), stmt.value)}
+        found: set[tuple[str, ast.Call]] = set()
         for name, arg in helper.bind(stmt.value):
-            if name in passed:
+            if name in loaded:  # the helper loads it from a pointer passed here
+                found |= {(param, stmt.value) for param in self._callers_data(self.roots(arg), stmt.value)}
+            if name in passed:  # the helper computes it from data loaded here
                 found |= self.loaded_from(arg)
         return frozenset(found)
 

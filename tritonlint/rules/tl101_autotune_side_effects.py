@@ -35,54 +35,31 @@ def _has_autotune(model: ModuleModel, target: int | None) -> bool:
     return any(f.autotune is not None for f in model.functions)
 
 
-def _hook_body(model: ModuleModel, hook: ast.expr) -> ast.AST | None:
-    """A pre_hook's code: a lambda, or a module-level function it names."""
-    if isinstance(hook, ast.Lambda):
-        return hook
-    if isinstance(hook, ast.Name):
-        return next((n for n in model.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                     and n.name == hook.id), None)
-    return None
-
-
-def _rebinding(body: ast.AST) -> set[int]:
-    """The nodes of the statements that only rebind entries of a hook's dict (`nargs["p"] = nargs["p"].clone()`)."""
-    return {id(n) for statement in walk(body) if isinstance(statement, ast.Assign)
-            and all(isinstance(t, ast.Subscript) for t in statement.targets) for n in walk(statement)}
-
-
-def _hook_names(model: ModuleModel, hook: ast.expr) -> set[str] | None:
-    """The argument names a config pre_hook mentions (`lambda nargs: nargs["c_ptr"].zero_()`, or a
-    module-level function) other than in statements that only rebind entries of its dict, or None when its
+def _hook_names(model: ModuleModel, hook: ast.expr) -> tuple[set[str], set[str]] | None:
+    """The argument names a config pre_hook (`lambda nargs: nargs["c_ptr"].zero_()`, or a module-level
+    function) mentions, and those it mentions only in statements that rebind entries of its dict; None when its
     code is not in view."""
     if isinstance(hook, ast.Constant) and hook.value is None:
-        return set()
-    body = _hook_body(model, hook)
+        return set(), set()
+    body: ast.AST | None = hook if isinstance(hook, ast.Lambda) else None
+    if isinstance(hook, ast.Name):
+        body = next((n for n in model.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and n.name == hook.id), None)
     if body is None:
         return None
     # `nargs["p"] = nargs["p"].clone()` only rebinds the hook's dict: the kernel still runs on the caller's
     # tensor (lion-pytorch's hook; round R62s measured `exp_avg` off by 6.1), so such a statement resets nothing.
-    rebinding = _rebinding(body)
-    return {n.value for n in walk(body) if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in rebinding}
+    rebinding = {id(n) for statement in walk(body) if isinstance(statement, ast.Assign)
+                 and all(isinstance(t, ast.Subscript) for t in statement.targets) for n in walk(statement)}
+    strings = [(n.value, id(n) in rebinding) for n in walk(body) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    return {text for text, rebinds in strings if not rebinds}, {text for text, rebinds in strings if rebinds}
 
 
-def _rebound_by_hooks(model: ModuleModel, autotune: Autotune) -> set[str]:
-    """The argument names the configs' pre_hooks only rebind in their dict."""
+def _hooked(model: ModuleModel, autotune: Autotune) -> tuple[set[str], set[str]] | None:
+    """The arguments the configs' pre_hooks may reset, and those they only rebind in their dict; None when
+    some hook's code is not in view."""
     names: set[str] = set()
-    for node in walk(autotune.node) if autotune.node is not None else ():
-        if isinstance(node, ast.Call) and model.qualify(node.func) == CONFIG:
-            hook = next((k.value for k in node.keywords if k.arg == "pre_hook"), None)
-            body = _hook_body(model, hook) if hook is not None else None
-            if body is not None:
-                rebinding = _rebinding(body)
-                names |= {n.value for n in walk(body) if isinstance(n, ast.Constant) and isinstance(n.value, str)
-                          and id(n) in rebinding}
-    return names
-
-
-def _reset_by_hooks(model: ModuleModel, autotune: Autotune) -> set[str] | None:
-    """Arguments the configs' pre_hooks may reset; None when some hook's code is not in view."""
-    names: set[str] = set()
+    rebound: set[str] = set()
     seen = False
     for node in walk(autotune.node) if autotune.node is not None else ():
         if isinstance(node, ast.Call) and model.qualify(node.func) == CONFIG:
@@ -93,11 +70,12 @@ def _reset_by_hooks(model: ModuleModel, autotune: Autotune) -> set[str] | None:
                 found = _hook_names(model, hook)
                 if found is None:
                     return None
-                names |= found
+                names |= found[0]
+                rebound |= found[1]
                 seen = True
     if any(c.has_pre_hook for c in autotune.configs or ()) and not seen:
         return None  # a hook the walk above did not see (configs from a helper function)
-    return names
+    return names, rebound
 
 
 def _listed(model: ModuleModel, autotune: Autotune, keyword: str) -> list[str] | None:
@@ -196,10 +174,11 @@ def autotune_side_effects(ctx: MatchContext) -> Verdict | None:
         return None  # configs read from an object or a parameter: their pre_hooks may reset the buffer
     if "pre_hook" in ctx.file.text and (autotune.configs is None or autotune.has_prune):
         return None  # configs built (or pruned) by code that may attach a pre_hook resetting the buffer
-    hooked = _reset_by_hooks(ctx.model, autotune)
+    hooks = _hooked(ctx.model, autotune)
     reset, restore = _listed(ctx.model, autotune, "reset_to_zero"), _listed(ctx.model, autotune, "restore_value")
-    if hooked is None or reset is None or restore is None:
+    if hooks is None or reset is None or restore is None:
         return None
+    hooked, rebound_names = hooks
     pointers = {p.name for p in kernel.params if not p.is_constexpr}
     # An argument in reset_to_zero is zeroed before every run, the real one included: its atomics and its
     # in-place updates (an accumulator the caller zero-fills, read and written back) start from the same zeros.
@@ -225,7 +204,7 @@ def autotune_side_effects(ctx: MatchContext) -> Verdict | None:
     if restore_names:
         notes.append(("Likewise, " if reset_names else benchmarks) + "each run applies the in-place update again to "
                      f"what the one before left ({evidence.fixture_phrase(IN_PLACE)}).")
-    rebound = [p.name for p in kernel.params if p.name in _rebound_by_hooks(ctx.model, autotune) and p.name in in_place | set(reset_names)]
+    rebound = [p.name for p in kernel.params if p.name in rebound_names and p.name in in_place | set(reset_names)]
     if rebound:
         notes.append("The configs' pre_hook only rebinds " + ", ".join(f"`{n}`" for n in rebound) + " in its dict "
                      "(`nargs[name] = ...clone()`): the kernel still runs on the caller's tensors, so nothing is "

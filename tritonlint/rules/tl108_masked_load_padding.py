@@ -100,9 +100,14 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     if not covered:
         return None
 
+    statuses: dict[tuple[int, str, bool], bool | None] = {}  # each fill is judged at a reduction once
+
     def status(reach: Reach, with_fill: str, siblings_too: bool = False) -> bool | None:
-        lanes = analysis.lanes(analysis.reduced(reach.call), call, with_fill, siblings_too, reach)  # type: ignore[arg-type]
-        return satisfies(lanes, reach.needs, reach.nonnegative)
+        key = (id(reach), with_fill, siblings_too)
+        if key not in statuses:
+            lanes = analysis.lanes(analysis.reduced(reach.call), call, with_fill, siblings_too, reach)  # type: ignore[arg-type]
+            statuses[key] = satisfies(lanes, reach.needs, reach.nonnegative)
+        return statuses[key]
 
     # A wrong fill is harmless where the result cannot show it: a 0 fill before a max that a running
     # maximum started at 0 absorbs, a max (min) that only decides an early `return` on the side more lanes
@@ -230,13 +235,12 @@ def _partners_feeding(analysis: PaddedLanes, call: ast.Call, reach: Reach, funct
     if feeding is None or id(call) not in feeding:
         return None
     mask = load_argument(call, 1, "mask")
+    fed = [n for n in walk(function) if isinstance(n, ast.Call) and id(n) in feeding and n is not call]
     partners = [p for p in analysis.filled_alike(call, function) if id(p) in feeding]
-    per_row = [n for n in walk(function) if isinstance(n, ast.Call) and id(n) in feeding
-               and analysis.constant_along(n, call, reach)]
-    across = [n for n in walk(function) if isinstance(n, ast.Call) and id(n) in feeding and n is not call
-              and n not in partners and n not in per_row and folded and not (
-                  analysis.shares_lanes(load_argument(n, 1, "mask"), mask)
-                  or analysis.off_wherever(load_argument(n, 1, "mask"), mask))]
+    per_row = [n for n in fed if analysis.constant_along(n, call, reach)]
+    across = [n for n in fed if folded and n not in partners and n not in per_row
+              and not (analysis.shares_lanes(load_argument(n, 1, "mask"), mask)
+                       or analysis.off_wherever(load_argument(n, 1, "mask"), mask))]
     if len(partners) + len(per_row) + len(across) != len(feeding) - 1 \
             or any((p.lineno, p.col_offset) < (call.lineno, call.col_offset) for p in partners):
         return None

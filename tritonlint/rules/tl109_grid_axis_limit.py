@@ -11,7 +11,7 @@ from tritonlint import evidence
 from tritonlint.analysis.host import HostScope
 from tritonlint.analysis.launches import bind_launch
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
-from tritonlint.analysis.provenance import Origin, Provenance, grid_axes, large_count, sequence_length
+from tritonlint.analysis.provenance import Origin, Provenance, grid_axes, large_count, sequence_count, sequence_length
 from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
 
 _DECODE = re.compile(r"decod|single_query", re.IGNORECASE)  # decode, decoding; vLLM v1's single-query attention
@@ -113,8 +113,7 @@ def _declared_longest(model: ModuleModel) -> int | None:
 def _within_declared_length(launch: Launch, count: Origin) -> bool:
     """The count is a sequence length and the module declares the model's longest sequence below the limit."""
     longest = _declared_longest(launch.provenance.host.model)
-    is_sequence = sequence_length(count) or any("seq" in name.lower() for name in count.names[:1])
-    return bool(is_sequence) and longest is not None and longest <= AXIS_LIMIT
+    return sequence_count(count) and longest is not None and longest <= AXIS_LIMIT
 
 
 EXEMPTIONS: tuple[Exemption, ...] = (
