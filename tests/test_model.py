@@ -50,6 +50,14 @@ def test_reexported_triton_under_its_conventional_names():
     assert q("tl_helpers.x") == "mylib.tl_helpers.x"
 
 
+def test_triton_helpers_from_a_module_that_reexports_tl_are_tritons():
+    model = build("from gym.tri import tl, jit, cdiv\nfrom numba import jit as numba_jit\nfrom gym.tri import Challenge")
+    q = lambda src: model.qualify(ast.parse(src, mode="eval").body)
+    assert q("jit") == "triton.jit" and q("cdiv") == "triton.cdiv"
+    assert q("numba_jit") == "numba.jit"  # no `tl` beside it
+    assert q("Challenge") == "gym.tri.Challenge"  # not a Triton name
+
+
 def test_stacked_decorators_params_and_autotune():
     model = build("""
         import triton

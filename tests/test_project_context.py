@@ -148,3 +148,13 @@ def test_a_kernel_launched_only_through_wrap_triton_is_judged_from_that_launch(r
     without = WRAPPED.replace("wrap_triton(rowsum_kernel)[", "helper(rowsum_kernel)[")
     (unseen,) = lint_code(without, rules, select=["TL006"]).diagnostics
     assert unseen.severity == "info"
+
+
+def test_a_decorator_reexported_by_a_project_module_is_resolved_and_followed_when_it_changes(tmp_path):
+    (tmp_path / "compat.py").write_text("from triton import jit\n")
+    (tmp_path / "k.py").write_text("import triton.language as tl\nfrom compat import jit\n\n"
+                                   "@jit\ndef k(x_ptr):\n    pid = tl.program_id(3)\n")
+    for expected in (["TL111"], []):  # the cached result follows compat.py
+        result = run_cli("check", "--select", "TL111", "--output-format", "json", "--exit-zero", "k.py", cwd=tmp_path)
+        assert [code for _, code in _findings(result)] == expected, result.stderr
+        (tmp_path / "compat.py").write_text("from numba import jit\n")

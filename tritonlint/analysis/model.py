@@ -37,6 +37,7 @@ _CANONICAL_PREFIXES = (
 )
 # Files that use these names without binding them (star imports, shared preambles) mean Triton by them.
 _CONVENTIONAL = {"tl": "triton.language", "triton": "triton"}
+_SHIM_EXPORTS = frozenset({"jit", "autotune", "heuristics", "Config", "cdiv", "next_power_of_2"})
 # A recurrent state or its cache (`cache`, `conv_state`, `ssm_states_ptr`), one slot per sequence; not a KV
 # cache, whose slots are tokens.
 _STATE_WORDS = frozenset({"cache", "caches", "state", "states"})
@@ -212,6 +213,7 @@ class ModuleModel:
         self.dotted_imports: set[str] = set()  # dotted names imported, as written, where namespaces are known
         self.star_modules: list[str] = []  # modules imported with `from m import *`, in order
         self._star_names: dict[str, str | None] = {}
+        self._reexports: dict[str, str] = {}  # see _reexported
         self.tree = tree
         self.module = module
         self.path = path
@@ -265,10 +267,17 @@ class ModuleModel:
                     else:
                         self.imports.setdefault(alias.asname or alias.name, self._module_of(f"{base}.{alias.name}"))
         # A package's re-export of Triton under its conventional name (`from vllm.triton_utils import tl,
-        # triton`) is Triton itself.
+        # triton`) is Triton itself, and so are Triton's decorators and helpers imported from that module
+        # under their own names (`from gym.tri import tl, jit`): a numba or jax `jit` comes without a `tl`.
+        shims = set()
         for name, target in self.imports.items():
             if name in _CONVENTIONAL and target.endswith(f".{name}") and not target.startswith("triton."):
                 self.imports[name] = _CONVENTIONAL[name]
+                shims.add(target.rpartition(".")[0])
+        for name, target in self.imports.items():
+            module, _, attribute = target.rpartition(".")
+            if module in shims and attribute == name and name in _SHIM_EXPORTS:
+                self.imports[name] = f"triton.{name}"
 
     def _module_of(self, imported: str) -> str:
         """An imported dotted name with a project module's name as a namespace package replaced by the module's
@@ -293,6 +302,18 @@ class ModuleModel:
             self._star_names[name] = found
         return self._star_names[name]
 
+    def _reexported(self, dotted: str) -> str:
+        """`pkg.compat.jit` where the project's `pkg/compat.py` imports `jit` itself names what that import
+        names (`triton.jit`); one level deep, as the imported module's own imports are not followed."""
+        if self.imported is None or dotted.startswith(("triton.", "torch.")):
+            return dotted
+        if dotted not in self._reexports:
+            module, _, name = dotted.rpartition(".")
+            other = self.imported(module, name) if module else None
+            found = other.qualify(ast.Name(name)) if other is not None and name in other.imports else None
+            self._reexports[dotted] = found or dotted
+        return self._reexports[dotted]
+
     def _absolute_module(self, node: ast.ImportFrom) -> str | None:
         if not node.level:
             return node.module
@@ -308,7 +329,7 @@ class ModuleModel:
         """Dotted, canonical name of a Name/Attribute chain: `tl.static_range` -> triton.language.static_range."""
         if isinstance(node, ast.Name):
             if node.id in self.imports:
-                return canonical(self.imports[node.id])
+                return self._reexported(canonical(self.imports[node.id]))
             if node.id in self.local_names:
                 return f"{self.module}.{node.id}"
             return self._star_name(node.id) or _CONVENTIONAL.get(node.id)
