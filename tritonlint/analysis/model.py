@@ -305,6 +305,7 @@ class ModuleModel:
     def _reexported(self, dotted: str) -> str:
         """`pkg.compat.jit` where the project's `pkg/compat.py` imports `jit` itself names what that import
         names (`triton.jit`); one level deep, as the imported module's own imports are not followed."""
+        dotted = canonical(dotted) or dotted
         if self.imported is None or dotted.startswith(("triton.", "torch.")):
             return dotted
         if dotted not in self._reexports:
@@ -329,7 +330,7 @@ class ModuleModel:
         """Dotted, canonical name of a Name/Attribute chain: `tl.static_range` -> triton.language.static_range."""
         if isinstance(node, ast.Name):
             if node.id in self.imports:
-                return self._reexported(canonical(self.imports[node.id]))
+                return self._reexported(self.imports[node.id])
             if node.id in self.local_names:
                 return f"{self.module}.{node.id}"
             return self._star_name(node.id) or _CONVENTIONAL.get(node.id)
