@@ -402,6 +402,15 @@ class PaddedLanes:
             return self._products.setdefault(id(call), ast.BinOp(left=a, op=ast.Mult(), right=b))
         return load_argument(call, 0, "input")
 
+    def _folds_along(self, call: ast.Call, axis: ast.expr | None) -> bool:
+        """`call` is a sum, max or min along `axis` (the same text) or along every axis."""
+        name = self.model.qualify(call.func)
+        if name not in NEEDS and not (name is None and isinstance(call.func, ast.Attribute)
+                                      and call.func.attr in METHOD_NEEDS):
+            return False
+        own = self._axis(call)
+        return own is None or (axis is not None and ast.unparse(own) == ast.unparse(axis))
+
     def _axis(self, call: ast.Call) -> ast.expr | None:
         method = self.model.qualify(call.func) is None and isinstance(call.func, ast.Attribute)
         return load_argument(call, 0 if method else 1, "axis")
@@ -911,10 +920,13 @@ class PaddedLanes:
         that reduction folds into rows it keeps."""
         return _Evaluation(self, load, fill, siblings_too, reach).of(expr)
 
-    def loads_feeding(self, expr: ast.expr) -> set[int] | None:
+    def loads_feeding(self, expr: ast.expr, folded_by: ast.Call | None = None) -> set[int] | None:
         """The loads (their call ids) whose values `expr` is computed from, through local names and their
         every definition; None where a value comes from somewhere the flow does not show (a loop-carried
-        name's other definitions are followed, a helper's result is not: None)."""
+        name's other definitions are followed, a helper's result is not: None). With `folded_by`, a reduction,
+        the values of reductions along its axis or along every axis are left out: a row's statistic (a first
+        pass's `tl.max(x, axis=0)`) is one value along the lanes `folded_by` folds."""
+        axis = None if folded_by is None else self._axis(folded_by)
         found: set[int] = set()
         pending: list[ast.AST] = [expr]
         seen: set[int] = set()
@@ -927,6 +939,9 @@ class PaddedLanes:
             # feed where it reads, not what its masked-off lanes hold.
             addresses = {id(n) for sub in walk(node) if isinstance(sub, ast.Call) and self.model.qualify(sub.func) == LOAD
                          for argument in (*sub.args, *sub.keywords) for n in walk(argument)}
+            if folded_by is not None:
+                addresses |= {id(n) for sub in walk(node) if isinstance(sub, ast.Call) and sub is not folded_by
+                              and self._folds_along(sub, axis) for n in walk(sub) if n is not sub}
             for sub in walk(node):
                 if id(sub) in addresses:
                     continue

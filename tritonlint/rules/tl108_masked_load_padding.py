@@ -230,8 +230,9 @@ def _partners_feeding(analysis: PaddedLanes, call: ast.Call, reach: Reach, funct
     """Where the value `reach` reduces is computed from this load, and perhaps from loads that turn off the same
     lanes and pad them with the same constant, of which this one comes first, and from rows' parameters (real
     on those lanes; `folded`: also any load that turns off none of them, such as a query row that a dot product
-    along the features folds in): the loads padded alike, and those rows' parameters. Else None."""
-    feeding = analysis.loads_feeding(analysis.reduced(reach.call) or call)
+    along the features folds in): the loads padded alike, and those rows' parameters. Else None. Statistics of
+    a row reduced along the same axis (a first pass's max) are rows' parameters too, not loads read here."""
+    feeding = analysis.loads_feeding(analysis.reduced(reach.call) or call, folded_by=reach.call)
     if feeding is None or id(call) not in feeding:
         return None
     mask = load_argument(call, 1, "mask")
