@@ -303,8 +303,8 @@ class ModuleModel:
         return self._star_names[name]
 
     def _reexported(self, dotted: str) -> str:
-        """`pkg.compat.jit` where the project's `pkg/compat.py` imports `jit` itself names what that import
-        names (`triton.jit`); one level deep, as the imported module's own imports are not followed."""
+        """`pkg.compat.jit` where the project's `pkg/compat.py` imports `jit` from Triton is `triton.jit`; one
+        level deep, as the imported module's own imports are not followed."""
         dotted = canonical(dotted) or dotted
         if self.imported is None or dotted.startswith(("triton.", "torch.")):
             return dotted
@@ -312,7 +312,8 @@ class ModuleModel:
             module, _, name = dotted.rpartition(".")
             other = self.imported(module, name) if module else None
             found = other.qualify(ast.Name(name)) if other is not None and name in other.imports else None
-            self._reexports[dotted] = found or dotted
+            # Only Triton's own names: the project's kernels are found through re-exports by the launch index.
+            self._reexports[dotted] = found if found is not None and found.startswith("triton.") else dotted
         return self._reexports[dotted]
 
     def _absolute_module(self, node: ast.ImportFrom) -> str | None:

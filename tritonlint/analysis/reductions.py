@@ -565,8 +565,20 @@ class PaddedLanes:
     def mask_axes_of_operand(self, expr: ast.expr) -> frozenset[int] | None:
         index = self.indices.of(expr)
         if index.rank == 0:
-            return frozenset() if index.regular or isinstance(expr, ast.Name) else None
+            return frozenset() if index.regular or isinstance(expr, ast.Name) or self._scalar_data(expr) else None
         return frozenset({0}) if index.rank == 1 else index.axes
+
+    def _scalar_data(self, expr: ast.expr) -> bool:
+        """`expr` is computed from loads at scalar addresses only (a CSR row's `nnz = tl.load(indptr + row + 1) -
+        tl.load(indptr + row)`): one value for every lane, where the index analysis sees data of unknown rank."""
+        feeding = self.loads_feeding(expr)
+        if not feeding:
+            return False
+        loads = [n for n in walk(self.flow.function) if isinstance(n, ast.Call) and id(n) in feeding]
+        return len(loads) == len(feeding) and all(
+            (pointer := load_pointer(n)) is not None and self.indices.of(pointer).rank == 0
+            and not any(isinstance(m, ast.Call) and self.model.qualify(m.func) == LOAD for m in walk(pointer))
+            for n in loads)
 
     def same_mask(self, a: ast.expr | None, b: ast.expr | None) -> bool:
         if a is None or b is None:
