@@ -30,8 +30,12 @@ from tritonlint.prefilter import Requirement, Token, disjoin
 
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)+")
 # A test that picks code by what the installed Triton offers: the use under it is written for that case.
-_GUARD = re.compile(r"\bhasattr\s*\(|version|VERSION|\bHAS_|\bhas_|_AVAILABLE|_available|\bsupports?_|\bis_triton"
-                    r"|TRITON_\d|triton_\d|_ge_\d|_lt_\d")
+# A `HAS_*` flag counts where it names what a Triton or a GPU offers (`HAS_TMA`, `has_tensor_descriptor`), not a
+# kernel's mode (`HAS_BIAS`, `HAS_FULL_BLOCKS`: an input's property, under which the use runs on every version).
+_GUARD = re.compile(r"\bhasattr\s*\(|version|VERSION|_AVAILABLE|_available|\bsupports?_|\bis_triton"
+                    r"|TRITON_\d|triton_\d|_ge_\d|_lt_\d"
+                    r"|\b(HAS|has)_\w*(TMA|tma|DESC|desc|TRITON|triton|BLOCK_PTR|block_ptr|WGMMA|wgmma|HOPPER|hopper"
+                    r"|BLACKWELL|blackwell|SM\d|sm\d|API|api|NEW|new|NATIVE|native)")
 # A test of Triton's mere presence (`if _triton_available:`, `if HAS_TRITON:`): it guards the import, not a version.
 _PRESENCE = re.compile(r"^(not\s+)?_*(has_?triton|triton_?(is_)?(available|installed)|is_triton_(available|installed)"
                        r"(\(\))?)$", re.IGNORECASE)
