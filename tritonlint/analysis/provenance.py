@@ -55,23 +55,28 @@ def _literal_int(node: ast.expr) -> int | None:
 FEW_VALUES = 64  # an upper bound this small leaves few distinct values (few compilations)
 
 
-def _asserted_bounds(test: ast.expr, constant: Callable[[ast.expr], int | None]) -> set[str]:
-    """Names that an assert's test bounds from above by a literal or module constant of at most FEW_VALUES:
-    `m <= 8`, `2 <= m <= 8`, `m < MAX_M`, `batch_size == 1`, also within `and`."""
+def _asserted_bounds(test: ast.expr, constant: Callable[[ast.expr], int | None]) -> dict[str, int]:
+    """Names that an assert's test bounds from above by a literal or module constant, with the bound: `m <= 8`,
+    `2 <= m <= 8`, `m < MAX_M` (the bound less one), `batch_size == 1`, also within `and`."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-        return set().union(*(_asserted_bounds(v, constant) for v in test.values))
+        found: dict[str, int] = {}
+        for value in test.values:
+            for name, bound in _asserted_bounds(value, constant).items():
+                found[name] = min(bound, found.get(name, bound))
+        return found
     if not isinstance(test, ast.Compare):
-        return set()
-    found = set()
+        return {}
+    found = {}
     operands = [test.left, *test.comparators]
     for op, left, right in zip(test.ops, operands, operands[1:]):
         pairs = [(left, right)] if isinstance(op, (ast.Lt, ast.LtE)) else \
             [(right, left)] if isinstance(op, (ast.Gt, ast.GtE)) else \
             [(left, right), (right, left)] if isinstance(op, ast.Eq) else []
         for small, large in pairs:
-            bound = constant(large)
-            if isinstance(small, ast.Name) and bound is not None and bound <= FEW_VALUES:
-                found.add(small.id)
+            limit = constant(large)
+            if isinstance(small, ast.Name) and limit is not None:
+                limit -= isinstance(op, (ast.Lt, ast.Gt))
+                found[small.id] = min(limit, found.get(small.id, limit))
     return found
 
 
@@ -79,17 +84,30 @@ def _exits(body: list[ast.stmt]) -> bool:
     return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
 
 
-def _guarded_bounds(test: ast.expr, constant: Callable[[ast.expr], int | None]) -> set[str]:
+def _guarded_bounds(test: ast.expr, constant: Callable[[ast.expr], int | None]) -> dict[str, int]:
     """Names bounded like an assert by an early exit `if m > 8: return ...` (also `if m < 2 or m > 8:`):
     past the guard the test is false."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
-        return set().union(*(_guarded_bounds(v, constant) for v in test.values))
+        found: dict[str, int] = {}
+        for value in test.values:
+            for name, bound in _guarded_bounds(value, constant).items():
+                found[name] = min(bound, found.get(name, bound))
+        return found
     if not isinstance(test, ast.Compare) or len(test.ops) != 1:
-        return set()
+        return {}
     negated = {ast.Gt: ast.LtE, ast.GtE: ast.Lt, ast.Lt: ast.GtE, ast.LtE: ast.Gt, ast.NotEq: ast.Eq}.get(type(test.ops[0]))
     if negated is None:
-        return set()
+        return {}
     return _asserted_bounds(ast.Compare(left=test.left, ops=[negated()], comparators=test.comparators), constant)
+
+
+def _few(bounds: dict[str, int]) -> set[str]:
+    return {name for name, bound in bounds.items() if bound <= FEW_VALUES}
+
+
+def _tightest(into: dict[str, int], bounds: dict[str, int]) -> None:
+    for name, bound in bounds.items():
+        into[name] = min(bound, into.get(name, bound))
 
 
 def _label_choice(host: HostScope, test: ast.expr) -> tuple[ast.expr, bool]:
@@ -155,19 +173,19 @@ class Provenance:
         # M, K = x.shape -> M: (x, 0, False, False, ("K",))
         self.unpacked: dict[str, tuple[ast.expr, int, bool, bool, tuple[str, ...]]] = {}
         self.unpacked_strides: dict[str, tuple[ast.expr, int]] = {}  # s_b, s_t = x.stride() -> s_t: (x, 1)
-        # names an assert, or an early exit of the function, bounds by a small literal or module constant
-        # (`assert 2 <= m <= 8`, `assert m <= MAX_M`)
-        self.asserted: set[str] = set()
+        # names an assert, or an early exit of the function, bounds by a literal or module constant, with the
+        # bound (`assert 2 <= m <= 8`, `assert m <= MAX_M`); `asserted`: those bounded by a small one
+        self.bounds: dict[str, int] = {}
         root = host.node or host.model.tree
         if host.node is not None:
             for statement in host.node.body:
                 if isinstance(statement, ast.If) and _exits(statement.body) and not statement.orelse:
-                    self.asserted |= _guarded_bounds(statement.test, self._constant)
-        # names a branch bounds where it runs (`if m > 1: ... else: launch(m)`): (first line, last line, names)
-        self.branch_bounds: list[tuple[int, int, set[str]]] = []
+                    _tightest(self.bounds, _guarded_bounds(statement.test, self._constant))
+        # names a branch bounds where it runs (`if m > 1: ... else: launch(m)`): (first line, last line, bounds)
+        self.branch_bounds: list[tuple[int, int, dict[str, int]]] = []
         for node in walk(root):
             if isinstance(node, ast.Assert):
-                self.asserted |= _asserted_bounds(node.test, self._constant)
+                _tightest(self.bounds, _asserted_bounds(node.test, self._constant))
             if isinstance(node, ast.If) and host.node is not None:
                 test, flipped = _label_choice(host, node.test)
                 bounds = (_asserted_bounds(test, self._constant), _guarded_bounds(test, self._constant))
@@ -190,6 +208,7 @@ class Provenance:
                     for index, element in enumerate(node.targets[0].elts):
                         if isinstance(element, ast.Name):
                             self.unpacked_strides[element.id] = (strided, index)
+        self.asserted = _few(self.bounds)
         self.subscript_text: dict[str, str] = {}  # B = x.shape[0] -> B: "x.shape[0]", read as an unpacking
         self._subscripts_as_unpacking()
 
@@ -242,6 +261,17 @@ class Provenance:
             return None
         dim = _literal_int(index)
         return (ast.unparse(tensor), dim) if dim is not None else None
+
+    def token_rows(self, tensor: str) -> bool:
+        """The tensor's shape is unpacked whole and every dimension after its first is one token's features (a
+        head count, head dimension, hidden or embedding size: `n, num_heads, head_size = x.shape`), so one step
+        of its leading dimension, `stride(0)`, is one token's width."""
+        inner = [(name, index, last) for name, (source, index, last, _, _) in self.unpacked.items()
+                 if ast.unparse(source) == tensor and index >= 1]
+        if not inner or not any(last for _, _, last in inner) \
+                or sorted(index for _, index, _ in inner) != list(range(1, len(inner) + 1)):
+            return False
+        return all(feature_width(self.origin(ast.Name(name))) or small_item(name) for name, _, _ in inner)
 
     @classmethod
     def of(cls, host: HostScope) -> Provenance:
@@ -322,9 +352,17 @@ class Provenance:
     def _bounded_by_branch(self, node: ast.Name) -> bool:
         """The read lies in a branch whose test bounds the name by a small constant, and the name is bound once
         (a parameter, or one assignment above the test)."""
-        if len(self.host.values.get(node.id, ())) != 1 or not hasattr(node, "lineno"):
-            return False
-        return any(first <= node.lineno <= last and node.id in names for first, last, names in self.branch_bounds)
+        bound = self.upper_bound(node.id, node, branches_only=True)
+        return bound is not None and bound <= FEW_VALUES
+
+    def upper_bound(self, name: str, at: ast.AST, branches_only: bool = False) -> int | None:
+        """The smallest constant that an assert, an early exit or the branches around `at` bound the name by,
+        where the name is bound once (a parameter, or one assignment above the test); None where none does."""
+        if len(self.host.values.get(name, ())) != 1 or not hasattr(at, "lineno"):
+            return None
+        found = [] if branches_only or name not in self.bounds else [self.bounds[name]]
+        found += [names[name] for first, last, names in self.branch_bounds if first <= at.lineno <= last and name in names]
+        return min(found) if found else None
 
     def _constant(self, node: ast.expr, depth: int = 0) -> int | None:
         if isinstance(node, ast.Name) and depth < 4 and (local := self.host.value_of(node.id)) is not None:

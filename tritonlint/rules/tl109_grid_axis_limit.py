@@ -116,6 +116,12 @@ def _within_declared_length(launch: Launch, count: Origin) -> bool:
     return sequence_count(count) and longest is not None and longest <= AXIS_LIMIT
 
 
+def _bounded_at_launch(launch: Launch, count: Origin) -> bool:
+    """A test around the launch, an assert or an early exit bounds the count's name by a constant within the limit."""
+    bound = launch.provenance.upper_bound(count.names[0], launch.site.node) if count.names else None
+    return bound is not None and bound <= AXIS_LIMIT
+
+
 EXEMPTIONS: tuple[Exemption, ...] = (
     Exemption("one-tile-spans-count", "the same count, bucketed by `triton.next_power_of_2` or passed itself to a "
               "constexpr the kernel takes as a tile size, is also a tile size of the launch (`grid = (B, "
@@ -136,6 +142,9 @@ EXEMPTIONS: tuple[Exemption, ...] = (
               "of a shape unpacking) and the module binds the model's longest sequence to a literal of at most "
               "65,535 (`l_max = 32768`, `self.max_seq_len = 4096`, `max_position_embeddings = 2048`): the model "
               "is built for no longer input", _within_declared_length),
+    Exemption("bounded-where-launched", "an `if` around the launch, an assert or an early exit bounds the count by a "
+              "constant of at most 65,535 (`if num_tokens <= 256:` with the larger inputs launched another way in "
+              "the `else`)", _bounded_at_launch),
 )
 
 
