@@ -50,6 +50,24 @@ def test_reexported_triton_under_its_conventional_names():
     assert q("tl_helpers.x") == "mylib.tl_helpers.x"
 
 
+def test_a_module_name_bound_to_none_or_an_imported_module_is_that_module():
+    model = build("""
+        _triton = None
+        try:
+            import triton
+            _triton = triton
+        except ImportError:
+            pass
+        other = None
+        if True:
+            other = triton
+            other = len
+    """)
+    q = lambda src: model.qualify(ast.parse(src, mode="eval").body)
+    assert q("_triton.jit") == "triton.jit"
+    assert q("other.jit") == "pkg.mod.other.jit"  # bound to two names: not known
+
+
 def test_triton_helpers_from_a_module_that_reexports_tl_are_tritons():
     model = build("from gym.tri import tl, jit, cdiv\nfrom numba import jit as numba_jit\nfrom gym.tri import Challenge")
     q = lambda src: model.qualify(ast.parse(src, mode="eval").body)

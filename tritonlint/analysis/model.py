@@ -278,6 +278,11 @@ class ModuleModel:
             module, _, attribute = target.rpartition(".")
             if module in shims and attribute == name and name in _SHIM_EXPORTS:
                 self.imports[name] = f"triton.{name}"
+        # The optional-import idiom (`_triton = None`, then `_triton = triton` in a `try`): the name is the module.
+        for name, values in _optional_aliases(self.tree).items():
+            modules = {v.id for v in values if isinstance(v, ast.Name)}
+            if name not in self.imports and len(modules) == 1 and (module := modules.pop()) in self.imports:
+                self.imports[name] = self.imports[module]
 
     def _module_of(self, imported: str) -> str:
         """An imported dotted name with a project module's name as a namespace package replaced by the module's
@@ -819,6 +824,26 @@ def _unparse(node: ast.expr) -> str:
     if isinstance(node, ast.Constant) and (node.value is None or type(node.value) in (bool, int)) and node.kind is None:
         return repr(node.value)
     return ast.unparse(node)
+
+
+def _optional_aliases(tree: ast.Module) -> dict[str, list[ast.expr]]:
+    """Module-level names whose every binding is a plain assignment of None or of a name (in any block of the
+    module's statements, not in functions or classes): their values."""
+    counts: dict[str, int] = {}
+    for stmt in tree.body:
+        for name, _ in _bound_names(stmt):
+            counts[name] = counts.get(name, 0) + 1
+    values: dict[str, list[ast.expr]] = {}
+    pending: list[ast.stmt] = list(tree.body)
+    while pending:
+        stmt = pending.pop()
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            values.setdefault(stmt.targets[0].id, []).append(stmt.value)
+        elif isinstance(stmt, (ast.If, ast.Try, ast.With)):
+            pending += [c for c in ast.iter_child_nodes(stmt) if isinstance(c, ast.stmt)]
+            pending += [c for handler in getattr(stmt, "handlers", ()) for c in handler.body]
+    return {name: found for name, found in values.items() if len(found) == counts.get(name) and all(
+        isinstance(v, ast.Name) or isinstance(v, ast.Constant) and v.value is None for v in found)}
 
 
 def _bound_names(stmt: ast.stmt) -> Iterator[tuple[str, ast.expr | None]]:

@@ -196,12 +196,15 @@ def _within_one_item(host: HostScope, products: list[Product], strides: Strides)
     `s_t` of `s_b, s_t, s_h = x.stride()`: a row of one sequence, whose elements real inputs keep below 2^31,
     however large the count on the axis), a stride of a rotary cos/sin table (small whole), or, times the
     program id itself (`seq_id * hidden`, not `(b * S + seq_id) * hidden`), one token's feature width (below
-    32,768, so the product stays below 2^31). The leading dimension's own index is the product to watch."""
+    32,768, so the product stays below 2^31): named so, or the leading stride of a tensor whose other
+    dimensions are all one token's features (`x.stride(0)` of `n, heads, head_size = x.shape`). The leading
+    dimension's own index is the product to watch."""
     provenance = Provenance.of(host)
 
     def bounded(product: Product, value: ast.expr | None, stride: tuple[str, int] | None) -> bool:
         if stride is not None:
-            return stride[1] >= 1 or rotary_table(stride[0])
+            return stride[1] >= 1 or rotary_table(stride[0]) \
+                or (product.bare and stride[1] == 0 and provenance.token_rows(stride[0]))
         return product.bare and value is not None and feature_width(provenance.origin(value))
     return all(bounded(product, value, stride) for product, (value, stride) in zip(products, strides))
 
