@@ -443,3 +443,36 @@ def test_where_no_fill_is_shown_right_the_first_step_is_the_fill_right_at_most_r
         """)
     [found] = lint_code(code, RULES).diagnostics
     assert "which needs `other=0.0`" in found.message
+
+
+CAUSAL_ONLY_HERE = textwrap.dedent("""\
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def scores_max(q_ptr, k_ptr, o_ptr, n, causal: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, D: tl.constexpr):
+        rows = tl.program_id(0) * BM + tl.arange(0, BM)
+        cols = tl.arange(0, BN)
+        d = tl.arange(0, D)
+        q = tl.load(q_ptr + rows[:, None] * D + d[None, :], mask=rows[:, None] < n, other=0.0)
+        k = tl.load(k_ptr + cols[:, None] * D + d[None, :], mask=cols[:, None] < n, other=0.0)
+        s = tl.dot(q, tl.trans(k))
+        if causal:
+            s = tl.where(rows[:, None] >= cols[None, :], s, float("-inf"))
+        tl.store(o_ptr + rows, tl.max(s, 1), mask=rows < n)
+
+    def run(q, k, o):
+        scores_max[(1,)](q, k, o, q.shape[0], causal=CAUSAL, BM=64, BN=64, D=64)
+    """)
+
+
+@pytest.mark.parametrize("causal, reported", [("True", False), ("False", True), ("flag", True)])
+def test_a_constexpr_flag_is_judged_for_the_values_the_launches_pass(causal, reported):
+    code = CAUSAL_ONLY_HERE.replace("causal=CAUSAL", f"causal={causal}")
+    if causal == "flag":
+        code = code.replace("def run(q, k, o):", "def run(q, k, o, flag):")
+    findings = lint_code(code, RULES).diagnostics
+    assert bool(findings) is reported
+    if reported:
+        (finding,) = findings
+        assert "`causal` = False" in " ".join(finding.notes) and finding.fix is None

@@ -402,14 +402,55 @@ class PaddedLanes:
             return self._products.setdefault(id(call), ast.BinOp(left=a, op=ast.Mult(), right=b))
         return load_argument(call, 0, "input")
 
-    def _folds_along(self, call: ast.Call, axis: ast.expr | None) -> bool:
-        """`call` is a sum, max or min along `axis` (the same text) or along every axis."""
+    def _folds_to_one_value(self, call: ast.Call) -> bool:
+        """`call` is a sum, max or min to one value (a row's statistic of a first pass over 1-D blocks, or of
+        nested sums over a 2-D tile), the same for every lane."""
         name = self.model.qualify(call.func)
         if name not in NEEDS and not (name is None and isinstance(call.func, ast.Attribute)
                                       and call.func.attr in METHOD_NEEDS):
             return False
-        own = self._axis(call)
-        return own is None or (axis is not None and ast.unparse(own) == ast.unparse(axis))
+        return self.value_rank(call) == 0
+
+    def value_rank(self, expr: ast.expr, depth: int = 0) -> int | None:
+        """The number of dimensions of a value, from its loads' tiles, `tl.zeros`/`tl.full` shapes, broadcasts
+        and reductions, through local names; None where it cannot be told."""
+        if depth > 12:
+            return None
+        if isinstance(expr, ast.Constant):
+            return 0
+        if isinstance(expr, ast.Name):
+            definitions = self.flow.reaching(expr)
+            ranks = [self.value_rank(d.value, depth + 1) if d.kind in ("assign", "augassign") and d.value is not None
+                     else None for d in definitions]
+            return max(ranks) if ranks and None not in ranks else None  # type: ignore[type-var]
+        if isinstance(expr, ast.Subscript):
+            inner = self.value_rank(expr.value, depth + 1)
+            return inner + 1 if inner is not None and broadcast_axis(expr) is not None else None
+        if isinstance(expr, (ast.BinOp, ast.UnaryOp)):
+            parts = [self.value_rank(e, depth + 1) for e in ((expr.left, expr.right) if isinstance(expr, ast.BinOp)
+                                                            else (expr.operand,))]
+            return max(parts) if None not in parts else None  # type: ignore[type-var]
+        if not isinstance(expr, ast.Call):
+            return None
+        name = self.model.qualify(expr.func)
+        if name == LOAD:
+            axes = self._load_axes(expr)
+            return axes.rank if axes is not None and axes.rank else None
+        if name in (f"{TL}.zeros", f"{TL}.full") and expr.args and isinstance(expr.args[0], (ast.Tuple, ast.List)):
+            return len(expr.args[0].elts)
+        if self.reduction_needs(expr) is not None and name != DOT:
+            if self._axis(expr) is None:
+                return 0
+            reduced = self.reduced(expr)
+            inner = self.value_rank(reduced, depth + 1) if reduced is not None else None
+            return inner - 1 if inner else None
+        if name is None and isinstance(expr.func, ast.Attribute) and expr.func.attr in IDENTITY_METHODS:
+            return self.value_rank(expr.func.value, depth + 1)
+        if name in IDENTITY or name in EXP or name in ABS or name in NON_NEGATIVE or name in LOG \
+                or name in (f"{TL}.maximum", f"{TL}.minimum", WHERE):
+            parts = [self.value_rank(a, depth + 1) for a in expr.args]
+            return max(parts) if parts and None not in parts else None  # type: ignore[type-var]
+        return None
 
     def _axis(self, call: ast.Call) -> ast.expr | None:
         method = self.model.qualify(call.func) is None and isinstance(call.func, ast.Attribute)
@@ -936,9 +977,8 @@ class PaddedLanes:
         """The loads (their call ids) whose values `expr` is computed from, through local names and their
         every definition; None where a value comes from somewhere the flow does not show (a loop-carried
         name's other definitions are followed, a helper's result is not: None). With `folded_by`, a reduction,
-        the values of reductions along its axis or along every axis are left out: a row's statistic (a first
-        pass's `tl.max(x, axis=0)`) is one value along the lanes `folded_by` folds."""
-        axis = None if folded_by is None else self._axis(folded_by)
+        the values of other reductions to one value are left out: a row's statistic (a first pass's
+        `tl.max(x, axis=0)` of 1-D blocks) is one value along the lanes `folded_by` folds."""
         found: set[int] = set()
         pending: list[ast.AST] = [expr]
         seen: set[int] = set()
@@ -953,7 +993,7 @@ class PaddedLanes:
                          for argument in (*sub.args, *sub.keywords) for n in walk(argument)}
             if folded_by is not None:
                 addresses |= {id(n) for sub in walk(node) if isinstance(sub, ast.Call) and sub is not folded_by
-                              and self._folds_along(sub, axis) for n in walk(sub) if n is not sub}
+                              and self._folds_to_one_value(sub) for n in walk(sub) if n is not sub}
             for sub in walk(node):
                 if id(sub) in addresses:
                     continue

@@ -10,12 +10,15 @@ undefined lanes (no `other`) that surely reach a reduction are reported even the
 from __future__ import annotations
 
 import ast
+import copy
+from typing import Any
 
 from tritonlint import evidence
 from tritonlint.analysis.buffers import loaded_nonnegative, through_identity
 from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.launches import passed_at_every_launch, same_at_every_launch, whole_blocks_at_every_launch
 from tritonlint.analysis.reductions import (
+    DOT,
     LOAD,
     NAN,
     NEG_INF,
@@ -79,10 +82,84 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     if mask is None:
         return None
     other = load_argument(call, 2, "other")
-    fill = UNDEF if other is None else constant_class(other)
-    if fill is None:
+    if other is not None and constant_class(other) is None:
         return None  # a computed fill: not judged
-    analysis = _analysis(ctx)
+    verdict = _judged(ctx, call, _analysis(ctx), function.node)
+    return verdict if verdict is not None else _judged_per_flag(ctx, call)
+
+
+def _judged_per_flag(ctx: MatchContext, call: ast.Call) -> Verdict | None:
+    """The kernel as Triton compiles it for one value of a constexpr flag that an `if` tests (`if IS_CAUSAL:`
+    ... re-masks the scores, the non-causal path does not): each value the launches may pass is its own kernel,
+    judged alone where the kernel with both branches is not shown wrong. The finding names the value, and its
+    fill is only shown (the other compilations may read the lanes otherwise)."""
+    function = ctx.function
+    for flag, value, special in _flag_specializations(ctx):
+        twin = next((n for n in walk(special) if isinstance(n, ast.Call) and
+                     (n.lineno, n.col_offset, n.end_col_offset) == (call.lineno, call.col_offset, call.end_col_offset)), None)
+        if twin is None:
+            continue  # the load is in the branch this value removes
+        analysis = PaddedLanes(ctx.model, flow_of(special), set(function.constexprs),  # type: ignore[union-attr]
+                               _analysis(ctx).launched)
+        verdict = _judged(ctx, twin, analysis, special)
+        if verdict is not None:
+            verdict.notes.append(f"Shown for the kernel compiled with `{flag}` = {value} (each value of a constexpr is its "
+                                 f"own compilation, and the launches may pass this one); the fix is only shown.")
+            verdict.applicability = "display-only"
+            return verdict
+    return None
+
+
+def _flag_specializations(ctx: MatchContext) -> list[tuple[str, bool, ast.FunctionDef]]:
+    """For each constexpr parameter that an `if` tests alone (`if FLAG:`, `if not FLAG:`), the values the launches
+    may pass (the one literal every launch passes, else both), each with a copy of the kernel whose `if`s on the
+    flag keep only the branch that value runs."""
+    function = ctx.function
+    assert function is not None and function.node is not None
+    node = function.node
+    key = ("tl108-flag-specializations", id(node))
+    if key in ctx.model.memo:
+        found: list[tuple[str, bool, ast.FunctionDef]] = ctx.model.memo[key]
+        return found
+    constexprs = set(function.constexprs)
+    flags = sorted({name for n in walk(node) if isinstance(n, ast.If)
+                    and (name := _flag_of(n.test)) is not None and name in constexprs})
+    found = []
+    for flag in flags:
+        passed = passed_at_every_launch(ctx.model, function, flag)
+        launched = passed.value if isinstance(passed, ast.Constant) and isinstance(passed.value, (bool, int)) else None
+        for value in ([bool(launched)] if launched is not None else [False, True]):
+            found.append((flag, value, _Specialize(flag, value).visit(copy.deepcopy(node))))
+    ctx.model.memo[key] = found
+    return found
+
+
+def _flag_of(test: ast.expr) -> str | None:
+    inner = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else test
+    return inner.id if isinstance(inner, ast.Name) else None
+
+
+class _Specialize(ast.NodeTransformer):
+    """Keeps, of each `if FLAG:` / `if not FLAG:`, the branch the flag's value runs."""
+
+    def __init__(self, flag: str, value: bool) -> None:
+        self.flag, self.value = flag, value
+
+    def visit_If(self, node: ast.If) -> Any:
+        self.generic_visit(node)
+        if _flag_of(node.test) != self.flag:
+            return node
+        runs = self.value != isinstance(node.test, ast.UnaryOp)
+        return (node.body if runs else node.orelse) or ast.Pass()
+
+
+def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.AST) -> Verdict | None:
+    function = ctx.function
+    assert function is not None
+    mask = load_argument(call, 1, "mask")
+    other = load_argument(call, 2, "other")
+    fill = UNDEF if other is None else constant_class(other)
+    assert mask is not None and fill is not None
     params = {p.name for p in function.params}
 
     def launched_alike(end: str, bound: str) -> bool:
@@ -136,7 +213,7 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     # Loads padded alike that feed it (`p * tl.log(q)`): the first reports it.
     nan = [r for r in wrong if r.needs == ZERO
            and NAN in analysis.lanes(analysis.reduced(r.call) or call, call, fill, True, r).classes
-           and not _earlier_alike_feeds(analysis, call, r, function.node)] if found is None and fill != UNDEF else []
+           and not _earlier_alike_feeds(analysis, call, r, node)] if found is None and fill != UNDEF else []
     if nan:
         return _nan_verdict(ctx, call, other, nan[0])  # type: ignore[arg-type]
     # A fill that is already the neutral element of a reduction the math on the way still spoils (`x - mean`
@@ -146,7 +223,7 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     # padded token's features) that leaves the lanes, as its result, other than what a later one needs.
     folds = [r for r in reached.reductions if (not r.covered or id(r.call) in reached.passed) and r.needs == fill]
     remask = [(r, partners) for r in wrong if (r.needs == fill or folds)
-              and (partners := _partners_feeding(analysis, call, r, function.node, r.needs != fill)) is not None] \
+              and (partners := _partners_feeding(analysis, call, r, node, folds[0] if r.needs != fill else None)) is not None] \
         if found is None and fill != UNDEF else []
     if remask:
         reach, partners = remask[0]
@@ -180,7 +257,7 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
                      f"that reduction with `tl.where(mask, ..., {NEUTRAL_TEXT[unsettled.needs]})`; the suggested fix "
                      f"is only the first step, so it is never applied automatically.")
     elif not all(status(r, neutral) is True for r in covered) \
-            and (lines := sorted({s.lineno for s in analysis.unfilled_siblings(call, function.node)
+            and (lines := sorted({s.lineno for s in analysis.unfilled_siblings(call, node)
                                   if _feeds_any(analysis, s, covered)})):
         notes.append(f"The load{'s' if len(lines) > 1 else ''} at line{'s' if len(lines) > 1 else ''} "
                      f"{', '.join(map(str, lines))} with no `other` turn{'' if len(lines) > 1 else 's'} off the same "
@@ -226,12 +303,14 @@ def _earlier_alike_feeds(analysis: PaddedLanes, call: ast.Call, reach: Reach, fu
 
 
 def _partners_feeding(analysis: PaddedLanes, call: ast.Call, reach: Reach, function: ast.AST,
-                      folded: bool = False) -> tuple[list[ast.Call], list[ast.Call]] | None:
+                      fold: Reach | None = None) -> tuple[list[ast.Call], list[ast.Call]] | None:
     """Where the value `reach` reduces is computed from this load, and perhaps from loads that turn off the same
     lanes and pad them with the same constant, of which this one comes first, and from rows' parameters (real
-    on those lanes; `folded`: also any load that turns off none of them, such as a query row that a dot product
-    along the features folds in): the loads padded alike, and those rows' parameters. Else None. Statistics of
-    a row reduced along the same axis (a first pass's max) are rows' parameters too, not loads read here."""
+    on those lanes; with `fold`, a reduction along an unmasked axis on the way: also any load that turns off
+    none of them, such as a query row that a dot product along the features folds in, or that reaches a `tl.dot`
+    fold only as its other operand, whose lanes shared with this load lie along K, which the product sums): the
+    loads padded alike, and those rows' parameters. Else None. Statistics of a row reduced along the same axis
+    (a first pass's max) are rows' parameters too, not loads read here."""
     feeding = analysis.loads_feeding(analysis.reduced(reach.call) or call, folded_by=reach.call)
     if feeding is None or id(call) not in feeding:
         return None
@@ -239,13 +318,26 @@ def _partners_feeding(analysis: PaddedLanes, call: ast.Call, reach: Reach, funct
     fed = [n for n in walk(function) if isinstance(n, ast.Call) and id(n) in feeding and n is not call]
     partners = [p for p in analysis.filled_alike(call, function) if id(p) in feeding]
     per_row = [n for n in fed if analysis.constant_along(n, call, reach)]
-    across = [n for n in fed if folded and n not in partners and n not in per_row
-              and not (analysis.shares_lanes(load_argument(n, 1, "mask"), mask)
-                       or analysis.off_wherever(load_argument(n, 1, "mask"), mask))]
+    theirs = _other_operand_loads(analysis, call, fold)
+    across = [n for n in fed if fold is not None and n not in partners and n not in per_row
+              and (id(n) in theirs or not (analysis.shares_lanes(load_argument(n, 1, "mask"), mask)
+                                           or analysis.off_wherever(load_argument(n, 1, "mask"), mask)))]
     if len(partners) + len(per_row) + len(across) != len(feeding) - 1 \
             or any((p.lineno, p.col_offset) < (call.lineno, call.col_offset) for p in partners):
         return None
     return partners, per_row
+
+
+def _other_operand_loads(analysis: PaddedLanes, call: ast.Call, fold: Reach | None) -> set[int]:
+    """Where `fold` is a `tl.dot` one operand of which reads this load: the loads only its other operand reads."""
+    if fold is None or analysis.model.qualify(fold.call.func) != DOT:
+        return set()
+    a, b = (analysis.loads_feeding(operand) if operand is not None else None
+            for operand in (load_argument(fold.call, 0, "input"), load_argument(fold.call, 1, "other")))
+    if a is None or b is None or (id(call) in a) == (id(call) in b):
+        return set()
+    ours, theirs = (a, b) if id(call) in a else (b, a)
+    return theirs - ours
 
 
 def _remask_verdict(ctx: MatchContext, analysis: PaddedLanes, call: ast.Call, other: ast.expr, reach: Reach,
