@@ -24,6 +24,7 @@ from tritonlint.analysis.reductions import (
     NEG_INF,
     POS_INF,
     UNDEF,
+    WHERE,
     ZERO,
     PaddedLanes,
     Reach,
@@ -93,14 +94,11 @@ def _judged_per_flag(ctx: MatchContext, call: ast.Call) -> Verdict | None:
     ... re-masks the scores, the non-causal path does not): each value the launches may pass is its own kernel,
     judged alone where the kernel with both branches is not shown wrong. The finding names the value, and its
     fill is only shown (the other compilations may read the lanes otherwise)."""
-    function = ctx.function
-    for flag, value, special in _flag_specializations(ctx):
+    for flag, value, special, analysis in _flag_specializations(ctx):
         twin = next((n for n in walk(special) if isinstance(n, ast.Call) and
                      (n.lineno, n.col_offset, n.end_col_offset) == (call.lineno, call.col_offset, call.end_col_offset)), None)
         if twin is None:
             continue  # the load is in the branch this value removes
-        analysis = PaddedLanes(ctx.model, flow_of(special), set(function.constexprs),  # type: ignore[union-attr]
-                               _analysis(ctx).launched)
         verdict = _judged(ctx, twin, analysis, special)
         if verdict is not None:
             verdict.notes.append(f"Shown for the kernel compiled with `{flag}` = {value} (each value of a constexpr is its "
@@ -110,28 +108,39 @@ def _judged_per_flag(ctx: MatchContext, call: ast.Call) -> Verdict | None:
     return None
 
 
-def _flag_specializations(ctx: MatchContext) -> list[tuple[str, bool, ast.FunctionDef]]:
-    """For each constexpr parameter that an `if` tests alone (`if FLAG:`, `if not FLAG:`), the values the launches
-    may pass (the one literal every launch passes, else both), each with a copy of the kernel whose `if`s on the
-    flag keep only the branch that value runs."""
+Specialization = tuple[str, bool, ast.FunctionDef, PaddedLanes]
+
+
+def _flag_specializations(ctx: MatchContext) -> list[Specialization]:
+    """For each constexpr parameter that an `if` re-masking a value tests alone (`if FLAG:`, `if not FLAG:`),
+    the values the launches may pass (the one literal every launch passes, else both), each with a copy of the
+    kernel whose `if`s on the flag keep only the branch that value runs, and its analysis; once per kernel."""
     function = ctx.function
     assert function is not None and function.node is not None
     node = function.node
     key = ("tl108-flag-specializations", id(node))
     if key in ctx.model.memo:
-        found: list[tuple[str, bool, ast.FunctionDef]] = ctx.model.memo[key]
+        found: list[Specialization] = ctx.model.memo[key]
         return found
     constexprs = set(function.constexprs)
-    flags = sorted({name for n in walk(node) if isinstance(n, ast.If)
-                    and (name := _flag_of(n.test)) is not None and name in constexprs})
+    flags = sorted({name for n in walk(node) if isinstance(n, ast.If) and (name := _flag_of(n.test)) is not None
+                    and name in constexprs and _remasks(ctx, n)})
     found = []
     for flag in flags:
         passed = passed_at_every_launch(ctx.model, function, flag)
         launched = passed.value if isinstance(passed, ast.Constant) and isinstance(passed.value, (bool, int)) else None
         for value in ([bool(launched)] if launched is not None else [False, True]):
-            found.append((flag, value, _Specialize(flag, value).visit(copy.deepcopy(node))))
+            special = _Specialize(flag, value).visit(copy.deepcopy(node))
+            found.append((flag, value, special, PaddedLanes(ctx.model, flow_of(special), constexprs, _analysis(ctx).launched)))
     ctx.model.memo[key] = found
     return found
+
+
+def _remasks(ctx: MatchContext, branch: ast.If) -> bool:
+    """The `if` rebinds a name to a `tl.where` (a re-mask such as a causal mask): the branches that can decide
+    what padded lanes hold; flags that only add work (`if USE_G:`) are not compiled apart."""
+    return any(isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and ctx.model.qualify(n.value.func) == WHERE
+               for statement in (*branch.body, *branch.orelse) for n in walk(statement))
 
 
 def _flag_of(test: ast.expr) -> str | None:
@@ -154,6 +163,8 @@ class _Specialize(ast.NodeTransformer):
 
 
 def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.AST) -> Verdict | None:
+    """The verdict on the masked load `call` of the kernel `node` (the kernel as written, or as compiled for one
+    value of a flag), read with `analysis` of that kernel."""
     function = ctx.function
     assert function is not None
     mask = load_argument(call, 1, "mask")
@@ -309,8 +320,8 @@ def _partners_feeding(analysis: PaddedLanes, call: ast.Call, reach: Reach, funct
     on those lanes; with `fold`, a reduction along an unmasked axis on the way: also any load that turns off
     none of them, such as a query row that a dot product along the features folds in, or that reaches a `tl.dot`
     fold only as its other operand, whose lanes shared with this load lie along K, which the product sums): the
-    loads padded alike, and those rows' parameters. Else None. Statistics of a row reduced along the same axis
-    (a first pass's max) are rows' parameters too, not loads read here."""
+    loads padded alike, and those rows' parameters. Else None. A row's statistic reduced to one value (a first
+    pass's max) is a row's parameter too, not a load read here."""
     feeding = analysis.loads_feeding(analysis.reduced(reach.call) or call, folded_by=reach.call)
     if feeding is None or id(call) not in feeding:
         return None
