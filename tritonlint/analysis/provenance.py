@@ -683,8 +683,9 @@ def large_count(origin: Origin) -> str | None:
         return f"{origin.describe()} is the row count of `{origin.tensor}` flattened to rows"
     if origin.kind == "cdiv":
         return f"{origin.describe()} is the row count numel // last dimension" if origin.rows else None
-    if origin.kind == "product":
-        return next((why for part in origin.parts if (why := large_count(part))), None)
+    if origin.kind == "product":  # named whole, so that a note does not read as if the factor were the count
+        why = next((why for part in origin.parts if (why := large_count(part))), None)
+        return f"{origin.describe()}, where {why}" if why is not None else None
     if origin.kind in ("shape", "param") and origin.names and count_like(origin.names[0], rows=False):
         return f"{origin.describe()} is a {_word(origin.names[0])} count"
     return None
