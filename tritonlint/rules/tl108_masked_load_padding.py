@@ -339,16 +339,19 @@ def _partners_feeding(analysis: PaddedLanes, call: ast.Call, reach: Reach, funct
     return partners, per_row
 
 
-def _other_operand_loads(analysis: PaddedLanes, call: ast.Call, fold: Reach | None) -> set[int]:
-    """Where `fold` is a `tl.dot` one operand of which reads this load: the loads only its other operand reads."""
+def _other_operand_loads(analysis: PaddedLanes, call: ast.Call, fold: Reach | None, ours: bool = True) -> set[int]:
+    """Where `fold` is a `tl.dot` one operand of which reads this load: the loads only its other operand reads
+    (`ours=False`: those only its second operand reads, this load among them where it feeds that one)."""
     if fold is None or analysis.model.qualify(fold.call.func) != DOT:
         return set()
     a, b = (analysis.loads_feeding(operand) if operand is not None else None
             for operand in (load_argument(fold.call, 0, "input"), load_argument(fold.call, 1, "other")))
     if a is None or b is None or (id(call) in a) == (id(call) in b):
         return set()
-    ours, theirs = (a, b) if id(call) in a else (b, a)
-    return theirs - ours
+    if not ours:
+        return b - a
+    mine, theirs = (a, b) if id(call) in a else (b, a)
+    return theirs - mine
 
 
 def _remask_verdict(ctx: MatchContext, analysis: PaddedLanes, call: ast.Call, other: ast.expr, reach: Reach,
@@ -363,12 +366,14 @@ def _remask_verdict(ctx: MatchContext, analysis: PaddedLanes, call: ast.Call, ot
         kept = analysis.kept_mask(call, fold.call)
         where = f"`tl.where({kept}, value, {neutral})`" if kept else \
             f"`tl.where(mask, value, {neutral})` with the load's mask along the axes kept"
+        # A `tl.dot`'s second operand (keys of `q @ k.T`) leaves its padded lanes as columns of the product.
+        part = "column" if id(call) in _other_operand_loads(analysis, call, fold, ours=False) else "row"
         return _where_verdict(call, f"Masked load pads with `other={ast.unparse(other)}`, but "
-                                    f"`{ast.unparse(fold.call.func)}` at line {fold.call.lineno} turns those rows "
+                                    f"`{ast.unparse(fold.call.func)}` at line {fold.call.lineno} turns those {part}s "
                                     f"to {NEUTRAL_WORDS.get(fold.needs, 'a value')}",
                               f"before {_describe(ctx, reach)}", "which needs a `tl.where`",
-                              [f"The fill is right for {_describe(ctx, fold)}, which folds each masked-off row along an "
-                               f"unmasked axis, but the rows it leaves hold {NEUTRAL_WORDS.get(fold.needs, 'that value')} "
+                              [f"The fill is right for {_describe(ctx, fold)}, which folds each masked-off {part} along an "
+                               f"unmasked axis, but the {part}s it leaves hold {NEUTRAL_WORDS.get(fold.needs, 'that value')} "
                                f"where {_describe(ctx, reach)} needs {NEUTRAL_WORDS[reach.needs]}. Wrap the value reduced at "
                                f"line {reach.call.lineno} in {where}; an infinite `other` would meet the other operand's "
                                f"values of either sign (or 0) and give NaN, so no fill fixes it and nothing is applied.",
