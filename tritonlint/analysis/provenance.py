@@ -61,8 +61,7 @@ def _asserted_bounds(test: ast.expr, constant: Callable[[ast.expr], int | None])
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
         found: dict[str, int] = {}
         for value in test.values:
-            for name, bound in _asserted_bounds(value, constant).items():
-                found[name] = min(bound, found.get(name, bound))
+            _tightest(found, _asserted_bounds(value, constant))
         return found
     if not isinstance(test, ast.Compare):
         return {}
@@ -75,8 +74,7 @@ def _asserted_bounds(test: ast.expr, constant: Callable[[ast.expr], int | None])
         for small, large in pairs:
             limit = constant(large)
             if isinstance(small, ast.Name) and limit is not None:
-                limit -= isinstance(op, (ast.Lt, ast.Gt))
-                found[small.id] = min(limit, found.get(small.id, limit))
+                _tightest(found, {small.id: limit - isinstance(op, (ast.Lt, ast.Gt))})
     return found
 
 
@@ -90,8 +88,7 @@ def _guarded_bounds(test: ast.expr, constant: Callable[[ast.expr], int | None]) 
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
         found: dict[str, int] = {}
         for value in test.values:
-            for name, bound in _guarded_bounds(value, constant).items():
-                found[name] = min(bound, found.get(name, bound))
+            _tightest(found, _guarded_bounds(value, constant))
         return found
     if not isinstance(test, ast.Compare) or len(test.ops) != 1:
         return {}
@@ -99,10 +96,6 @@ def _guarded_bounds(test: ast.expr, constant: Callable[[ast.expr], int | None]) 
     if negated is None:
         return {}
     return _asserted_bounds(ast.Compare(left=test.left, ops=[negated()], comparators=test.comparators), constant)
-
-
-def _few(bounds: dict[str, int]) -> set[str]:
-    return {name for name, bound in bounds.items() if bound <= FEW_VALUES}
 
 
 def _tightest(into: dict[str, int], bounds: dict[str, int]) -> None:
@@ -208,7 +201,7 @@ class Provenance:
                     for index, element in enumerate(node.targets[0].elts):
                         if isinstance(element, ast.Name):
                             self.unpacked_strides[element.id] = (strided, index)
-        self.asserted = _few(self.bounds)
+        self.asserted = {name for name, bound in self.bounds.items() if bound <= FEW_VALUES}
         self.subscript_text: dict[str, str] = {}  # B = x.shape[0] -> B: "x.shape[0]", read as an unpacking
         self._subscripts_as_unpacking()
 

@@ -55,6 +55,9 @@ EXP = frozenset({f"{TL}.exp", f"{TL}.exp2", f"{TL}.math.exp", f"{TL}.math.exp2",
 ABS = frozenset({f"{TL}.abs", f"{TL}.math.abs", f"{TL}.extra.libdevice.abs"})
 LOG = frozenset({f"{TL}.log", f"{TL}.math.log", f"{TL}.extra.libdevice.log", f"{TL}.extra.cuda.libdevice.log"})
 NON_NEGATIVE = EXP | ABS | frozenset({f"{TL}.sqrt", f"{TL}.math.sqrt", f"{TL}.sqrt_rn", f"{TL}.sigmoid"})
+# Calls that map each lane of their operands to the same lane of the result (the padded lanes' path is followed).
+ELEMENTWISE = IDENTITY | NON_NEGATIVE | frozenset({f"{TL}.where", f"{TL}.maximum", f"{TL}.minimum", f"{TL}.log",
+                                                   f"{TL}.log2"})
 
 
 def load_argument(call: ast.Call, position: int, name: str) -> ast.expr | None:
@@ -269,6 +272,7 @@ class PaddedLanes:
         self._alike: dict[int, list[ast.Call]] = {}  # per load, as _flows
         self._signed: dict[int, bool] = {}  # per factor expression, as _flows
         self._products: dict[int, ast.expr] = {}  # per tl.dot: the product it sums along K, `a * b`
+        self._calls: list[ast.Call] | None = None  # see calls_among
 
     # ---- where the lanes go --------------------------------------------------------------------------
     def forward(self, load: ast.Call) -> Flow:
@@ -381,8 +385,7 @@ class PaddedLanes:
         name = self.model.qualify(call.func)
         if name is None and isinstance(call.func, ast.Attribute):
             return call.func.attr in IDENTITY_METHODS and call.func.value is child
-        return name in IDENTITY or name in EXP or name in ABS or name in NON_NEGATIVE or name == WHERE \
-            or name in (f"{TL}.maximum", f"{TL}.minimum", f"{TL}.log", f"{TL}.log2")
+        return name in ELEMENTWISE
 
     def reduction_needs(self, call: ast.Call) -> str | None:
         name = self.model.qualify(call.func)
@@ -446,8 +449,7 @@ class PaddedLanes:
             return inner - 1 if inner else None
         if name is None and isinstance(expr.func, ast.Attribute) and expr.func.attr in IDENTITY_METHODS:
             return self.value_rank(expr.func.value, depth + 1)
-        if name in IDENTITY or name in EXP or name in ABS or name in NON_NEGATIVE or name in LOG \
-                or name in (f"{TL}.maximum", f"{TL}.minimum", WHERE):
+        if name in ELEMENTWISE:
             parts = [self.value_rank(a, depth + 1) for a in expr.args]
             return max(parts) if parts and None not in parts else None  # type: ignore[type-var]
         return None
@@ -615,7 +617,7 @@ class PaddedLanes:
         feeding = self.loads_feeding(expr)
         if not feeding:
             return False
-        loads = [n for n in walk(self.flow.function) if isinstance(n, ast.Call) and id(n) in feeding]
+        loads = self.calls_among(feeding)
         return len(loads) == len(feeding) and all(
             (pointer := load_pointer(n)) is not None and self.indices.of(pointer).rank == 0
             and not any(isinstance(m, ast.Call) and self.model.qualify(m.func) == LOAD for m in walk(pointer))
@@ -1013,12 +1015,18 @@ class PaddedLanes:
                             return None
         return found
 
+    def calls_among(self, ids: set[int]) -> list[ast.Call]:
+        """The function's calls whose ids are given (a `loads_feeding` set), in walk order."""
+        if self._calls is None:
+            self._calls = [n for n in walk(self.flow.function) if isinstance(n, ast.Call)]
+        return [n for n in self._calls if id(n) in ids]
+
     def signed_data(self, factor: ast.expr) -> bool:
         """A block of values read from memory, of either sign: computed from loads whose addresses are blocks,
         and not shown non-negative (a scale or a length read at a scalar address is taken as positive)."""
         if id(factor) not in self._signed:
             feeding = self.loads_feeding(factor)
-            loads = [n for n in walk(self.flow.function) if isinstance(n, ast.Call) and id(n) in feeding] if feeding else []
+            loads = self.calls_among(feeding) if feeding else []
             self._signed[id(factor)] = not self.nonnegative(factor) and any(
                 self.indices.of(load_pointer(load)).rank > 0 for load in loads)
         return self._signed[id(factor)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import copy
+from dataclasses import dataclass
 from typing import Any
 
 from tritonlint import evidence
@@ -94,21 +95,31 @@ def _judged_per_flag(ctx: MatchContext, call: ast.Call) -> Verdict | None:
     ... re-masks the scores, the non-causal path does not): each value the launches may pass is its own kernel,
     judged alone where the kernel with both branches is not shown wrong. The finding names the value, and its
     fill is only shown (the other compilations may read the lanes otherwise)."""
-    for flag, value, special, analysis in _flag_specializations(ctx):
-        twin = next((n for n in walk(special) if isinstance(n, ast.Call) and
-                     (n.lineno, n.col_offset, n.end_col_offset) == (call.lineno, call.col_offset, call.end_col_offset)), None)
+    for special in _flag_specializations(ctx):
+        twin = special.calls.get(_position(call))
         if twin is None:
             continue  # the load is in the branch this value removes
-        verdict = _judged(ctx, twin, analysis, special)
+        verdict = _judged(ctx, twin, special.analysis, special.node)
         if verdict is not None:
-            verdict.notes.append(f"Shown for the kernel compiled with `{flag}` = {value} (each value of a constexpr is its "
-                                 f"own compilation, and the launches may pass this one); the fix is only shown.")
+            verdict.notes.append(f"Shown for the kernel compiled with `{special.flag}` = {special.value} (each value of a "
+                                 f"constexpr is its own compilation, and the launches may pass this one); the fix is only shown.")
             verdict.applicability = "display-only"
             return verdict
     return None
 
 
-Specialization = tuple[str, bool, ast.FunctionDef, PaddedLanes]
+def _position(node: ast.expr) -> tuple[int, int, int | None]:
+    return node.lineno, node.col_offset, node.end_col_offset
+
+
+@dataclass
+class Specialization:
+    """The kernel as compiled for one value of a flag: its copy, its calls by position, its analysis."""
+    flag: str
+    value: bool
+    node: ast.FunctionDef
+    calls: dict[tuple[int, int, int | None], ast.Call]
+    analysis: PaddedLanes
 
 
 def _flag_specializations(ctx: MatchContext) -> list[Specialization]:
@@ -131,7 +142,9 @@ def _flag_specializations(ctx: MatchContext) -> list[Specialization]:
         launched = passed.value if isinstance(passed, ast.Constant) and isinstance(passed.value, (bool, int)) else None
         for value in ([bool(launched)] if launched is not None else [False, True]):
             special = _Specialize(flag, value).visit(copy.deepcopy(node))
-            found.append((flag, value, special, PaddedLanes(ctx.model, flow_of(special), constexprs, _analysis(ctx).launched)))
+            found.append(Specialization(flag, value, special,
+                                        {_position(n): n for n in walk(special) if isinstance(n, ast.Call)},
+                                        PaddedLanes(ctx.model, flow_of(special), constexprs, _analysis(ctx).launched)))
     ctx.model.memo[key] = found
     return found
 
@@ -326,7 +339,7 @@ def _partners_feeding(analysis: PaddedLanes, call: ast.Call, reach: Reach, funct
     if feeding is None or id(call) not in feeding:
         return None
     mask = load_argument(call, 1, "mask")
-    fed = [n for n in walk(function) if isinstance(n, ast.Call) and id(n) in feeding and n is not call]
+    fed = [n for n in analysis.calls_among(feeding) if n is not call]
     partners = [p for p in analysis.filled_alike(call, function) if id(p) in feeding]
     per_row = [n for n in fed if analysis.constant_along(n, call, reach)]
     theirs = _other_operand_loads(analysis, call, fold)
