@@ -104,13 +104,15 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
             continue  # triton_add(self._grad_shard, ...) everywhere: x.numel() of a generic helper is a model's size
         level = 0 if backed is None else 2 if backed[1] else 1
         found.append((level, _strength(param, origin), param, expr, why, backed[0] if backed else None))
+    # Every varying constexpr of the launch, reported or not: the fix must drop them all to stop the recompiles.
+    varying = [f for _, _, f, _, _, _ in found]
     found = [f for f in found if f[0] == 2 or unbacked]
     if not found:
         return None  # the launch names no token or sequence count: reported only with constexpr-size-unbacked
     # Name the best-evidenced parameter, not the first: a named one, then a shown one, then a count by name
     # over a bare leading dimension.
     level, _, param, expr, why, backing = max(found, key=lambda f: (f[0], f[1]))
-    others = [f"`{p}`" for _, _, p, _, _, _ in found if p != param]
+    others = [f"`{p}`" for p in varying if p != param]
     problem = (f"constexpr `{param}` is fed `{ctx.file.text_of(expr)}`, which varies with the input: "
                "one compilation per distinct value")
     notes = [f"Where the value comes from: {why}."]
@@ -122,7 +124,8 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
                      " the launch names no token or sequence count (a weight's, a table's or a decode step's "
                      "size looks the same): reported because `constexpr-size-unbacked` is set.")
     if others:
-        notes.append(f"Also fed a value that varies with the input: {', '.join(others)}.")
+        notes.append(f"Also fed a value that varies with the input: {', '.join(others)} (drop `tl.constexpr` from "
+                     "those too, or each still compiles once per value).")
     if kernel.autotune is not None and param in (kernel.autotune.key or ()) and len(kernel.autotune.configs or ()) > 1:
         notes.append(f"`{param}` is also an autotune key: each distinct value is tuned again anyway (every config "
                      f"timed); as a constexpr it also compiles each of the {len(kernel.autotune.configs or ())} "
