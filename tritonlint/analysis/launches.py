@@ -278,6 +278,32 @@ def whole_blocks_at_every_launch(model: ModuleModel, kernel: JitFunction, block:
     return bool(launches)
 
 
+def divisibility_flags(model: ModuleModel, kernel: JitFunction) -> dict[str, tuple[str, str]]:
+    """The parameters every launch of `kernel` in its module passes as a test that a count is whole blocks
+    (`EVEN_N=N % BLOCK_N == 0`, read through single local assignments), each with the (block, count) parameters
+    that launch passes those two values for: where the flag is true, the count is a whole number of blocks."""
+    launches = _launches_of(model, kernel)
+    found: dict[str, tuple[str, str]] | None = None
+    for launch in launches:
+        values = bind_launch(model, launch, kernel).values
+        scope = HostScope.of(model, launch.scope)
+        roots = {name: ast.unparse(_root(scope, expr)) for name, expr in values.items()}
+        here: dict[str, tuple[str, str]] = {}
+        for flag, expr in values.items():
+            test = _root(scope, expr)
+            if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+                    and isinstance(test.left, ast.BinOp) and isinstance(test.left.op, ast.Mod)
+                    and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value == 0):
+                continue
+            count, block = (ast.unparse(_root(scope, side)) for side in (test.left.left, test.left.right))
+            blocks = [name for name, text in roots.items() if text == block and name != flag]
+            counts = [name for name, text in roots.items() if text == count and name != flag]
+            if len(blocks) == 1 and len(counts) == 1:
+                here[flag] = (blocks[0], counts[0])
+        found = here if found is None else {flag: pair for flag, pair in found.items() if here.get(flag) == pair}
+    return found or {}
+
+
 def _launches_of(model: ModuleModel, kernel: JitFunction) -> list[LaunchSite]:
     return [launch for launch in model.launches if model.kernel_for(launch) is kernel]
 

@@ -705,7 +705,9 @@ class PaddedLanes:
         if isinstance(index, ast.Subscript) and broadcast_axis(index) is not None:
             index = self._single_value(index.value)
         end, bound = self._arange_end(index), ast.unparse(conjunct.comparators[0])
+        # `tl.arange(0, E) < n` with n a whole number of E-blocks (at least one: n = 0 runs nothing)
         return end == bound or end is not None and same_value is not None and same_value(end, bound) \
+            or end is not None and whole_blocks is not None and whole_blocks(end, bound) \
             or self._block_of_whole_blocks(index, bound) \
             or whole_blocks is not None and self._block_at_multiple(index, bound, whole_blocks)
 
@@ -727,17 +729,38 @@ class PaddedLanes:
         return False
 
     def _block_at_multiple(self, index: ast.expr, bound: str, whole_blocks: Callable[[str, str], bool]) -> bool:
-        """`i * E + tl.arange(0, E)` (the start read through its single assignment) under a bound that every
-        launch makes a whole number of E-blocks: each block is wholly below the bound or wholly past it."""
+        """`i * E + tl.arange(0, E)` (or another start that is a multiple of E: `_multiple_of`) under a bound that
+        every launch makes a whole number of E-blocks: each block is wholly below the bound or wholly past it."""
         if not (isinstance(index, ast.BinOp) and isinstance(index.op, ast.Add)):
             return False
         for start, lanes in ((index.left, index.right), (index.right, index.left)):
             end = self._arange_end(self._single_value(lanes))
-            start = self._single_value(start)
-            if end is not None and isinstance(start, ast.BinOp) and isinstance(start.op, ast.Mult) \
-                    and end in (ast.unparse(start.left), ast.unparse(start.right)) and whole_blocks(end, bound):
+            if end is not None and self._multiple_of(start, end) and whole_blocks(end, bound):
                 return True
         return False
+
+    def _multiple_of(self, start: ast.expr, width: str) -> bool:
+        """`start` is a multiple of the block `width`: `i * E`, `tl.multiple_of(x, E)`, or the target of a loop
+        `for start in range(0, n, E)` (a start of 0 or itself a multiple), read through single assignments."""
+        start = self._single_value(start)
+        if isinstance(start, ast.BinOp) and isinstance(start.op, ast.Mult):
+            return width in (ast.unparse(start.left), ast.unparse(start.right))
+        if isinstance(start, ast.Call) and ast.unparse(start.func).endswith("multiple_of") and len(start.args) == 2:
+            return ast.unparse(start.args[1]) == width
+        if isinstance(start, ast.Constant):
+            return start.value == 0
+        if not isinstance(start, ast.Name):
+            return False
+        definitions = self.flow.reaching(start)
+        if len(definitions) != 1:
+            return False
+        (definition,) = definitions
+        loop = definition.stmt
+        if definition.kind != "loop" or not isinstance(loop, ast.For) or not isinstance(loop.iter, ast.Call):
+            return False
+        bounds = loop.iter.args
+        return ast.unparse(loop.iter.func).split(".")[-1] in ("range", "static_range") and len(bounds) == 3 \
+            and ast.unparse(bounds[2]) == width and self._multiple_of(bounds[0], width)
 
     def _arange_end(self, expr: ast.expr) -> str | None:
         """The text of `end` in `tl.arange(0, end)`, else None."""

@@ -17,7 +17,12 @@ from typing import Any
 from tritonlint import evidence
 from tritonlint.analysis.buffers import loaded_nonnegative, through_identity
 from tritonlint.analysis.flow import flow_of
-from tritonlint.analysis.launches import passed_at_every_launch, same_at_every_launch, whole_blocks_at_every_launch
+from tritonlint.analysis.launches import (
+    divisibility_flags,
+    passed_at_every_launch,
+    same_at_every_launch,
+    whole_blocks_at_every_launch,
+)
 from tritonlint.analysis.reductions import (
     DOT,
     LOAD,
@@ -87,7 +92,16 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     if other is not None and constant_class(other) is None:
         return None  # a computed fill: not judged
     verdict = _judged(ctx, call, _analysis(ctx), function.node)
-    return verdict if verdict is not None else _judged_per_flag(ctx, call)
+    if verdict is None:
+        return _judged_per_flag(ctx, call)
+    # A flag the launches pass as `N % BLOCK_N == 0` splits the kernel in two compilations, whole blocks (no
+    # padded lane) and re-masked: the merge of both branches is no kernel Triton builds.
+    for flag in {special.flag for special in _flag_specializations(ctx) if special.whole is not None}:
+        compiled = [s for s in _flag_specializations(ctx) if s.flag == flag]
+        if all((twin := s.calls.get(_position(call))) is None or _judged(ctx, twin, s.analysis, s.node, s.whole) is None
+               for s in compiled):
+            return None
+    return verdict
 
 
 def _judged_per_flag(ctx: MatchContext, call: ast.Call) -> Verdict | None:
@@ -99,7 +113,7 @@ def _judged_per_flag(ctx: MatchContext, call: ast.Call) -> Verdict | None:
         twin = special.calls.get(_position(call))
         if twin is None:
             continue  # the load is in the branch this value removes
-        verdict = _judged(ctx, twin, special.analysis, special.node)
+        verdict = _judged(ctx, twin, special.analysis, special.node, special.whole)
         if verdict is not None:
             verdict.notes.append(f"Shown for the kernel compiled with `{special.flag}` = {special.value} (each value of a "
                                  f"constexpr is its own compilation, and the launches may pass this one); the fix is only shown.")
@@ -120,6 +134,7 @@ class Specialization:
     node: ast.FunctionDef
     calls: dict[tuple[int, int, int | None], ast.Call]
     analysis: PaddedLanes
+    whole: tuple[str, str] | None  # (block, count): a flag passed as `count % block == 0`, compiled true
 
 
 def _flag_specializations(ctx: MatchContext) -> list[Specialization]:
@@ -136,6 +151,7 @@ def _flag_specializations(ctx: MatchContext) -> list[Specialization]:
     constexprs = set(function.constexprs)
     flags = sorted({name for n in walk(node) if isinstance(n, ast.If) and (name := _flag_of(n.test)) is not None
                     and name in constexprs and _remasks(ctx, n)})
+    divisible = divisibility_flags(ctx.model, function)
     found = []
     for flag in flags:
         passed = passed_at_every_launch(ctx.model, function, flag)
@@ -144,7 +160,8 @@ def _flag_specializations(ctx: MatchContext) -> list[Specialization]:
             special = _Specialize(flag, value).visit(copy.deepcopy(node))
             found.append(Specialization(flag, value, special,
                                         {_position(n): n for n in walk(special) if isinstance(n, ast.Call)},
-                                        PaddedLanes(ctx.model, flow_of(special), constexprs, _analysis(ctx).launched)))
+                                        PaddedLanes(ctx.model, flow_of(special), constexprs, _analysis(ctx).launched),
+                                        divisible.get(flag) if value else None))
     ctx.model.memo[key] = found
     return found
 
@@ -175,9 +192,11 @@ class _Specialize(ast.NodeTransformer):
         return (node.body if runs else node.orelse) or ast.Pass()
 
 
-def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.AST) -> Verdict | None:
+def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.AST,
+            whole: tuple[str, str] | None = None) -> Verdict | None:
     """The verdict on the masked load `call` of the kernel `node` (the kernel as written, or as compiled for one
-    value of a flag), read with `analysis` of that kernel."""
+    value of a flag), read with `analysis` of that kernel; `whole` is a (block, count) pair this compilation
+    knows to be whole blocks (its divisibility flag is true)."""
     function = ctx.function
     assert function is not None
     mask = load_argument(call, 1, "mask")
@@ -189,7 +208,8 @@ def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.
     def launched_alike(end: str, bound: str) -> bool:
         return end in params and bound in params and same_at_every_launch(ctx.model, function, end, bound)
     def launched_whole(block: str, count: str) -> bool:
-        return block in params and count in params and whole_blocks_at_every_launch(ctx.model, function, block, count)
+        return (block, count) == whole or block in params and count in params \
+            and whole_blocks_at_every_launch(ctx.model, function, block, count)
     if analysis.keeps_every_lane(mask, launched_alike, launched_whole):
         return None  # `tl.arange(0, n) < n`, launched with BLOCK = n or n whole blocks: no block is part padded
     reached = analysis.forward(call)
