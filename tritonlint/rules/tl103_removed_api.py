@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 
 from tritonlint import evidence
-from tritonlint.analysis.block_pointers import MAKE, Rewrite, call_of, descriptor_rewrite
+from tritonlint.analysis.block_pointers import MAKE, Rewrite, block_pointer_use, call_of, descriptor_rewrite
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.project_facts import triton_pin_key
 from tritonlint.analysis.triton_versions import (
@@ -192,14 +192,7 @@ def triton_api_version(ctx: MatchContext, target: str = "") -> Verdict | None:
         notes.append(f"Under Triton {show(version)} (CPU run, bench/triton_versions.py): {seen}.")  # type: ignore[arg-type]
     rewrite = _block_pointer_rewrite(ctx) if entry.api == MAKE else None
     if entry.api in (MAKE, "triton.language.advance"):
-        steps = ("before the loop, `desc.load([off_m, k])` in it with the offsets the advances kept"
-                 if entry.api != MAKE or _advances(ctx) else
-                 "where the block pointer is made, `desc.load([offsets])` or `desc.store([offsets], value)` with its offsets")
-        notes.append(f"Rewrite: `desc = tl.make_tensor_descriptor(base, shape, strides, block_shape)` {steps} "
-                     "(see `tritonlint rule TL103`)"
-                     + (", as the suggested fix shows" if rewrite else "") + ". A descriptor needs 16-byte aligned "
-                     "strides and base, and `triton.set_allocator` on the host when it is made in the kernel; "
-                     f"cost: {evidence.fixture_phrase('TL103-block-ptr-removed')}.")
+        notes.append(_rewrite_note(ctx, entry.api == MAKE, rewrite is not None))
     point = _import_point(ctx) if ctx.model.imports.get("libdevice") is None else None
     related = [(point, point)] if point is not None and entry.replacement and "libdevice" in entry.replacement else []
     if rewrite is not None:
@@ -209,6 +202,31 @@ def triton_api_version(ctx: MatchContext, target: str = "") -> Verdict | None:
                          "change": change},
                    severity=severity, span=use.span, data={"use": use, "rewrite": rewrite}, notes=notes, related=related,
                    applicability="display-only" if rewrite is not None else None)
+
+
+def _rewrite_note(ctx: MatchContext, made_here: bool, shown: bool) -> str:
+    """How to rewrite the block pointer as a tensor descriptor, by what the kernel does with it: the accesses it
+    makes (a store-only pointer gets `desc.store`), whether it advances, whether its last stride is the 1 a
+    descriptor needs (a transposed view such as K^T is described in memory order and its tile transposed)."""
+    attribute = ctx.ast_node(types=(ast.Attribute,))
+    function = ctx.function
+    call = call_of(ctx.model, function.node, attribute) \
+        if made_here and function is not None and function.node is not None and isinstance(attribute, ast.expr) else None
+    use = block_pointer_use(ctx.model, function.node, call) if call is not None and function is not None \
+        and function.node is not None else None
+    accesses = [a for a, used in (("`desc.load([offsets])`", use is None or use.loaded or not use.stored),
+                                  ("`desc.store([offsets], value)`", use is None or use.stored)) if used]
+    if not made_here or use is not None and use.advanced or use is None and _advances(ctx):
+        steps = f"before the loop, and {' or '.join(accesses)} in it with the offsets the advances kept"
+    else:
+        steps = f"where the block pointer is made, and {' or '.join(accesses)} with its offsets"
+    transposed = "" if use is None or use.contiguous_last else (
+        " Its last stride is not the literal 1 (a transposed view, such as K^T): a descriptor's last dimension "
+        "must be contiguous, so describe the tensor in its memory order and transpose the loaded tile (`.T`).")
+    return (f"Rewrite: `desc = tl.make_tensor_descriptor(base, shape, strides, block_shape)` {steps} (see "
+            "`tritonlint rule TL103`)" + (", as the suggested fix shows" if shown else "") + "." + transposed +
+            " A descriptor needs 16-byte aligned strides and base, and `triton.set_allocator` on the host when it is "
+            f"made in the kernel; cost: {evidence.fixture_phrase('TL103-block-ptr-removed')}.")
 
 
 def _advances(ctx: MatchContext) -> bool:
