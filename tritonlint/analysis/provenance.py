@@ -637,7 +637,7 @@ def batch_of_small_items(origin: Origin) -> bool:
 # horizon), nor the last one (features), nor a subscript outside that convention (`L = basis.shape[2]`, a
 # spherical-harmonic degree fixed per model).
 _SEQUENCE_NAMES = re.compile(r"^(max_?)?(q|kv|k|key|query|src|tgt|context|prompt)_?len(gth)?$", re.IGNORECASE)
-_SEQUENCE_LETTERS = frozenset("TLStls")
+SEQUENCE_LETTERS = frozenset("TLStls")
 
 
 def sequence_length(origin: Origin) -> bool:
@@ -647,7 +647,7 @@ def sequence_length(origin: Origin) -> bool:
         return False
     if any(_SEQUENCE_NAMES.search(name) for name in origin.names):
         return True
-    return origin.names[-1] in _SEQUENCE_LETTERS and origin.middle
+    return origin.names[-1] in SEQUENCE_LETTERS and origin.middle
 
 
 def sequence_count(origin: Origin) -> bool:

@@ -11,7 +11,15 @@ from tritonlint import evidence
 from tritonlint.analysis.host import HostScope
 from tritonlint.analysis.launches import bind_launch
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
-from tritonlint.analysis.provenance import Origin, Provenance, grid_axes, large_count, sequence_count, sequence_length
+from tritonlint.analysis.provenance import (
+    SEQUENCE_LETTERS,
+    Origin,
+    Provenance,
+    grid_axes,
+    large_count,
+    sequence_count,
+    sequence_length,
+)
 from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
 
 _DECODE = re.compile(r"decod|single_query", re.IGNORECASE)  # decode, decoding; vLLM v1's single-query attention
@@ -152,6 +160,13 @@ def _has_launch(model: ModuleModel, target: int | None) -> bool:
     return bool(model.launches)
 
 
+def _one_sequence(origin: Origin) -> bool:
+    """A sequence length by `sequence_length`, a letter only in a layout of three or four dimensions (`B, T, C`,
+    `B, H, S, D`): in five or more, a middle `T` counts video frames or chunks (`B, T, H, W, C`, Mamba2's `N, T,
+    L, H, D`), a few hundred at most."""
+    return sequence_length(origin) and (origin.names[-1] not in SEQUENCE_LETTERS or len(origin.siblings) <= 3)
+
+
 @condition("grid-axis-large-count", provides=("kernel", "axis", "value", "why"), applies=_has_launch)
 def grid_axis_large_count(ctx: MatchContext) -> Verdict | None:
     """The launch `kernel[grid](...)` puts, on grid axis 1 or 2, a host value that can exceed 65,535: an
@@ -175,7 +190,7 @@ def grid_axis_large_count(ctx: MatchContext) -> Verdict | None:
         origin = provenance.origin(expr)
         # A middle dimension of a shape unpacking named `S`, `T` or `L` (`B, S, H, D = x.shape`) counts positions
         # too; TL102 does not read it so (a position times one token's width stays small there).
-        why = large_count(origin) or (f"{origin.describe()} is a sequence length" if sequence_length(origin) else None)
+        why = large_count(origin) or (f"{origin.describe()} is a sequence length" if _one_sequence(origin) else None)
         if why is None:
             continue
         seen = Launch(provenance, launch, kernel, axis)
