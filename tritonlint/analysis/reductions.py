@@ -916,6 +916,73 @@ class PaddedLanes:
             return all(self._never_negative(d.value, visiting, depth + 1) for d in fresh if d.value is not None)
         return self.nonnegative(expr, depth)
 
+    def zeroed_where_masked(self, reduction: ast.Call, mask: ast.expr) -> bool:
+        """The value `reduction` folds is set to 0 on the load's masked-off lanes just before: `p = tl.where(mask,
+        p, 0.0)` (the mask written as the load's, or its name) read through single assignments, casts and
+        transposes; for a `tl.dot`, the operand that carries them."""
+        masks = {ast.unparse(mask), ast.unparse(self._single_value(mask))}
+        value = self.reduced(reduction)
+        operands = [value.left, value.right] if isinstance(value, ast.BinOp) and self.model.qualify(reduction.func) == DOT \
+            else [value]
+
+        def zeroed(expr: ast.expr | None, depth: int = 0) -> bool:
+            while isinstance(expr, ast.Call) and depth < 8:
+                if self.model.qualify(expr.func) == TRANS and expr.args:
+                    expr = expr.args[0]
+                elif isinstance(expr.func, ast.Attribute) and expr.func.attr == "to":
+                    expr = expr.func.value
+                else:
+                    break
+                depth += 1
+            if isinstance(expr, ast.Name) and depth < 8:
+                single = self._single_value(expr)
+                return single is not expr and zeroed(single, depth + 1)
+            return isinstance(expr, ast.Call) and self.model.qualify(expr.func) == WHERE and len(expr.args) == 3 \
+                and ast.unparse(expr.args[0]) in masks | {ast.unparse(self._single_value(expr.args[0]))} - {""} \
+                and constant_class(expr.args[2]) == ZERO
+        return any(zeroed(operand) for operand in operands)
+
+    def shifts_only(self, reduction: ast.Call) -> bool:
+        """The max `reduction` serves only as a softmax's shift: each use of it, through a running
+        `tl.maximum`, broadcasts, scalings and names, is subtracted inside an exponential (`tl.exp(x - m)`,
+        `tl.exp(m_old - m)`) or added to a log (`m + tl.log(l)`, a log-sum-exp). `exp(x - m) / sum(exp(x - m))`
+        is the same for any m, so a max that padded lanes raise changes nothing where they reach no sum (the
+        softmax's terms re-masked), unless every real value lies some 87 below it (fp32 exp underflows)."""
+        parents = self.flow.parents
+        pending: list[ast.AST] = [reduction]
+        seen: set[int] = set()
+        while pending:
+            node = pending.pop()
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            parent = parents.get(id(node))
+            if parent is None:
+                return False
+            if isinstance(parent, ast.Subscript) and parent.value is node and broadcast_axis(parent) is not None \
+                    or isinstance(parent, ast.Call) and self.model.qualify(parent.func) == f"{TL}.maximum" \
+                    and node in parent.args \
+                    or isinstance(parent, ast.BinOp) and isinstance(parent.op, (ast.Mult, ast.Div)) \
+                    and isinstance(parent.right if parent.left is node else parent.left, (ast.Name, ast.Constant)):
+                pending.append(parent)  # `m[:, None]`, `tl.maximum(m_i, m)`, `m * scale`
+            elif isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Sub):
+                above = parents.get(id(parent))
+                if not (isinstance(above, ast.Call) and self.model.qualify(above.func) in EXP and above.args[:1] == [parent]):
+                    return False
+            elif isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Add):
+                other = parent.right if parent.left is node else parent.left
+                if not (isinstance(other, ast.Call) and self.model.qualify(other.func) in LOG | {f"{TL}.log2"}):
+                    return False
+            elif isinstance(parent, ast.Assign) and parent.value is node and len(parent.targets) == 1 \
+                    and isinstance(parent.targets[0], ast.Name):
+                definition = self.flow.definition_at(parent, parent.targets[0].id)
+                if definition is None:
+                    return False
+                pending.extend(self.flow.uses_of(definition))
+            else:
+                return False
+        return True
+
     def decides_early_exit_only(self, reduction: ast.Call, needs: str) -> bool:
         """A max whose every use is `if max < c: return` (a min: `if min > c: return`): more lanes can only
         raise a max (lower a min), so padded lanes can only keep a program from returning early, never make

@@ -232,13 +232,19 @@ def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.
 
     # A wrong fill is harmless where the result cannot show it: a 0 fill before a max that a running
     # maximum started at 0 absorbs, a max (min) that only decides an early `return` on the side more lanes
-    # can only make false, or a running total that only the last chunk, the one with masked-off lanes, spoils
-    # and nothing reads after it.
+    # can only make false, a max that only shifts a softmax whose terms the lanes do not reach (a finite fill:
+    # undefined lanes may be NaN), or a running total that only the last chunk, the one with masked-off
+    # lanes, spoils and nothing reads after it.
     # The current fill is judged with the loads that turn off the same lanes with no `other` padded alike: where
     # only their undefined lanes spoil a reduction, their own findings say so, and this fill is not at fault.
+    # Set to 0 before every other reduction (a softmax's terms re-masked before their sum): a max they raise
+    # only shifts it.
+    shift_harmless = fill != UNDEF and all(analysis.zeroed_where_masked(r.call, mask)
+                                           for r in reached.reductions if r.needs != NEG_INF)
     wrong = [r for r in covered if status(r, fill, True) is False
              and not (fill == ZERO and r.needs == NEG_INF and analysis.floored_at_zero(r.call))
              and not analysis.decides_early_exit_only(r.call, r.needs)
+             and not (shift_harmless and r.needs == NEG_INF and analysis.shifts_only(r.call))
              and not analysis.spoils_only_the_last_chunk(r.call, call)]
     if wrong and fill == ZERO and all(r.needs == NEG_INF and through_identity(analysis, analysis.reduced(r.call), call)
                                       for r in wrong) and loaded_nonnegative(ctx.model, function, call):
