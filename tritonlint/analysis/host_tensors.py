@@ -53,16 +53,47 @@ def _saved_tensors(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]
             for target in node.targets for n in walk(target) if isinstance(n, ast.Name)}
 
 
-def object_state(host: HostScope, tensor: str | None) -> bool:
+def object_state(host: HostScope, tensor: str | None, depth: int = 0) -> bool:
     """A tensor the launching function neither receives nor builds: an attribute of `self` or `cls` (a
-    module's parameter or buffer) or a module-level global. Its sizes are set when the object or the module
-    is, not by the call."""
+    module's parameter or buffer) or a module-level global, also reached through a loop over one (`for group in
+    self.param_groups: p = group["param"]`, an optimizer's step) and single assignments of what it reads
+    (`p_flat = p.data.reshape(-1)`). Its sizes are set when the object or the module is, not by the call."""
     if tensor is None:
         return False
     root = tensor.split(".")[0].split("[")[0]
     if root in ("self", "cls"):
         return "." in tensor
-    return root.isidentifier() and root not in host.values and root in host.model.assignments
+    if not root.isidentifier():
+        return False
+    if root not in host.values:
+        return root in host.model.assignments or depth < 4 and _looped_over_state(host, root, depth)
+    value = host.value_of(root)
+    if value is None:
+        return depth < 4 and _looped_over_state(host, root, depth)
+    read = _read_tensor(value) if depth < 4 else None
+    return read is not None and read != root and object_state(host, read, depth + 1)
+
+
+def _read_tensor(value: ast.expr) -> str | None:
+    """The tensor an expression reads, through methods, attributes and subscripts (`p.data.reshape(-1)` -> `p`,
+    `group["param"]` -> `group`)."""
+    while True:
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+            value = value.func.value
+        elif isinstance(value, (ast.Attribute, ast.Subscript)) and not (
+                isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in ("self", "cls")):
+            value = value.value
+        else:
+            break
+    return ast.unparse(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
+
+
+def _looped_over_state(host: HostScope, name: str, depth: int) -> bool:
+    """`name` is the target of a `for` over an object's state (`for group in self.param_groups`)."""
+    loops = [node for node in walk(host.node) if isinstance(node, ast.For) and isinstance(node.target, ast.Name)
+             and node.target.id == name] if host.node is not None else []
+    iterated = [_read_tensor(loop.iter) for loop in loops]
+    return len(loops) == 1 and iterated[0] is not None and object_state(host, iterated[0], depth + 1)
 
 
 # Calls that allocate a tensor of the given sizes, and methods that allocate one like another tensor.
