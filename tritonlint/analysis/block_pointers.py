@@ -105,8 +105,9 @@ class BlockPointerUse:
     """How a kernel uses the block pointer one `tl.make_block_ptr(...)` builds: what the rewrite note says."""
     loaded: bool
     stored: bool
-    advanced: bool
+    advanced: bool  # also where it is handed to a helper, which may move it
     contiguous_last: bool  # the last stride is the literal 1 (a descriptor's innermost dimension must be)
+    transposed: bool  # `order` names another dimension than the last as the fastest (`(0, 1)`: a K^T view)
 
 
 def block_pointer_use(model: ModuleModel, function: ast.FunctionDef, make: ast.Call) -> BlockPointerUse | None:
@@ -121,11 +122,17 @@ def block_pointer_use(model: ModuleModel, function: ast.FunctionDef, make: ast.C
              if isinstance(parent := index.parents.get(id(node)), ast.Call) and parent.args and parent.args[0] is node}
     if any(isinstance(parent := index.parents.get(id(node)), ast.Attribute) and parent.attr == "advance" for node in nodes):
         calls.add(ADVANCE)  # `p = p.advance(...)`
+    if any(isinstance(parent := index.parents.get(id(node)), ast.Call) and node in parent.args
+           and model.qualify(parent.func) not in (f"{TL}.load", f"{TL}.store", ADVANCE) for node in nodes):
+        calls.add(ADVANCE)  # handed to a helper, which may move it
     args = _arguments(make)
     strides = _elements(args["strides"]) if args is not None else None
     last = strides[-1] if strides else None
+    order = _elements(args.get("order")) if args is not None else None
+    fastest = order[0] if order else None
+    transposed = strides is not None and isinstance(fastest, ast.Constant) and fastest.value != len(strides) - 1
     return BlockPointerUse(f"{TL}.load" in calls, f"{TL}.store" in calls, ADVANCE in calls,
-                           isinstance(last, ast.Constant) and type(last.value) is int and last.value == 1)
+                           isinstance(last, ast.Constant) and type(last.value) is int and last.value == 1, transposed)
 
 
 def descriptor_rewrite(model: ModuleModel, function: ast.FunctionDef, make: ast.Call,

@@ -220,9 +220,11 @@ def _rewrite_note(ctx: MatchContext, made_here: bool, shown: bool) -> str:
         steps = f"before the loop, and {' or '.join(accesses)} in it with the offsets the advances kept"
     else:
         steps = f"where the block pointer is made, and {' or '.join(accesses)} with its offsets"
-    transposed = "" if use is None or use.contiguous_last else (
-        " Its last stride is not the literal 1 (a transposed view, such as K^T): a descriptor's last dimension "
-        "must be contiguous, so describe the tensor in its memory order and transpose the loaded tile (`.T`).")
+    transposed = "" if use is None or use.contiguous_last and not use.transposed else (
+        " Its `order` makes another dimension than the last the contiguous one (a transposed view, such as K^T): a "
+        "descriptor's last dimension must be contiguous, so describe the tensor in its memory order and transpose "
+        "the loaded tile (`.T`)." if use.transposed else
+        " Its last stride is a run-time value: a descriptor needs it to be 1 (the last dimension contiguous).")
     return (f"Rewrite: `desc = tl.make_tensor_descriptor(base, shape, strides, block_shape)` {steps} (see "
             "`tritonlint rule TL103`)" + (", as the suggested fix shows" if shown else "") + "." + transposed +
             " A descriptor needs 16-byte aligned strides and base, and `triton.set_allocator` on the host when it is "
