@@ -122,6 +122,12 @@ def _judged_per_flag(ctx: MatchContext, call: ast.Call) -> Verdict | None:
     return None
 
 
+def _wanted(reach: Reach) -> str:
+    """The fill a reduction takes: its neutral element, or 0 for a max of values that cannot be negative
+    (`tl.max(tl.abs(x))`), where 0 is as good as -inf."""
+    return ZERO if reach.nonnegative and reach.needs == NEG_INF else reach.needs
+
+
 def _position(node: ast.expr) -> tuple[int, int, int | None]:
     return node.lineno, node.col_offset, node.end_col_offset
 
@@ -277,7 +283,7 @@ def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.
         if found is None and fill != UNDEF else []
     if remask:
         reach, partners = remask[0]
-        also = [f"Also reached, needing {NEUTRAL_WORDS[r.needs]}: {_describe(ctx, r)}." for r in wrong if r is not reach]
+        also = [f"Also reached, needing {NEUTRAL_WORDS[_wanted(r)]}: {_describe(ctx, r)}." for r in wrong if r is not reach]
         return _remask_verdict(ctx, analysis, call, other, reach, partners,  # type: ignore[arg-type]
                                folds[0] if reach.needs != fill else None, also)
     if found is None and not partial:
@@ -297,7 +303,7 @@ def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.
         reduction = f"and reach {reduction}"
     else:
         reduction = f"reach {reduction}"
-    notes = [f"Also reached, needing {NEUTRAL_WORDS[r.needs]}: {_describe(ctx, r)}." for r in wrong[1:]]
+    notes = [f"Also reached, needing {NEUTRAL_WORDS[_wanted(r)]}: {_describe(ctx, r)}." for r in wrong[1:]]
     if partial:
         unsettled = next(r for r in covered if status(r, neutral, True) is not True)
         notes.append(f"No single `other` is shown right at every reduction these lanes reach: with "
@@ -313,7 +319,7 @@ def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.
                      f"{', '.join(map(str, lines))} with no `other` turn{'' if len(lines) > 1 else 's'} off the same "
                      f"lanes and meet{'' if len(lines) > 1 else 's'} these there: pad "
                      f"{'them' if len(lines) > 1 else 'it'} with `other={NEUTRAL_TEXT[neutral]}` too.")
-    if not partial and neutral != first.needs:
+    if not partial and neutral != _wanted(first):
         notes.append(f"On the way the lanes pass through elementwise math, so the fill that arrives as "
                      f"{NEUTRAL_WORDS[first.needs]} is {NEUTRAL_WORDS[neutral]}.")
     safe = not reached.other_ends and len(judged) == len(reached.reductions)
