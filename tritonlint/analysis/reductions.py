@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import ast
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from tritonlint.analysis.flow import Definition, FunctionFlow, in_source_order
@@ -58,6 +58,16 @@ NON_NEGATIVE = EXP | ABS | frozenset({f"{TL}.sqrt", f"{TL}.math.sqrt", f"{TL}.sq
 # Calls that map each lane of their operands to the same lane of the result (the padded lanes' path is followed).
 ELEMENTWISE = IDENTITY | NON_NEGATIVE | frozenset({f"{TL}.where", f"{TL}.maximum", f"{TL}.minimum", f"{TL}.log",
                                                    f"{TL}.log2"})
+
+
+def each_once(pending: list[ast.AST]) -> Iterator[ast.AST]:
+    """The nodes of a worklist, each once: the caller appends to `pending` what a node leads to."""
+    seen: set[int] = set()
+    while pending:
+        node = pending.pop()
+        if id(node) not in seen:
+            seen.add(id(node))
+            yield node
 
 
 def load_argument(call: ast.Call, position: int, name: str) -> ast.expr | None:
@@ -950,12 +960,7 @@ class PaddedLanes:
         softmax's terms re-masked), unless every real value lies some 87 below it (fp32 exp underflows)."""
         parents = self.flow.parents
         pending: list[ast.AST] = [reduction]
-        seen: set[int] = set()
-        while pending:
-            node = pending.pop()
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
+        for node in each_once(pending):
             parent = parents.get(id(node))
             if parent is None:
                 return False
@@ -1073,12 +1078,7 @@ class PaddedLanes:
         `tl.max(x, axis=0)` of 1-D blocks) is one value along the lanes `folded_by` folds."""
         found: set[int] = set()
         pending: list[ast.AST] = [expr]
-        seen: set[int] = set()
-        while pending:
-            node = pending.pop()
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
+        for node in each_once(pending):
             # A load's lanes hold what it reads; the loads that give its address (a gathered row's token id)
             # feed where it reads, not what its masked-off lanes hold.
             addresses = {id(n) for sub in walk(node) if isinstance(sub, ast.Call) and self.model.qualify(sub.func) == LOAD
