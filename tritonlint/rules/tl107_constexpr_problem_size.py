@@ -77,6 +77,12 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
         spec = kernel.param(param)
         if spec is None or not spec.is_constexpr or param in needed or model_dimension(param) or pool_size(param):
             continue
+        counted = _incremented(ctx.model, host, expr)
+        if counted is not None:  # `step=self.step_count` with `self.step_count += 1`: a new value on every call
+            text = ctx.file.text_of(expr)
+            found.append((2, 2, param, expr, f"`{text}` is a counter",
+                          f"`{text}` is incremented at line {counted}, so each call passes a new value"))
+            continue
         if _derived_from(expr, compiled):
             continue  # MAX_LEN=max(start_len, end_len) beside START_LEN=start_len, END_LEN=end_len
         origin = origins[param]
@@ -113,8 +119,9 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
     # over a bare leading dimension.
     level, _, param, expr, why, backing = max(found, key=lambda f: (f[0], f[1]))
     others = [f"`{p}`" for p in varying if p != param]
-    problem = (f"constexpr `{param}` is fed `{ctx.file.text_of(expr)}`, which varies with the input: "
-               "one compilation per distinct value")
+    problem = (f"constexpr `{param}` is fed `{ctx.file.text_of(expr)}`, "
+               + ("a counter that changes on every call: one compilation per call" if why.endswith("is a counter") else
+                  "which varies with the input: one compilation per distinct value"))
     notes = [f"Where the value comes from: {why}."]
     if level == 2:
         notes.append(f"Why it changes from call to call: {backing}.")
@@ -136,12 +143,26 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
                           f"Evidence: {evidence.fixture_phrase(ROW_COUNT)}.",
                           f"Triton compiles `{launch.callee_text}` once per distinct value of a constexpr: drop "
                           f"`tl.constexpr` from `{param}` (a runtime integer; Triton still specializes on "
-                          "divisibility by 16 and on 1), or bucket it with triton.next_power_of_2."])
+                          "divisibility by 16 and on 1)" + ("." if why.endswith("is a counter") else
+                                                           ", or bucket it with triton.next_power_of_2.")])
 
 
 # Parameters of the launching function that mark a packed variable-length batch (`cu_seqlens`): the leading
 # dimension of a tensor it receives beside them is the batch's tokens.
 _VARLEN = re.compile(r"cu_?seq", re.IGNORECASE)
+
+
+def _incremented(model: ModuleModel, host: HostScope, expr: ast.expr) -> int | None:
+    """The line of `self.x += ...` where a method of the launching function's class increments the attribute
+    passed (an optimizer's step count): it outlives the call, so each call passes a new value. Not a local
+    total (`total += t * h * w` over a loop starts again on every call)."""
+    if not (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self") \
+            or host.node is None:
+        return None
+    scope = next((c for c in walk(model.tree) if isinstance(c, ast.ClassDef) and host.node in c.body), host.node)
+    text = ast.unparse(expr)
+    return next((n.lineno for n in walk(scope) if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add)
+                 and ast.unparse(n.target) == text), None)
 
 
 def _backing(provenance: Provenance, launch: LaunchSite, param: str, origin: Origin, leaves: list[Origin],
