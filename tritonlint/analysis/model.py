@@ -159,6 +159,9 @@ class JitFunction:
     state_axes: tuple[int, ...] = ()
     # Constexpr parameters the body uses as a tile size (tl.arange, a shape, a block shape) or hands to a helper.
     tile_sizes: tuple[str, ...] = ()
+    # Those, and the constexprs a tile size is computed from (`C = tl.cdiv(T, BLOCK)` then `tl.zeros([C])`): each
+    # needs a value at compile time.
+    shape_inputs: tuple[str, ...] = ()
     node: ast.FunctionDef | None = field(default=None, repr=False, compare=False)
 
     def param(self, name: str) -> Param | None:
@@ -403,7 +406,7 @@ class ModuleModel:
                 function.heuristics.update(self._heuristics(decorator))
         if function.autotune is not None:  # only launches of autotuned kernels ask which axes tile what
             function.tiles = self._program_tiles(node, set(function.constexprs))
-        function.tile_sizes = self._tile_sizes(node, set(function.constexprs))
+        function.tile_sizes, function.shape_inputs = self._tile_sizes(node, set(function.constexprs))
         states = [p.name for p in function.params if _is_state_name(p.name)]
         if states:
             function.state_axes = self._state_axes(node, states)
@@ -505,10 +508,26 @@ class ModuleModel:
                             tiles.setdefault(axis, set()).add(factor.id)
         return {axis: tuple(sorted(names)) for axis, names in sorted(tiles.items())}
 
-    def _tile_sizes(self, node: ast.FunctionDef | ast.AsyncFunctionDef, constexprs: set[str]) -> tuple[str, ...]:
+    def _tile_sizes(self, node: ast.FunctionDef | ast.AsyncFunctionDef,
+                    constexprs: set[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """Constexpr parameters the kernel uses as a tile size (an argument of tl.arange, a shape, a
-        static_range bound, a block shape) or hands to another function (where it may be one)."""
+        static_range bound, a block shape) or hands to another function (where it may be one); and those with
+        the constexprs that a local used so is computed from alone."""
         used: set[str] = set()
+        inputs: set[str] = set()
+        # Locals computed from constexprs alone (`C = tl.cdiv(T, BLOCK)`) are compile-time too: a tile they size
+        # is sized by those constexprs.
+        derived: dict[str, set[str]] = {}
+        for statement in walk(node):
+            target = statement.targets[0] if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                else statement.target if isinstance(statement, ast.AnnAssign) else None
+            value = getattr(statement, "value", None)
+            if isinstance(target, ast.Name) and value is not None and target.id not in constexprs:
+                names = {n.id for n in walk(value) if isinstance(n, ast.Name)} - {"tl", "triton"}
+                if names and names <= constexprs and target.id not in derived:
+                    derived[target.id] = names
+                else:
+                    derived[target.id] = set()  # assigned from something else, or twice: not compile-time
         for call in walk(node):
             if not isinstance(call, ast.Call):
                 continue
@@ -522,8 +541,11 @@ class ModuleModel:
                     position = _BLOCK_SHAPE_AT[name]
                     args = [k.value for k in call.keywords if k.arg == "block_shape"] + call.args[position:position + 1]
                 for arg in args:
-                    used |= {n.id for n in walk(arg) if isinstance(n, ast.Name) and n.id in constexprs}
-        return tuple(sorted(used))
+                    for n in walk(arg):
+                        if isinstance(n, ast.Name):
+                            used |= {n.id} & constexprs
+                            inputs |= derived.get(n.id, set())
+        return tuple(sorted(used)), tuple(sorted(used | inputs))
 
     def _state_axes(self, node: ast.FunctionDef | ast.AsyncFunctionDef, states: list[str]) -> tuple[int, ...]:
         """The axes whose program id is a factor of the offsets at which the kernel both loads and stores

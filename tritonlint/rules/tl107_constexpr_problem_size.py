@@ -43,7 +43,7 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
     kernel = ctx.kernel_for(launch)
     if kernel is None or kernel.node is None and not kernel.constexprs:
         return None
-    tiles = set(kernel.tile_sizes) if kernel.node is not None else set(kernel.constexprs)
+    tiles = set(kernel.shape_inputs) if kernel.node is not None else set(kernel.constexprs)
     tuned = kernel.autotune.tuned_meta if kernel.autotune else set()
     heuristics = set(kernel.heuristics)
     host = HostScope.of(ctx.model, launch.scope)
