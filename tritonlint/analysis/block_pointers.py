@@ -117,22 +117,28 @@ def block_pointer_use(model: ModuleModel, function: ast.FunctionDef, make: ast.C
     assign = index.assigns.get(id(make))
     if assign is None or len(assign.targets) != 1 or not isinstance(assign.targets[0], ast.Name):
         return None
-    nodes = index.names.get(assign.targets[0].id, [])
-    calls = {model.qualify(parent.func) for node in nodes
-             if isinstance(parent := index.parents.get(id(node)), ast.Call) and parent.args and parent.args[0] is node}
-    if any(isinstance(parent := index.parents.get(id(node)), ast.Attribute) and parent.attr == "advance" for node in nodes):
-        calls.add(ADVANCE)  # `p = p.advance(...)`
-    if any(isinstance(parent := index.parents.get(id(node)), ast.Call) and node in parent.args
-           and model.qualify(parent.func) not in (f"{TL}.load", f"{TL}.store", ADVANCE) for node in nodes):
-        calls.add(ADVANCE)  # handed to a helper, which may move it
+    uses: set[str] = set()  # the loads, stores and advances it reaches; a helper it is handed to may move it
+    for node in index.names.get(assign.targets[0].id, []):
+        parent = index.parents.get(id(node))
+        if isinstance(parent, ast.Attribute) and parent.attr == "advance":
+            uses.add(ADVANCE)  # `p = p.advance(...)`
+        elif isinstance(parent, ast.Call) and node in parent.args:
+            name = model.qualify(parent.func)
+            if name not in (f"{TL}.load", f"{TL}.store", ADVANCE):
+                uses.add(ADVANCE)
+            elif parent.args[0] is node:
+                uses.add(name)
     args = _arguments(make)
     strides = _elements(args["strides"]) if args is not None else None
-    last = strides[-1] if strides else None
     order = _elements(args.get("order")) if args is not None else None
     fastest = order[0] if order else None
     transposed = strides is not None and isinstance(fastest, ast.Constant) and fastest.value != len(strides) - 1
-    return BlockPointerUse(f"{TL}.load" in calls, f"{TL}.store" in calls, ADVANCE in calls,
-                           isinstance(last, ast.Constant) and type(last.value) is int and last.value == 1, transposed)
+    return BlockPointerUse(f"{TL}.load" in uses, f"{TL}.store" in uses, ADVANCE in uses,
+                           _literal_one(strides[-1] if strides else None), transposed)
+
+
+def _literal_one(expr: ast.expr | None) -> bool:
+    return isinstance(expr, ast.Constant) and type(expr.value) is int and expr.value == 1
 
 
 def descriptor_rewrite(model: ModuleModel, function: ast.FunctionDef, make: ast.Call,
@@ -154,8 +160,7 @@ def descriptor_rewrite(model: ModuleModel, function: ast.FunctionDef, make: ast.
     strides, offsets, block = (_elements(args[k], rank) for k in ("strides", "offsets", "block_shape"))
     if strides is None or offsets is None or block is None:
         return None
-    last = strides[-1]
-    if not (isinstance(last, ast.Constant) and type(last.value) is int and last.value == 1):
+    if not _literal_one(strides[-1]):
         return None
     params = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
     names = [f"{name}_off{i}" for i in range(rank)]

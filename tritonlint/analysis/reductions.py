@@ -755,7 +755,7 @@ class PaddedLanes:
         start = self._single_value(start)
         if isinstance(start, ast.BinOp) and isinstance(start.op, ast.Mult):
             return width in (ast.unparse(start.left), ast.unparse(start.right))
-        if isinstance(start, ast.Call) and ast.unparse(start.func).endswith("multiple_of") and len(start.args) == 2:
+        if isinstance(start, ast.Call) and self.model.qualify(start.func) == f"{TL}.multiple_of" and len(start.args) == 2:
             return ast.unparse(start.args[1]) == width
         if isinstance(start, ast.Constant):
             return start.value == 0
@@ -766,11 +766,18 @@ class PaddedLanes:
             return False
         (definition,) = definitions
         loop = definition.stmt
-        if definition.kind != "loop" or not isinstance(loop, ast.For) or not isinstance(loop.iter, ast.Call):
-            return False
-        bounds = loop.iter.args
-        return ast.unparse(loop.iter.func).split(".")[-1] in ("range", "static_range") and len(bounds) == 3 \
-            and ast.unparse(bounds[2]) == width and self._multiple_of(bounds[0], width)
+        bounds = self._stepped_range(loop) if definition.kind == "loop" and isinstance(loop, ast.For) else None
+        return bounds is not None and ast.unparse(bounds[2]) == width and self._multiple_of(bounds[0], width)
+
+    def _stepped_range(self, loop: ast.For) -> list[ast.expr] | None:
+        """The start, stop and step of `for i in range(lo, hi, step)` (also `tl.range`, `tl.static_range`)."""
+        iterator = loop.iter
+        if not isinstance(iterator, ast.Call) or len(iterator.args) != 3 \
+                or not (self.model.qualify(iterator.func) in (f"{TL}.range", f"{TL}.static_range")
+                        or isinstance(iterator.func, ast.Name) and iterator.func.id == "range"
+                        and self.model.qualify(iterator.func) is None):
+            return None
+        return iterator.args
 
     def _arange_end(self, expr: ast.expr) -> str | None:
         """The text of `end` in `tl.arange(0, end)`, else None."""
@@ -1045,12 +1052,8 @@ class PaddedLanes:
         """The load's mask is `offs < n`, `offs = start + tl.arange(0, B)`, in `for start in range(lo, n, B)`."""
         mask = load_argument(load, 1, "mask")
         bound = self._upper_bound(mask) if mask is not None else None
-        iterator = loop.iter
-        if bound is None or not isinstance(loop.target, ast.Name) or not isinstance(iterator, ast.Call) \
-                or not (self.model.qualify(iterator.func) in (f"{TL}.range", f"{TL}.static_range")
-                        or isinstance(iterator.func, ast.Name) and iterator.func.id == "range"
-                        and self.model.qualify(iterator.func) is None) \
-                or len(iterator.args) != 3 or ast.unparse(iterator.args[1]) != bound[1]:
+        bounds = self._stepped_range(loop)
+        if bound is None or not isinstance(loop.target, ast.Name) or bounds is None or ast.unparse(bounds[1]) != bound[1]:
             return False
         offsets = self._single_value(bound[0])
         if not (isinstance(offsets, ast.BinOp) and isinstance(offsets.op, ast.Add)):
@@ -1058,7 +1061,7 @@ class PaddedLanes:
         for start, span in ((offsets.left, offsets.right), (offsets.right, offsets.left)):
             if isinstance(start, ast.Name) and start.id == loop.target.id \
                     and all(d.stmt is loop for d in self.flow.reaching(start)) \
-                    and self._arange_end(span) == ast.unparse(iterator.args[2]):
+                    and self._arange_end(span) == ast.unparse(bounds[2]):
                 return True
         return False
 

@@ -208,12 +208,8 @@ def _rewrite_note(ctx: MatchContext, made_here: bool, shown: bool) -> str:
     """How to rewrite the block pointer as a tensor descriptor, by what the kernel does with it: the accesses it
     makes (a store-only pointer gets `desc.store`), whether it advances, whether its last stride is the 1 a
     descriptor needs (a transposed view such as K^T is described in memory order and its tile transposed)."""
-    attribute = ctx.ast_node(types=(ast.Attribute,))
-    function = ctx.function
-    call = call_of(ctx.model, function.node, attribute) \
-        if made_here and function is not None and function.node is not None and isinstance(attribute, ast.expr) else None
-    use = block_pointer_use(ctx.model, function.node, call) if call is not None and function is not None \
-        and function.node is not None else None
+    made = _make_call(ctx) if made_here else None
+    use = block_pointer_use(ctx.model, *made) if made is not None else None
     accesses = [a for a, used in (("`desc.load([offsets])`", use is None or use.loaded or not use.stored),
                                   ("`desc.store([offsets], value)`", use is None or use.stored)) if used]
     if not made_here or use is not None and use.advanced or use is None and _advances(ctx):
@@ -241,16 +237,20 @@ def _advances(ctx: MatchContext) -> bool:
                for node in ast.walk(function.node))
 
 
-def _block_pointer_rewrite(ctx: MatchContext) -> Rewrite | None:
-    """The descriptor rewrite of the block pointer this `tl.make_block_ptr(...)` call builds, when sound."""
+def _make_call(ctx: MatchContext) -> tuple[ast.FunctionDef, ast.Call] | None:
+    """The `tl.make_block_ptr(...)` call whose callee the match is, with the kernel it is made in."""
     attribute = ctx.ast_node(types=(ast.Attribute,))
     function = ctx.function
-    if attribute is None or function is None or function.node is None:
+    if not isinstance(attribute, ast.expr) or function is None or function.node is None:
         return None
-    call = call_of(ctx.model, function.node, attribute) if isinstance(attribute, ast.expr) else None
-    if call is None:
-        return None
-    return descriptor_rewrite(ctx.model, function.node, call, ctx.file.text_of)
+    call = call_of(ctx.model, function.node, attribute)
+    return (function.node, call) if call is not None else None
+
+
+def _block_pointer_rewrite(ctx: MatchContext) -> Rewrite | None:
+    """The descriptor rewrite of the block pointer this `tl.make_block_ptr(...)` call builds, when sound."""
+    made = _make_call(ctx)
+    return descriptor_rewrite(ctx.model, *made, ctx.file.text_of) if made is not None else None
 
 
 def _rewrite_edits(ctx: MatchContext, rewrite: Rewrite) -> RawEdits | None:

@@ -73,6 +73,7 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
     origins = {param: provenance.origin(expr) for param, expr in values.items()}
     unbacked = ctx.options.get("constexpr-size-unbacked", False)
     found: list[tuple[int, int, str, ast.expr, str, str | None]] = []  # level, strength, param, expr, why, backing
+    counters: set[str] = set()  # parameters fed a counter of `self`: a new value on every call
     for param, expr in values.items():
         spec = kernel.param(param)
         if spec is None or not spec.is_constexpr or param in needed or model_dimension(param) or pool_size(param):
@@ -80,6 +81,7 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
         counted = _incremented(ctx.model, host, expr)
         if counted is not None:  # `step=self.step_count` with `self.step_count += 1`: a new value on every call
             text = ctx.file.text_of(expr)
+            counters.add(param)
             found.append((2, 2, param, expr, f"`{text}` is a counter",
                           f"`{text}` is incremented at line {counted}, so each call passes a new value"))
             continue
@@ -120,7 +122,7 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
     level, _, param, expr, why, backing = max(found, key=lambda f: (f[0], f[1]))
     others = [f"`{p}`" for p in varying if p != param]
     problem = (f"constexpr `{param}` is fed `{ctx.file.text_of(expr)}`, "
-               + ("a counter that changes on every call: one compilation per call" if why.endswith("is a counter") else
+               + ("a counter that changes on every call: one compilation per call" if param in counters else
                   "which varies with the input: one compilation per distinct value"))
     notes = [f"Where the value comes from: {why}."]
     if level == 2:
@@ -143,7 +145,7 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
                           f"Evidence: {evidence.fixture_phrase(ROW_COUNT)}.",
                           f"Triton compiles `{launch.callee_text}` once per distinct value of a constexpr: drop "
                           f"`tl.constexpr` from `{param}` (a runtime integer; Triton still specializes on "
-                          "divisibility by 16 and on 1)" + ("." if why.endswith("is a counter") else
+                          "divisibility by 16 and on 1)" + ("." if param in counters else
                                                            ", or bucket it with triton.next_power_of_2.")])
 
 

@@ -96,8 +96,9 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
         return _judged_per_flag(ctx, call)
     # A flag the launches pass as `N % BLOCK_N == 0` splits the kernel in two compilations, whole blocks (no
     # padded lane) and re-masked: the merge of both branches is no kernel Triton builds.
-    for flag in {special.flag for special in _flag_specializations(ctx) if special.whole is not None}:
-        compiled = [s for s in _flag_specializations(ctx) if s.flag == flag]
+    specializations = _flag_specializations(ctx)
+    for flag in {special.flag for special in specializations if special.whole is not None}:
+        compiled = [s for s in specializations if s.flag == flag]
         if all((twin := s.calls.get(_position(call))) is None or _judged(ctx, twin, s.analysis, s.node, s.whole) is None
                for s in compiled):
             return None
@@ -157,7 +158,7 @@ def _flag_specializations(ctx: MatchContext) -> list[Specialization]:
     constexprs = set(function.constexprs)
     flags = sorted({name for n in walk(node) if isinstance(n, ast.If) and (name := _flag_of(n.test)) is not None
                     and name in constexprs and _remasks(ctx, n)})
-    divisible = divisibility_flags(ctx.model, function)
+    divisible = divisibility_flags(ctx.model, function) if flags else {}
     found = []
     for flag in flags:
         passed = passed_at_every_launch(ctx.model, function, flag)
@@ -241,12 +242,12 @@ def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.
     # can only make false, a max that only shifts a softmax whose terms the lanes do not reach (a finite fill:
     # undefined lanes may be NaN), or a running total that only the last chunk, the one with masked-off
     # lanes, spoils and nothing reads after it.
-    # The current fill is judged with the loads that turn off the same lanes with no `other` padded alike: where
-    # only their undefined lanes spoil a reduction, their own findings say so, and this fill is not at fault.
     # Set to 0 before every other reduction (a softmax's terms re-masked before their sum): a max they raise
     # only shifts it.
     shift_harmless = fill != UNDEF and all(analysis.zeroed_where_masked(r.call, mask)
                                            for r in reached.reductions if r.needs != NEG_INF)
+    # The current fill is judged with the loads that turn off the same lanes with no `other` padded alike: where
+    # only their undefined lanes spoil a reduction, their own findings say so, and this fill is not at fault.
     wrong = [r for r in covered if status(r, fill, True) is False
              and not (fill == ZERO and r.needs == NEG_INF and analysis.floored_at_zero(r.call))
              and not analysis.decides_early_exit_only(r.call, r.needs)
