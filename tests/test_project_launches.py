@@ -11,7 +11,12 @@ import textwrap
 import pytest
 
 from tritonlint.analysis.launch_index import build_index, module_links, resolve
-from tritonlint.analysis.launches import launch_candidates, passed_at_every_launch, whole_blocks_at_every_launch
+from tritonlint.analysis.launches import (
+    floored_grid_at_every_launch,
+    launch_candidates,
+    passed_at_every_launch,
+    whole_blocks_at_every_launch,
+)
 from tritonlint.analysis.model import ModuleModel
 
 from .helpers import cli_findings, lint_code
@@ -380,6 +385,33 @@ def test_whole_blocks_at_every_launch_needs_a_factor_the_block_divides():
     assert not whole(source.replace("BLOCK = 128", "BLOCK = triton.next_power_of_2(n)"))  # not a known integer
     assert not whole(source + "    k[(1,)](x, x.numel(), BLOCK)\n")  # one launch of any count is enough
     assert not whole(source.replace("    k[(triton.cdiv(n, BLOCK),)](x, n, BLOCK)\n", "    pass\n"))  # no launch
+
+def test_floored_grid_at_every_launch_needs_the_count_over_the_block_on_the_axis():
+    source = textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(x_ptr, n, BLOCK: tl.constexpr):
+            pass
+
+        def run(x):
+            n = x.numel()
+            k[(x.numel() // 64, 1)](x, n, BLOCK=64)
+        """)
+
+    def floored(text: str, axis: int = 0) -> bool:
+        model = _model(text, "a")
+        (kernel,) = [f for f in model.functions if f.name == "k"]
+        return floored_grid_at_every_launch(model, kernel, axis, "BLOCK", "n")
+
+    assert floored(source)
+    assert not floored(source, axis=1)
+    assert not floored(source.replace("// 64", "// 32"))  # programs of 64 lanes over blocks of 32: past n
+    assert not floored(source.replace("x.numel() // 64", "triton.cdiv(n, 64)"))
+    assert floored(source.replace("(x.numel() // 64, 1)", "lambda META: (n // META['BLOCK'],)"))
+    assert not floored(source + "    k[(1,)](x, x.numel(), BLOCK=64)\n")  # every launch
+
 
 STRIDE_SPREAD = textwrap.dedent("""
     import triton

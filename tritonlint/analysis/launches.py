@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.host import HostScope
 from tritonlint.analysis.model import KERNEL_WRAPPERS, JitFunction, LaunchArg, LaunchSite, ModuleModel
+from tritonlint.analysis.provenance import grid_axes
 from tritonlint.walk import walk
 
 
@@ -275,6 +276,31 @@ def whole_blocks_at_every_launch(model: ModuleModel, kernel: JitFunction, block:
         factors = _factors(_root(scope, values[count]))
         if not any((f := evaluator.evaluate(factor)) is not None and f.value % width.value == 0 for factor in factors):
             return False
+    return bool(launches)
+
+
+def floored_grid_at_every_launch(model: ModuleModel, kernel: JitFunction, axis: int, block: str, count: str) -> bool:
+    """Every launch of `kernel` in its module gives grid axis `axis` the floor of the value it passes for `count`
+    over the one it passes for `block` (`grid = (n // 64,)` with `BLOCK=64`, or `n // META["BLOCK"]`): the
+    programs cover whole blocks only, and the remainder is left to other code. There is at least one launch."""
+    launches = _launches_of(model, kernel)
+    for launch in launches:
+        values = bind_launch(model, launch, kernel).values
+        scope = HostScope.of(model, launch.scope)
+        axes = grid_axes(scope, launch)
+        if block not in values or count not in values or axes is None or len(axes[0]) <= axis:
+            return False
+        extent, meta = _root(scope, axes[0][axis]), axes[1]
+        if not (isinstance(extent, ast.BinOp) and isinstance(extent.op, ast.FloorDiv)) \
+                or ast.unparse(_root(scope, extent.left)) != ast.unparse(_root(scope, values[count])):
+            return False
+        divisor = extent.right
+        if not (meta is not None and isinstance(divisor, ast.Subscript) and isinstance(divisor.value, ast.Name)
+                and divisor.value.id == meta and isinstance(divisor.slice, ast.Constant) and divisor.slice.value == block):
+            evaluator = scope.evaluator()
+            width, passed = evaluator.evaluate(divisor), evaluator.evaluate(values[block])
+            if width is None or passed is None or width.value != passed.value:
+                return False
     return bool(launches)
 
 

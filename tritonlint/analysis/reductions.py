@@ -18,6 +18,7 @@ import ast
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from tritonlint.analysis.flow import Definition, FunctionFlow, in_source_order
 from tritonlint.analysis.indexing import Indices, arange_end, broadcast_axis, load_pointer
@@ -217,6 +218,19 @@ def _abs(a: str) -> str:
 
 def _pairwise(op: Callable[[str, str], str], left: Classes, right: Classes) -> Classes:
     return frozenset(op(a, b) for a in left for b in right)
+
+
+class LaunchFacts(Protocol):
+    """What every launch of a kernel tells about its parameters (a rule answers it from analysis/launches.py)."""
+
+    def same_value(self, end: str, bound: str) -> bool:
+        """Every launch passes the two parameters the same value."""
+
+    def whole_blocks(self, block: str, count: str) -> bool:
+        """Every launch passes a count that is a whole number of blocks."""
+
+    def floored_grid(self, axis: int, block: str, count: str) -> bool:
+        """Every launch's grid axis `axis` is `count // block`: whole blocks only."""
 
 
 @dataclass(frozen=True)
@@ -687,67 +701,80 @@ class PaddedLanes:
             return compare.left, ast.unparse(compare.comparators[0])
         return None
 
-    def keeps_every_lane(self, mask: ast.expr, same_value: Callable[[str, str], bool] | None = None,
-                         whole_blocks: Callable[[str, str], bool] | None = None) -> bool:
+    def keeps_every_lane(self, mask: ast.expr, launches: LaunchFacts | None = None) -> bool:
         """Every conjunct of the mask compares a `tl.arange(0, n)` with its own end (`tl.arange(0, n) < n`,
         through single assignments and `[:, None]` broadcasts), or with a parameter that every launch gives the
-        end's value (`same_value(end, bound)`: `tl.arange(0, BLOCK) < dim` launched with `BLOCK = dim`), or
-        is block i of a count that every launch makes whole blocks (`whole_blocks(end, bound)`: `pid * BLOCK +
-        tl.arange(0, BLOCK) < n` launched with `n = rows * 256`, `BLOCK = 128`): true on every lane of a block
+        end's value (`tl.arange(0, BLOCK) < dim` launched with `BLOCK = dim`), or is block i of a count that
+        every launch makes whole blocks (`pid * BLOCK + tl.arange(0, BLOCK) < n` launched with `n = rows * 256`,
+        `BLOCK = 128`) or of a grid of whole blocks only (`grid = (n // BLOCK,)`): true on every lane of a block
         that has any, so nothing is padded."""
         nodes = self._conjunct_nodes(mask, 0)
-        return bool(nodes) and all(self._all_true(node, same_value, whole_blocks) for node in nodes)
+        return bool(nodes) and all(self._all_true(node, launches) for node in nodes)
 
-    def folds_no_padding(self, load: ast.Call, reach: Reach, same_value: Callable[[str, str], bool] | None = None,
-                         whole_blocks: Callable[[str, str], bool] | None = None) -> bool:
+    def folds_no_padding(self, load: ast.Call, reach: Reach, launches: LaunchFacts | None = None) -> bool:
         """The reduction folds one axis of the load's own tile, and every conjunct of the mask that varies along
         that axis keeps every lane (as `keeps_every_lane` tells): only whole rows it keeps are padded (rows past
         the end, stored under the same mask), and no padded lane is folded into a real one."""
         split = self._conjuncts_by_axis(load, reach.call) if reach.across is not None else None
         return split is not None and bool(split[0] or split[1]) \
-            and all(self._all_true(node, same_value, whole_blocks) for node in split[0])
+            and all(self._all_true(node, launches) for node in split[0])
 
-    def _all_true(self, conjunct: ast.expr, same_value: Callable[[str, str], bool] | None,
-                  whole_blocks: Callable[[str, str], bool] | None) -> bool:
+    def _all_true(self, conjunct: ast.expr, launches: LaunchFacts | None) -> bool:
         if not (isinstance(conjunct, ast.Compare) and len(conjunct.ops) == 1 and isinstance(conjunct.ops[0], ast.Lt)):
             return False
         index = self._single_value(conjunct.left)
         if isinstance(index, ast.Subscript) and broadcast_axis(index) is not None:
             index = self._single_value(index.value)
         end, bound = self._arange_end(index), ast.unparse(conjunct.comparators[0])
+        if end == bound or self._block_of_whole_blocks(index, bound):
+            return True
         # `tl.arange(0, E) < n` with n a whole number of E-blocks (at least one: n = 0 runs nothing)
-        return end == bound or end is not None and same_value is not None and same_value(end, bound) \
-            or end is not None and whole_blocks is not None and whole_blocks(end, bound) \
-            or self._block_of_whole_blocks(index, bound) \
-            or whole_blocks is not None and self._block_at_multiple(index, bound, whole_blocks)
+        return launches is not None and (end is not None and (launches.same_value(end, bound)
+                                                              or launches.whole_blocks(end, bound))
+                                         or self._block_at_multiple(index, bound, launches))
 
     def _block_of_whole_blocks(self, index: ast.expr, bound: str) -> bool:
         """`g * E + tl.arange(0, E)` with `g = i % (bound // E)`: block g of E lanes, g below the count of whole
         blocks in `bound`, ends at (bound // E) * E - 1 at most, below `bound` (a group norm's channels of group
         g: `g * G_SIZE + tl.arange(0, G_SIZE) < C` with `g = pid % (C // G_SIZE)`)."""
-        if not (isinstance(index, ast.BinOp) and isinstance(index.op, ast.Add)):
-            return False
-        for start, lanes in ((index.left, index.right), (index.right, index.left)):
-            end = self._arange_end(self._single_value(lanes))
-            if end is None or not (isinstance(start, ast.BinOp) and isinstance(start.op, ast.Mult)):
-                continue
-            for block, width in ((start.left, start.right), (start.right, start.left)):
-                chosen = self._single_value(block)
-                if ast.unparse(width) == end and isinstance(chosen, ast.BinOp) and isinstance(chosen.op, ast.Mod) \
-                        and ast.unparse(self._single_value(chosen.right)) == f"{bound} // {end}":
-                    return True
+        for start, end in self._block_starts(index):
+            if isinstance(start, ast.BinOp) and isinstance(start.op, ast.Mult):
+                for block, width in ((start.left, start.right), (start.right, start.left)):
+                    chosen = self._single_value(block)
+                    if ast.unparse(width) == end and isinstance(chosen, ast.BinOp) and isinstance(chosen.op, ast.Mod) \
+                            and ast.unparse(self._single_value(chosen.right)) == f"{bound} // {end}":
+                        return True
         return False
 
-    def _block_at_multiple(self, index: ast.expr, bound: str, whole_blocks: Callable[[str, str], bool]) -> bool:
+    def _block_at_multiple(self, index: ast.expr, bound: str, launches: LaunchFacts) -> bool:
         """`i * E + tl.arange(0, E)` (or another start that is a multiple of E: `_multiple_of`) under a bound that
-        every launch makes a whole number of E-blocks: each block is wholly below the bound or wholly past it."""
-        if not (isinstance(index, ast.BinOp) and isinstance(index.op, ast.Add)):
-            return False
-        for start, lanes in ((index.left, index.right), (index.right, index.left)):
-            end = self._arange_end(self._single_value(lanes))
-            if end is not None and self._multiple_of(start, end) and whole_blocks(end, bound):
+        every launch makes a whole number of E-blocks: each block is wholly below the bound or wholly past it;
+        or `pid * E + tl.arange(0, E)` in a grid of `bound // E` programs on pid's axis: every block is below."""
+        for start, end in self._block_starts(index):
+            if self._multiple_of(start, end) and launches.whole_blocks(end, bound):
                 return True
+            start = self._single_value(start)
+            if isinstance(start, ast.BinOp) and isinstance(start.op, ast.Mult):
+                for block, width in ((start.left, start.right), (start.right, start.left)):
+                    axis = self._program_axis(self._single_value(block))
+                    if ast.unparse(width) == end and axis is not None and launches.floored_grid(axis, end, bound):
+                        return True
         return False
+
+    def _block_starts(self, index: ast.expr) -> Iterator[tuple[ast.expr, str]]:
+        """For `start + tl.arange(0, E)` (either order): the start and E's text."""
+        if isinstance(index, ast.BinOp) and isinstance(index.op, ast.Add):
+            for start, lanes in ((index.left, index.right), (index.right, index.left)):
+                end = self._arange_end(self._single_value(lanes))
+                if end is not None:
+                    yield start, end
+
+    def _program_axis(self, expr: ast.expr) -> int | None:
+        """The literal axis of `tl.program_id(axis)`, else None."""
+        if not (isinstance(expr, ast.Call) and self.model.qualify(expr.func) == f"{TL}.program_id"):
+            return None
+        axis = expr.args[0] if expr.args else next((k.value for k in expr.keywords if k.arg == "axis"), None)
+        return axis.value if isinstance(axis, ast.Constant) and isinstance(axis.value, int) else None
 
     def _multiple_of(self, start: ast.expr, width: str) -> bool:
         """`start` is a multiple of the block `width`: `i * E`, `tl.multiple_of(x, E)`, or the target of a loop

@@ -19,10 +19,12 @@ from tritonlint.analysis.buffers import loaded_nonnegative, through_identity
 from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.launches import (
     divisibility_flags,
+    floored_grid_at_every_launch,
     passed_at_every_launch,
     same_at_every_launch,
     whole_blocks_at_every_launch,
 )
+from tritonlint.analysis.model import JitFunction, ModuleModel
 from tritonlint.analysis.reductions import (
     DOT,
     LOAD,
@@ -199,6 +201,27 @@ class _Specialize(ast.NodeTransformer):
         return (node.body if runs else node.orelse) or ast.Pass()
 
 
+@dataclass
+class _Launches:
+    """The facts of `analysis.reductions.LaunchFacts` for one kernel, about its parameters only."""
+    model: ModuleModel
+    kernel: JitFunction
+    whole: tuple[str, str] | None  # see _judged
+
+    def _params(self, *names: str) -> bool:
+        return all(any(p.name == name for p in self.kernel.params) for name in names)
+
+    def same_value(self, end: str, bound: str) -> bool:
+        return self._params(end, bound) and same_at_every_launch(self.model, self.kernel, end, bound)
+
+    def whole_blocks(self, block: str, count: str) -> bool:
+        return (block, count) == self.whole or self._params(block, count) \
+            and whole_blocks_at_every_launch(self.model, self.kernel, block, count)
+
+    def floored_grid(self, axis: int, block: str, count: str) -> bool:
+        return self._params(block, count) and floored_grid_at_every_launch(self.model, self.kernel, axis, block, count)
+
+
 def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.AST,
             whole: tuple[str, str] | None = None) -> Verdict | None:
     """The verdict on the masked load `call` of the kernel `node` (the kernel as written, or as compiled for one
@@ -210,20 +233,14 @@ def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.
     other = load_argument(call, 2, "other")
     fill = UNDEF if other is None else constant_class(other)
     assert mask is not None and fill is not None
-    params = {p.name for p in function.params}
-
-    def launched_alike(end: str, bound: str) -> bool:
-        return end in params and bound in params and same_at_every_launch(ctx.model, function, end, bound)
-    def launched_whole(block: str, count: str) -> bool:
-        return (block, count) == whole or block in params and count in params \
-            and whole_blocks_at_every_launch(ctx.model, function, block, count)
-    if analysis.keeps_every_lane(mask, launched_alike, launched_whole):
+    launches = _Launches(ctx.model, function, whole)
+    if analysis.keeps_every_lane(mask, launches):
         return None  # `tl.arange(0, n) < n`, launched with BLOCK = n or n whole blocks: no block is part padded
     reached = analysis.forward(call)
     # A sum along the channels of a tile whose channel block is launched equal to the channel count folds no
     # padded lane, whatever its rows' mask pads.
     judged = [r for r in reached.reductions if r.covered and not analysis.never_read(r.call)]
-    covered = sorted((r for r in judged if not analysis.folds_no_padding(call, r, launched_alike, launched_whole)),
+    covered = sorted((r for r in judged if not analysis.folds_no_padding(call, r, launches)),
                      key=lambda r: (r.call.lineno, r.call.col_offset))
     if not covered:
         return None
