@@ -130,6 +130,22 @@ def allocation_positions(provenance: Provenance, leaf: Origin) -> tuple[bool, bo
     return lead, inner
 
 
+def allocated_sizes(host: HostScope, tensor: str | None, line: int) -> list[ast.expr] | None:
+    """The sizes of a tensor the launching function allocates under a plain name, as it stands at `line` (`pos =
+    torch.arange(n)`: `[n]`; `out = torch.empty((n, 1536))`: `[n, 1536]`), else None."""
+    value = host.value_reaching(tensor, line) if tensor is not None and tensor.isidentifier() else None
+    if not isinstance(value, ast.Call):
+        return None
+    name = host.model.qualify(value.func)
+    if name == "torch.arange":
+        return [value]
+    if name not in _ALLOCATORS or name.endswith("_like"):
+        return None
+    args = value.args[:1] if name == "torch.full" else value.args
+    sizes = list(args[0].elts) if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)) else list(args)
+    return sizes if sizes and not any(isinstance(size, ast.Starred) for size in sizes) else None
+
+
 def _same_size(provenance: Provenance, size: ast.expr, leaf: Origin) -> bool:
     """Whether an allocation's size is the value: one of the host names it went through, or the same shape."""
     if isinstance(size, ast.Name) and size.id in leaf.names:

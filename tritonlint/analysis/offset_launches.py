@@ -21,11 +21,12 @@ products are int64).
 from __future__ import annotations
 
 import ast
+import math
 import re
 from dataclasses import dataclass
 
 from tritonlint.analysis.host import HostScope
-from tritonlint.analysis.host_tensors import callers_pass_int64, int64_tensor
+from tritonlint.analysis.host_tensors import allocated_sizes, callers_pass_int64, int64_tensor
 from tritonlint.analysis.launches import bind_launch
 from tritonlint.analysis.model import PROGRAM_ID, JitFunction, LaunchSite, ModuleModel, program_id_axis
 from tritonlint.analysis.offsets import Product
@@ -80,12 +81,12 @@ def kernel_launches(model: ModuleModel, function: JitFunction,
     return found
 
 
-def _small_multiplier(host: HostScope, value: ast.expr, limit: int) -> str | None:
-    """Why the launch value of a multiplier keeps a product small: a literal or module constant below
-    `limit`, or the innermost stride of a tensor (`x.stride(-1)`, 1 unless the tensor is a strided view)."""
+def _small_multiplier(host: HostScope, value: ast.expr, limit: int, line: int) -> str | None:
+    """Why the launch value of a multiplier keeps a product small (at the launch on `line`): a literal or module
+    constant below `limit`, or the innermost stride of a tensor (`x.stride(-1)`, 1 unless the tensor is a
+    strided view)."""
     provenance = Provenance.of(host)
-    stride = provenance.stride_of(value)
-    if stride is not None and stride[1] == -1:
+    if _innermost(host, provenance.stride_of(value), line):
         return f"`{ast.unparse(value)}` is the innermost stride of a tensor"
     origin = provenance.origin(value)
     if origin.kind in ("literal", "constant"):
@@ -143,17 +144,34 @@ def _cache_rows(strides: Strides) -> str | None:
     return None
 
 
-def _narrow_rows(strides: Strides) -> bool:
-    """Every product's multiplier is the leading stride of MLA's compressed KV latent or its rope key
-    (`kv_c.stride(0)`, `k_pe.stride(0)`: rows of 576 elements at most), or a stride of a rotary cos/sin table
-    (a head dimension per position): below 2^31 for any count of tokens."""
-    return all(stride is not None and ((stride[1] == 0 and latent_row(stride[0])) or rotary_table(stride[0]))
-               for _, stride in strides)
-
-
 # A row of one token's features that a single block of at most this many lanes covers: 1M tokens (the rule's
 # bound) of 2,048 features end at 2^31 - 1.
 FEATURE_ROW_BLOCK = 2048
+
+
+def _innermost(host: HostScope, stride: tuple[str, int] | None, line: int) -> bool:
+    """The stride is a tensor's innermost (`x.stride(-1)`, or `pos.stride(0)` of `pos = torch.arange(n)`): 1
+    unless the tensor is a strided view, so the product is the index itself."""
+    sizes = allocated_sizes(host, stride[0], line) if stride is not None and stride[1] >= 0 else None
+    return stride is not None and (stride[1] == -1 or sizes is not None and stride[1] == len(sizes) - 1)
+
+
+def _narrow_allocation(host: HostScope, stride: tuple[str, int] | None, line: int) -> bool:
+    """The leading stride of a tensor the launching function allocates with literal inner sizes of at most
+    FEATURE_ROW_BLOCK elements in all (`torch.empty((n_tokens, 1536))`): 1M rows stay below 2^31."""
+    sizes = allocated_sizes(host, stride[0], line) if stride is not None and stride[1] == 0 else None
+    inner = [size.value for size in (sizes or [])[1:] if isinstance(size, ast.Constant) and type(size.value) is int]
+    return sizes is not None and len(sizes) > 1 and len(inner) == len(sizes) - 1 and math.prod(inner) <= FEATURE_ROW_BLOCK
+
+
+def _narrow_rows(host: HostScope, strides: Strides, line: int) -> bool:
+    """Every product's multiplier is the leading stride of MLA's compressed KV latent or its rope key
+    (`kv_c.stride(0)`, `k_pe.stride(0)`: rows of 576 elements at most) or of a tensor allocated with narrow
+    literal rows, a stride of a rotary cos/sin table (a head dimension per position), or a tensor's innermost
+    stride (the positions a rotary table is built for): below 2^31 for any count of tokens up to 1M."""
+    return all(stride is not None and ((stride[1] == 0 and latent_row(stride[0])) or rotary_table(stride[0])
+                                       or _innermost(host, stride, line) or _narrow_allocation(host, stride, line))
+               for _, stride in strides)
 
 
 def _block_length(host: HostScope, function: JitFunction, end: ast.expr, values: dict[str, ast.expr]) -> int | None:
@@ -338,7 +356,7 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
             counted = _counted(origin)
             if (why is not None and not per_request and not _per_request_host(launch) and not routing_tensor(counted)
                     and not router_scores(counted, *names, _host_name(launch)) and not _over_routing_rows(origin, strides)
-                    and not _narrow_rows(strides) and not _feature_rows(host, function, products, bound.values)):
+                    and not _narrow_rows(host, strides, launch.line) and not _feature_rows(host, function, products, bound.values)):
                 if named is not None:
                     return Extent(LARGE, f"the launch at {where} starts one program per {why}")
                 shown = shown or f"the launch at {where} starts one program per {why}"
@@ -348,7 +366,7 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
         # Every product must be small at this launch, through its multiplier.
         for product in products:
             value = bound.values.get(product.multiplier) if product.multiplier in params else None
-            why = _small_multiplier(host, value, limit) if value is not None else None
+            why = _small_multiplier(host, value, limit, launch.line) if value is not None else None
             if why is None:
                 small_everywhere = False
                 break
