@@ -864,8 +864,8 @@ class PaddedLanes:
     def nonnegative(self, expr: ast.expr | None, depth: int = 0) -> bool:
         """The real lanes of `expr` are never negative: abs, exp, sqrt, squares, a non-negative literal, a
         maximum with one such side, a minimum, sum, product or quotient of such values, a product with 0, a
-        `tl.where` whose two branches are such values (`tl.where(mask, tl.abs(x), 0.0)`), and a sum, max, min or
-        cumulative sum over such values."""
+        `tl.where` whose two branches are such values (`tl.where(mask, tl.abs(x), 0.0)`), a sum, max, min or
+        cumulative sum over such values, and any of these broadcast or indexed (`s[:, None]`)."""
         if expr is None or depth > 8:
             return False
         number = literal_number(expr)
@@ -894,6 +894,8 @@ class PaddedLanes:
                 all(self.nonnegative(side, depth + 1) for side in (expr.left, expr.right))
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Div)):
             return all(self.nonnegative(side, depth + 1) for side in (expr.left, expr.right))
+        if isinstance(expr, ast.Subscript):  # `s[:, None]`: the same values, broadcast
+            return self.nonnegative(expr.value, depth + 1)
         if isinstance(expr, ast.Name):
             definitions = self.flow.reaching(expr)
             return bool(definitions) and all(d.kind == "assign" and self.nonnegative(d.value, depth + 1)

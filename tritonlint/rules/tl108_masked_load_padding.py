@@ -330,7 +330,7 @@ def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.
                      f"with `other={NEUTRAL_TEXT[neutral]}` and set them to {NEUTRAL_WORDS[unsettled.needs]} before "
                      f"that reduction with `tl.where(mask, ..., {NEUTRAL_TEXT[unsettled.needs]})`; the suggested fix "
                      f"is only the first step, so it is never applied automatically.")
-    elif not all(status(r, neutral) is True for r in covered) \
+    elif (fill == UNDEF or not all(status(r, neutral) is True for r in covered)) \
             and (lines := sorted({s.lineno for s in analysis.unfilled_siblings(call, node)
                                   if _feeds_any(analysis, s, covered)})):
         notes.append(f"The load{'s' if len(lines) > 1 else ''} at line{'s' if len(lines) > 1 else ''} "
