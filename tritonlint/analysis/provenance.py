@@ -238,6 +238,14 @@ class Provenance:
         if isinstance(value, ast.Name) and value.id in self.unpacked_strides:
             strided, position = self.unpacked_strides[value.id]
             return ast.unparse(strided), position
+        bound = self.host.values.get(value.id, []) if isinstance(value, ast.Name) and self.host.node is not None else []
+        if len(bound) > 1:  # `s = x.stride(1)` in one branch, `s = x.stride(2)` in the other: an inner stride either way
+            branches = [self.stride_of(v) if v is not None else None for v in bound]
+            found = [b for b in branches if b is not None]
+            same = len(found) == len(branches) and len({tensor for tensor, _ in found}) == 1
+            if same and (len({dim for _, dim in found}) == 1 or all(dim >= 1 for _, dim in found)):
+                return min(found, key=lambda branch: branch[1])
+            return None
         expr = (self.host.value_of(value.id) or value) if isinstance(value, ast.Name) else value
         whole = None
         if isinstance(expr, ast.Subscript):
@@ -377,12 +385,28 @@ class Provenance:
             return replace(inner, names=(name, *inner.names))
         if name in self.host.model.constants:
             return Origin("constant", name, names=(name,))
+        branched = self._branched_shape(name, depth)
+        if branched is not None:
+            return branched
         summed = self._summed_argument(name)
         if summed is not None:
             return Origin("total", name, tensor=summed, names=(name,))
         if self.host.node is not None and name in self.host.values:
             return Origin("param" if self._is_parameter(name) else "unknown", name, names=(name,))
         return Origin("unknown", name, names=(name,))
+
+    def _branched_shape(self, name: str, depth: int) -> Origin | None:
+        """A name that the branches of the launching function assign, each a dimension of the same tensor
+        (`seq_len = dim1` in one, `seq_len = dim2` in the other, of `batch, dim1, dim2, d = x.shape`): a shape of
+        that tensor, its dimension known only where every branch picks the same one."""
+        bound = self.host.values.get(name, []) if self.host.node is not None else []
+        if len(bound) < 2 or any(value is None for value in bound):
+            return None
+        shapes = [self.origin(value, depth + 1) for value in bound]  # type: ignore[arg-type]
+        if any(shape.kind != "shape" or shape.rows or shape.tensor != shapes[0].tensor for shape in shapes):
+            return None
+        index = shapes[0].index if all(shape.index == shapes[0].index for shape in shapes) else None
+        return Origin("shape", name, tensor=shapes[0].tensor, index=index, names=(name,))
 
     def _summed_argument(self, name: str) -> str | None:
         """`total = 0`, then only `total += ...` in loops over one argument of the launching function (`for t, h,
