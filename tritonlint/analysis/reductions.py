@@ -1177,6 +1177,7 @@ class _Evaluation:
                  reach: Reach | None = None) -> None:
         self.analysis = analysis
         self.across = reach.across if reach is not None else None
+        self.reach = reach
         self.model = analysis.model
         self.flow = analysis.flow
         self.load = load
@@ -1320,16 +1321,29 @@ class _Evaluation:
                 # 0)` reads element idx of x)
                 rest, one = (arguments[2], arguments[1]) if picked else (arguments[1], arguments[2])
                 return Lanes(rest.classes | (frozenset() if one.tainted else one.classes), rest.tainted)
-            if arguments[1].tainted or arguments[2].tainted:
+            if (arguments[1].tainted or arguments[2].tainted) and not self._constant_along_fold(call.args[0]):
                 return UNKNOWN_LANES  # lanes picked by some other condition
             if arguments[1].classes != arguments[2].classes and self._bounds_an_index_of_the_mask(call.args[0]):
                 return UNKNOWN_LANES  # `tl.where(off_n < seq_len - c, 0, -inf)`: perhaps the load's mask in another form
-            return Lanes(arguments[1].classes | arguments[2].classes)  # either side: other loads' fills, constants
+            return Lanes(arguments[1].classes | arguments[2].classes,  # either side: other loads' fills, constants
+                         arguments[1].tainted or arguments[2].tainted)
         if name in _EXTREMES:
             value = self._exact(call, depth)  # `tl.maximum(1.0 - x * y, 0.0)` of two zero-padded loads: 1.0
             if value is not None:
                 return Lanes(frozenset({_class_of(value)}), tainted)
         return UNKNOWN_LANES if tainted or self._mentions_load(call, depth) or self._of_alike_loads(call) else REAL
+
+    def _constant_along_fold(self, condition: ast.expr) -> bool:
+        """The condition is one value along the axis the reduction under study folds (a scalar flag, or the rows'
+        `offs_m[:, None] < M` before `tl.max(qk, 1)`): each folded row keeps one side whole, so its padded lanes
+        hold that side's values, whichever it is. A condition on loaded data (`q > 0`) varies lane by lane."""
+        if self.analysis.loads_feeding(condition) != set():
+            return False
+        axes = self.analysis.mask_axes(condition, 0)
+        if axes is None or not axes:
+            return axes is not None
+        folded = self.analysis._reduced_axis(self.reach.call, 2) if self.reach is not None else None
+        return folded in (0, 1) and axes <= {0, 1} and folded not in axes
 
     def _bounds_an_index_of_the_mask(self, condition: ast.expr) -> bool:
         """The condition reads a block of indices (a name bound to a `tl.arange` expression) that the load's mask
