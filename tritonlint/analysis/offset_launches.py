@@ -358,7 +358,7 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
                     and not router_scores(counted, *names, _host_name(launch)) and not _over_routing_rows(origin, strides)
                     and not _narrow_rows(host, strides, launch.line) and not _feature_rows(host, function, products, bound.values)):
                 if named is not None:
-                    return Extent(LARGE, f"the launch at {where} starts one program per {why}")
+                    return Extent(LARGE, f"the launch at {where} starts one program per unit of a large count: {why}")
                 shown = shown or f"the launch at {where} starts one program per {why}"
         why = _cache_rows(strides)
         if why is not None:

@@ -36,6 +36,11 @@ ERRORS = {
     "k": (f"Input shapes should have M >= 1, N >= 1 and K >= {MIN_K}", "TL113-dot-k-below-16"),
     "broadcast": ("Cannot make_shape_compatible: incompatible dimensions", "TL113-broadcast-mismatch"),
     "store": ("Expected pointer argument to have shape", "TL113-broadcast-mismatch"),
+    # a block value or mask stored through one scalar pointer
+    "store-value": ("Value argument cannot be block type if pointer argument is not a block", "TL113-broadcast-mismatch"),
+    "store-mask": ("Mask argument cannot be block type if pointer argument is not a block", "TL113-broadcast-mismatch"),
+    "load-mask": ("Mask argument cannot be block type if pointer argument is not a block", "TL113-broadcast-mismatch"),
+    "load-other": ("Other argument cannot be block type if pointer argument is not a block", "TL113-broadcast-mismatch"),
 }
 
 
@@ -104,9 +109,12 @@ def _judge(ctx: MatchContext, function: JitFunction, node: ast.AST, stmt: ast.st
             return _dot(node, maps, k_applies)
         if name == f"{TL}.store":
             return _store(node, maps)
-        if name in (f"{TL}.load", f"{TL}.where"):
-            operands = _load_operands(node) if name == f"{TL}.load" else _where_operands(node)
-            return _broadcast(node, operands, maps, f"`{ast.unparse(node.func)}` arguments")
+        if name == f"{TL}.load":
+            operands = _load_operands(node)
+            return _broadcast(node, operands, maps, f"`{ast.unparse(node.func)}` arguments") \
+                or _scalar_pointer(node, operands, maps)
+        if name == f"{TL}.where":
+            return _broadcast(node, _where_operands(node), maps, f"`{ast.unparse(node.func)}` arguments")
         return None
     if isinstance(node, ast.BinOp):
         return _broadcast(node, [("left", node.left), ("right", node.right)], maps, "operands")
@@ -236,6 +244,23 @@ def _broadcast(node: ast.AST, operands: list[tuple[str, ast.expr]], maps: list[S
     return _verdict("broadcast", problem, notes)
 
 
+def _scalar_pointer(node: ast.Call, operands: list[tuple[str, ast.expr]], maps: list[ShapeMap]) -> Verdict | None:
+    """tl.load through one scalar pointer with a block mask or other: Triton loads no block through a scalar."""
+    if not operands or operands[0][0] != "pointer":
+        return None
+    pointer = operands[0][1]
+    for shapes in maps:
+        target = shapes.tile(pointer)
+        if target.shape != () or target.kind != "tile":
+            continue
+        for role, expr in operands[1:]:
+            tile = shapes.tile(expr)
+            if tile.shape:
+                problem = f"`tl.load` {role} {_named(expr, tile)} is a block, but the pointer {_named(pointer, target)} is one scalar"
+                return _verdict(f"load-{role}", problem, _scenario_note(1, len(maps), target, tile))
+    return None
+
+
 def _store(node: ast.Call, maps: list[ShapeMap]) -> Verdict | None:
     """tl.store: the value and mask broadcast to the pointer's shape, never beyond it."""
     pointer = _arg(node, 0, "pointer")
@@ -250,12 +275,13 @@ def _store(node: ast.Call, maps: list[ShapeMap]) -> Verdict | None:
         target = shapes.tile(pointer)
         if target.shape is None or target.kind != "tile":
             continue
-        for _, expr in others:
+        for role, expr in others:
             tile = shapes.tile(expr)
             if tile.shape is not None and _wider(tile.shape, target.shape):
                 problem = (f"`tl.store` {_named(expr, tile)} is larger than the pointer tile "
                            f"{_named(pointer, target)}")
-                return _verdict("store", problem, _scenario_note(1, len(maps), target, tile))
+                case = "store" if target.shape else f"store-{role}"
+                return _verdict(case, problem, _scenario_note(1, len(maps), target, tile))
     return None
 
 
