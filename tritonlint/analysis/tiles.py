@@ -637,6 +637,8 @@ class ShapeMap:
             if _known_differ(a.shape[-1], b.shape[-2]) or acc.shape and (
                     len(acc.shape) != len(a.shape) or any(map(_known_differ, acc.shape, a.shape[:-1] + b.shape[-1:]))):
                 return FAILED
+            if a.shape[-1] != b.shape[-2]:
+                return UNKNOWN  # inner dimensions not shown equal (a symbol against 448): the product may fail here
             return made(a.shape[:-1] + b.shape[-1:], a.sources + b.sources, out_dtype or acc.dtype)
         if acc.shape is not None and acc.shape != ():
             return made(acc.shape, acc.sources, acc.dtype)
