@@ -12,7 +12,7 @@ import pytest
 
 from tritonlint.analysis.launch_index import build_index, module_links, resolve
 from tritonlint.analysis.launches import (
-    floored_grid_at_every_launch,
+    grid_axis_at_every_launch,
     launch_candidates,
     passed_at_every_launch,
     whole_blocks_at_every_launch,
@@ -385,8 +385,9 @@ def test_whole_blocks_at_every_launch_needs_a_factor_the_block_divides():
     assert not whole(source.replace("BLOCK = 128", "BLOCK = triton.next_power_of_2(n)"))  # not a known integer
     assert not whole(source + "    k[(1,)](x, x.numel(), BLOCK)\n")  # one launch of any count is enough
     assert not whole(source.replace("    k[(triton.cdiv(n, BLOCK),)](x, n, BLOCK)\n", "    pass\n"))  # no launch
+    assert whole(source.replace("* 256", "").replace("BLOCK = 128", "BLOCK = 1"))  # blocks of one lane
 
-def test_floored_grid_at_every_launch_needs_the_count_over_the_block_on_the_axis():
+def test_grid_axis_at_every_launch_floored_needs_the_count_over_the_block_on_the_axis():
     source = textwrap.dedent("""
         import triton
         import triton.language as tl
@@ -403,7 +404,7 @@ def test_floored_grid_at_every_launch_needs_the_count_over_the_block_on_the_axis
     def floored(text: str, axis: int = 0) -> bool:
         model = _model(text, "a")
         (kernel,) = [f for f in model.functions if f.name == "k"]
-        return floored_grid_at_every_launch(model, kernel, axis, "BLOCK", "n")
+        return grid_axis_at_every_launch(model, kernel, axis, "n", "BLOCK")
 
     assert floored(source)
     assert not floored(source, axis=1)
@@ -411,6 +412,30 @@ def test_floored_grid_at_every_launch_needs_the_count_over_the_block_on_the_axis
     assert not floored(source.replace("x.numel() // 64", "triton.cdiv(n, 64)"))
     assert floored(source.replace("(x.numel() // 64, 1)", "lambda META: (n // META['BLOCK'],)"))
     assert not floored(source + "    k[(1,)](x, x.numel(), BLOCK=64)\n")  # every launch
+
+
+def test_grid_axis_at_every_launch_exact_needs_the_count_itself_on_the_axis():
+    source = textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(x_ptr, b, h):
+            pass
+
+        def run(x):
+            b, h, n, _ = x.shape
+            k[lambda META: (n, b, h)](x, b, h)
+        """)
+
+    def extent(text: str, axis: int, count: str) -> bool:
+        model = _model(text, "a")
+        (kernel,) = [f for f in model.functions if f.name == "k"]
+        return grid_axis_at_every_launch(model, kernel, axis, count)
+
+    assert extent(source, 1, "b") and extent(source, 2, "h")
+    assert not extent(source, 2, "b") and not extent(source, 0, "b")
+    assert not extent(source.replace("(n, b, h)", "(n, b * 2, h)"), 1, "b")
 
 
 STRIDE_SPREAD = textwrap.dedent("""

@@ -273,26 +273,35 @@ def whole_blocks_at_every_launch(model: ModuleModel, kernel: JitFunction, block:
         width = evaluator.evaluate(values[block])
         if width is None or width.value <= 0:
             return False
+        if width.value == 1:
+            continue  # blocks of one lane: every count is whole blocks
         factors = _factors(_root(scope, values[count]))
         if not any((f := evaluator.evaluate(factor)) is not None and f.value % width.value == 0 for factor in factors):
             return False
     return bool(launches)
 
 
-def floored_grid_at_every_launch(model: ModuleModel, kernel: JitFunction, axis: int, block: str, count: str) -> bool:
-    """Every launch of `kernel` in its module gives grid axis `axis` the floor of the value it passes for `count`
-    over the one it passes for `block` (`grid = (n // 64,)` with `BLOCK=64`, or `n // META["BLOCK"]`): the
-    programs cover whole blocks only, and the remainder is left to other code. There is at least one launch."""
+def grid_axis_at_every_launch(model: ModuleModel, kernel: JitFunction, axis: int, count: str,
+                              block: str | None = None) -> bool:
+    """Every launch of `kernel` in its module gives grid axis `axis` the value it passes for `count` (`grid =
+    (n, b, h)` with `b` passed as the count: program id `b` < it), or with `block`, that value's floor over the
+    one it passes for `block` (`grid = (n // 64,)` with `BLOCK=64`, or `n // META["BLOCK"]`: the programs cover
+    whole blocks only, and the remainder is left to other code). There is at least one launch."""
     launches = _launches_of(model, kernel)
     for launch in launches:
         values = bind_launch(model, launch, kernel).values
         scope = HostScope.of(model, launch.scope)
         axes = grid_axes(scope, launch)
-        if block not in values or count not in values or axes is None or len(axes[0]) <= axis:
+        if count not in values or block is not None and block not in values or axes is None or len(axes[0]) <= axis:
             return False
         extent, meta = _root(scope, axes[0][axis]), axes[1]
+        counted = ast.unparse(_root(scope, values[count]))
+        if block is None:
+            if ast.unparse(extent) != counted:
+                return False
+            continue
         if not (isinstance(extent, ast.BinOp) and isinstance(extent.op, ast.FloorDiv)) \
-                or ast.unparse(_root(scope, extent.left)) != ast.unparse(_root(scope, values[count])):
+                or ast.unparse(_root(scope, extent.left)) != counted:
             return False
         divisor = extent.right
         if not (meta is not None and isinstance(divisor, ast.Subscript) and isinstance(divisor.value, ast.Name)

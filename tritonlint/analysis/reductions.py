@@ -232,6 +232,9 @@ class LaunchFacts(Protocol):
     def floored_grid(self, axis: int, block: str, count: str) -> bool:
         """Every launch's grid axis `axis` is `count // block`: whole blocks only."""
 
+    def grid_extent(self, axis: int, count: str) -> bool:
+        """Every launch's grid axis `axis` is `count` itself: its program id is below it."""
+
 
 @dataclass(frozen=True)
 class Lanes:
@@ -706,8 +709,9 @@ class PaddedLanes:
         through single assignments and `[:, None]` broadcasts), or with a parameter that every launch gives the
         end's value (`tl.arange(0, BLOCK) < dim` launched with `BLOCK = dim`), or is block i of a count that
         every launch makes whole blocks (`pid * BLOCK + tl.arange(0, BLOCK) < n` launched with `n = rows * 256`,
-        `BLOCK = 128`) or of a grid of whole blocks only (`grid = (n // BLOCK,)`): true on every lane of a block
-        that has any, so nothing is padded."""
+        `BLOCK = 128`) or of a grid of whole blocks only (`grid = (n // BLOCK,)`), or is a program id below its
+        grid axis's extent (`pid_b < b`, launched `grid = (n, b)`): true on every lane of a block that has any,
+        so nothing is padded."""
         nodes = self._conjunct_nodes(mask, 0)
         return bool(nodes) and all(self._all_true(node, launches) for node in nodes)
 
@@ -728,6 +732,9 @@ class PaddedLanes:
         end, bound = self._arange_end(index), ast.unparse(conjunct.comparators[0])
         if end == bound or self._block_of_whole_blocks(index, bound):
             return True
+        axis = self._program_axis(index)  # `pid_b < b` with the grid's axis launched as b
+        if axis is not None:
+            return launches is not None and launches.grid_extent(axis, bound)
         # `tl.arange(0, E) < n` with n a whole number of E-blocks (at least one: n = 0 runs nothing)
         return launches is not None and (end is not None and (launches.same_value(end, bound)
                                                               or launches.whole_blocks(end, bound))

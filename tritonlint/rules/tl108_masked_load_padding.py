@@ -19,7 +19,7 @@ from tritonlint.analysis.buffers import loaded_nonnegative, through_identity
 from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.launches import (
     divisibility_flags,
-    floored_grid_at_every_launch,
+    grid_axis_at_every_launch,
     passed_at_every_launch,
     same_at_every_launch,
     whole_blocks_at_every_launch,
@@ -215,11 +215,14 @@ class _Launches:
         return self._params(end, bound) and same_at_every_launch(self.model, self.kernel, end, bound)
 
     def whole_blocks(self, block: str, count: str) -> bool:
-        return (block, count) == self.whole or self._params(block, count) \
-            and whole_blocks_at_every_launch(self.model, self.kernel, block, count)
+        return (block, count) == self.whole or self._params(block, count) and (
+            whole_blocks_at_every_launch(self.model, self.kernel, block, count) or self.same_value(block, count))
 
     def floored_grid(self, axis: int, block: str, count: str) -> bool:
-        return self._params(block, count) and floored_grid_at_every_launch(self.model, self.kernel, axis, block, count)
+        return self._params(block, count) and grid_axis_at_every_launch(self.model, self.kernel, axis, count, block)
+
+    def grid_extent(self, axis: int, count: str) -> bool:
+        return self._params(count) and grid_axis_at_every_launch(self.model, self.kernel, axis, count)
 
 
 def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.AST,
