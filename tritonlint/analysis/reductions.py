@@ -1520,7 +1520,9 @@ class _Evaluation:
                 continue
             fold = starts[self._start_class(start.value)]  # type: ignore[index]
             updates = definitions - {start}
-            if updates and all(self._folds(d, name.id, fold) and self._read_in_its_loop(d, name) for d in updates):
+            if updates and all(self._folds(d, name.id, fold) and (self._read_in_its_loop(d, name)
+                                                                   or self._read_after_row_loop(d, name))
+                               for d in updates):
                 return updates
         return self._ran_before(name, definitions)
 
@@ -1568,6 +1570,26 @@ class _Evaluation:
             value = reaching[0].value if len(reaching) == len(self.flow.reaching(value)) == 1 else None
         return isinstance(value, ast.Call) and self.model.qualify(value.func) == fold \
             and any(isinstance(a, ast.Name) and a.id == name for a in value.args)
+
+    def _read_after_row_loop(self, update: Definition, use: ast.Name) -> bool:
+        """The update sits in a loop over the row that the load under study belongs to (a load in it is masked by
+        a bound this load's mask also has: `offs < V` in both), and the use comes after that loop: the start is
+        left only when the loop never ran, that is, for an empty row, where this load has no real lane either."""
+        loops = self.flow.enclosing_loops(update.stmt) if update.stmt is not None else []
+        if not loops or loops[0] in self.flow.enclosing_loops(use) or use.lineno <= (loops[0].end_lineno or 0):
+            return False
+        ours = self._bounds(self.mask)
+        return bool(ours) and any(
+            isinstance(node, ast.Call) and self.model.qualify(node.func) == LOAD
+            and self._bounds(load_argument(node, 1, "mask")) & ours for node in walk(loops[0]))
+
+    def _bounds(self, mask: ast.expr | None) -> set[str]:
+        """The texts of the upper bounds a mask's conjuncts compare against (`V` of `offs < V`)."""
+        found = set()
+        for conjunct in self.analysis._conjunct_nodes(mask, 0) if mask is not None else []:
+            if isinstance(conjunct, ast.Compare) and len(conjunct.ops) == 1 and isinstance(conjunct.ops[0], ast.Lt):
+                found.add(ast.unparse(conjunct.comparators[0]))
+        return found
 
     def _read_in_its_loop(self, update: Definition, use: ast.Name) -> bool:
         """The update sits in a loop, and the use in that loop or in a loop over the same range."""
