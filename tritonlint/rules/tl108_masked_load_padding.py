@@ -328,7 +328,7 @@ def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.
     if partial:
         unsettled = next(r for r in covered if status(r, neutral, True) is not True)
         notes.append(f"No single `other` is shown right at every reduction these lanes reach: with "
-                     f"`other={NEUTRAL_TEXT[neutral]}`, the math on the way (such as `x - mean`) can still bring them to "
+                     f"`other={NEUTRAL_TEXT[neutral]}`, the math on the way can still bring them to "
                      f"{_describe(ctx, unsettled)} as something other than {NEUTRAL_WORDS[unsettled.needs]}. Pad "
                      f"with `other={NEUTRAL_TEXT[neutral]}` and set them to {NEUTRAL_WORDS[unsettled.needs]} before "
                      f"that reduction with `tl.where(mask, ..., {NEUTRAL_TEXT[unsettled.needs]})`; the suggested fix "
@@ -454,8 +454,8 @@ def _remask_verdict(ctx: MatchContext, analysis: PaddedLanes, call: ast.Call, ot
              f"{'them' if len(partners) > 1 else 'it'}."] if partners else []
     return _where_verdict(call, f"Masked load pads with `other={ast.unparse(other)}`, but math changes those lanes",
                           f"before {_describe(ctx, reach)}", "which needs them re-masked with `tl.where`",
-                          [f"The fill is the neutral element of {_describe(ctx, reach)}, but the math on the way (a centring "
-                           f"`x - mean`, a margin `1 - x * y`) leaves the lanes other than {NEUTRAL_WORDS[reach.needs]} there. "
+                          [f"The fill is the neutral element of {_describe(ctx, reach)}, but the math between the load and "
+                           f"line {reach.call.lineno} leaves the lanes other than {NEUTRAL_WORDS[reach.needs]} there. "
                            f"Wrap the value reduced at line {reach.call.lineno} in `tl.where({mask}, value, {neutral})`; no "
                            "`other` alone fixes it, so nothing is applied.", *also, *rows, *alike])
 
