@@ -130,6 +130,26 @@ def _bounded_at_launch(launch: Launch, count: Origin) -> bool:
     return bound is not None and bound <= AXIS_LIMIT
 
 
+_CATCHES_LAUNCH_ERRORS = frozenset({"Exception", "BaseException", "RuntimeError"})
+
+
+def _falls_back(launch: Launch, count: Origin) -> bool:
+    """The launch sits in the body of a `try` whose handler catches the launch's error (a bare `except`,
+    `except Exception` or `RuntimeError`) and does not raise it again: a grid past the limit takes the fallback."""
+    root: ast.AST = launch.site.scope or launch.provenance.host.model.tree
+    for node in ast.walk(root):
+        if not isinstance(node, ast.Try) or not any(launch.site.node in ast.walk(stmt) for stmt in node.body):
+            continue
+        for handler in node.handlers:
+            caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+            names = {c.id if isinstance(c, ast.Name) else c.attr if isinstance(c, ast.Attribute) else "" for c in caught
+                     if c is not None}
+            if (handler.type is None or names & _CATCHES_LAUNCH_ERRORS) \
+                    and not any(isinstance(stmt, ast.Raise) for stmt in handler.body):
+                return True
+    return False
+
+
 EXEMPTIONS: tuple[Exemption, ...] = (
     Exemption("one-tile-spans-count", "the same count, bucketed by `triton.next_power_of_2` or passed itself to a "
               "constexpr the kernel takes as a tile size, is also a tile size of the launch (`grid = (B, "
@@ -150,6 +170,9 @@ EXEMPTIONS: tuple[Exemption, ...] = (
               "of a shape unpacking) and the module binds the model's longest sequence to a literal of at most "
               "65,535 (`l_max = 32768`, `self.max_seq_len = 4096`, `max_position_embeddings = 2048`): the model "
               "is built for no longer input", _within_declared_length),
+    Exemption("fallback-on-failure", "the launch sits in a `try` whose handler catches its error (a bare "
+              "`except`, `except Exception` or `RuntimeError`) without raising it again: a grid past the limit "
+              "fails at launch and the handler computes the result another way", _falls_back),
     Exemption("bounded-where-launched", "an `if` around the launch, an assert or an early exit bounds the count by a "
               "constant of at most 65,535 (`if num_tokens <= 256:` with the larger inputs launched another way in "
               "the `else`)", _bounded_at_launch),
