@@ -156,6 +156,18 @@ def _innermost(host: HostScope, stride: tuple[str, int] | None, line: int) -> bo
     return stride is not None and (stride[1] == -1 or sizes is not None and stride[1] == len(sizes) - 1)
 
 
+_BATCH = re.compile(r"(^|_)(batch|bsz|bs|b)($|_)", re.IGNORECASE)
+
+
+def _batch_program(host: HostScope, grid: tuple[list[ast.expr], str | None] | None, axis: int | None) -> bool:
+    """The program id counts the batch (its grid axis is a batch size, alone or times heads: `(B, H)`, `batch *
+    kv_heads`): in a dense `[batch, ...]` cache it picks one sequence's rows, not a slot, page or block of a cache
+    sized to the GPU's memory."""
+    if grid is None or axis is None or axis >= len(grid[0]):
+        return False
+    return any(_BATCH.search(name) for name in Provenance.of(host).origin(grid[0][axis]).all_names())
+
+
 def _narrow_allocation(host: HostScope, stride: tuple[str, int] | None, line: int) -> bool:
     """The leading stride of a tensor the launching function allocates with literal inner sizes of at most
     FEATURE_ROW_BLOCK elements in all (`torch.empty((n_tokens, 1536))`): 1M rows stay below 2^31."""
@@ -360,7 +372,7 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
                 if named is not None:
                     return Extent(LARGE, f"the launch at {where} starts one program per unit of a large count: {why}")
                 shown = shown or f"the launch at {where} starts one program per {why}"
-        why = _cache_rows(strides)
+        why = _cache_rows(strides) if not _batch_program(host, grid, axis) else None
         if why is not None:
             return Extent(LARGE, f"the launch at {where} passes {why}")
         # Every product must be small at this launch, through its multiplier.
