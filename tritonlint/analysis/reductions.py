@@ -22,7 +22,7 @@ from typing import Protocol
 
 from tritonlint.analysis.flow import Definition, FunctionFlow, in_source_order
 from tritonlint.analysis.indexing import Indices, arange_end, broadcast_axis, load_pointer
-from tritonlint.analysis.model import ModuleModel
+from tritonlint.analysis.model import PROGRAM_ID, ModuleModel, program_id_axis
 from tritonlint.analysis.triton_names import TL
 from tritonlint.walk import walk
 
@@ -490,7 +490,7 @@ class PaddedLanes:
         """The reduction reduces an axis the padding varies along (every axis of a 1-D value)."""
         if padded is None or padded.rank == 0 or not padded.axes:
             return False
-        index = self._reduced_axis(reduction, padded.rank)
+        index = self.reduced_axis(reduction, padded.rank)
         return index is not None and (padded.rank == 1 or index == -1 or index in padded.axes)
 
     def _across(self, load: ast.Call, mask: ast.expr | None, padded: PaddedAxes | None,
@@ -499,7 +499,7 @@ class PaddedLanes:
         one axis of the load's own tile."""
         if mask is None or padded is None or padded.rank < 2 or padded != self._load_axes(load):
             return None
-        index = self._reduced_axis(reduction, padded.rank)
+        index = self.reduced_axis(reduction, padded.rank)
         if index is None or index == -1:
             return None
         texts: set[str] = set()
@@ -553,7 +553,7 @@ class PaddedLanes:
                                                   for d in definitions)
         return False
 
-    def _reduced_axis(self, reduction: ast.Call, rank: int) -> int | None:
+    def reduced_axis(self, reduction: ast.Call, rank: int) -> int | None:
         """The reduced axis, counted from 0; -1 for every axis (no `axis`, or `axis=None`); None when unknown."""
         axis = self._axis(reduction)
         if axis is None or isinstance(axis, ast.Constant) and axis.value is None:
@@ -569,7 +569,7 @@ class PaddedLanes:
         if padded is None or padded.rank < 2 or not padded.axes or \
                 any(k.arg in ("keep_dims", "keepdims") for k in reduction.keywords):
             return None
-        index = self._reduced_axis(reduction, padded.rank)
+        index = self.reduced_axis(reduction, padded.rank)
         if index is None or index == -1 or index in padded.axes:
             return None
         return PaddedAxes(padded.rank - 1, frozenset(a - 1 if a > index else a for a in padded.axes))
@@ -578,7 +578,7 @@ class PaddedLanes:
         """The conjuncts of the load's mask that vary along the axis a reduction of its own tile folds, and the
         others; None where the axis or a conjunct's axes are not known."""
         mask, padded = load_argument(load, 1, "mask"), self._load_axes(load)
-        axis = self._reduced_axis(reduction, padded.rank) if padded is not None else None
+        axis = self.reduced_axis(reduction, padded.rank) if padded is not None else None
         if mask is None or axis is None:
             return None
         along: list[ast.expr] = []
@@ -595,7 +595,7 @@ class PaddedLanes:
         (`tok_in_range` of `tok_in_range[:, None]` for a sum over axis 1); None where it cannot be told."""
         padded = self._load_axes(load)
         split = self._conjuncts_by_axis(load, folded) if padded is not None and padded.rank == 2 else None
-        if split is None or self._reduced_axis(folded, 2) == -1:
+        if split is None or self.reduced_axis(folded, 2) == -1:
             return None
         kept: list[str] = []
         for conjunct in split[1]:
@@ -696,6 +696,14 @@ class PaddedLanes:
                     return definition.value
         return expr
 
+    def upper_bounds(self, mask: ast.expr | None) -> set[str]:
+        """The texts of the upper bounds a mask's conjuncts compare against (`V` of `offs < V`)."""
+        found = set()
+        for conjunct in self._conjunct_nodes(mask, 0) if mask is not None else []:
+            if isinstance(conjunct, ast.Compare) and len(conjunct.ops) == 1 and isinstance(conjunct.ops[0], ast.Lt):
+                found.add(ast.unparse(conjunct.comparators[0]))
+        return found
+
     def _upper_bound(self, mask: ast.expr) -> tuple[ast.Name, str] | None:
         """`index < bound` (a name's single assignment read through): the index name and the bound's text."""
         compare = self._single_value(mask)
@@ -778,10 +786,9 @@ class PaddedLanes:
 
     def _program_axis(self, expr: ast.expr) -> int | None:
         """The literal axis of `tl.program_id(axis)`, else None."""
-        if not (isinstance(expr, ast.Call) and self.model.qualify(expr.func) == f"{TL}.program_id"):
-            return None
-        axis = expr.args[0] if expr.args else next((k.value for k in expr.keywords if k.arg == "axis"), None)
-        return axis.value if isinstance(axis, ast.Constant) and isinstance(axis.value, int) else None
+        if isinstance(expr, ast.Call) and self.model.qualify(expr.func) == PROGRAM_ID:
+            return program_id_axis(expr)
+        return None
 
     def _multiple_of(self, start: ast.expr, width: str) -> bool:
         """`start` is a multiple of the block `width`: `i * E`, `tl.multiple_of(x, E)`, or the target of a loop
@@ -1349,7 +1356,7 @@ class _Evaluation:
         axes = self.analysis.mask_axes(condition, 0)
         if axes is None or not axes:
             return axes is not None
-        folded = self.analysis._reduced_axis(self.reach.call, 2) if self.reach is not None else None
+        folded = self.analysis.reduced_axis(self.reach.call, 2) if self.reach is not None else None
         return folded in (0, 1) and axes <= {0, 1} and folded not in axes
 
     def _bounds_an_index_of_the_mask(self, condition: ast.expr) -> bool:
@@ -1578,18 +1585,10 @@ class _Evaluation:
         loops = self.flow.enclosing_loops(update.stmt) if update.stmt is not None else []
         if not loops or loops[0] in self.flow.enclosing_loops(use) or use.lineno <= (loops[0].end_lineno or 0):
             return False
-        ours = self._bounds(self.mask)
+        ours = self.analysis.upper_bounds(self.mask)
         return bool(ours) and any(
             isinstance(node, ast.Call) and self.model.qualify(node.func) == LOAD
-            and self._bounds(load_argument(node, 1, "mask")) & ours for node in walk(loops[0]))
-
-    def _bounds(self, mask: ast.expr | None) -> set[str]:
-        """The texts of the upper bounds a mask's conjuncts compare against (`V` of `offs < V`)."""
-        found = set()
-        for conjunct in self.analysis._conjunct_nodes(mask, 0) if mask is not None else []:
-            if isinstance(conjunct, ast.Compare) and len(conjunct.ops) == 1 and isinstance(conjunct.ops[0], ast.Lt):
-                found.add(ast.unparse(conjunct.comparators[0]))
-        return found
+            and self.analysis.upper_bounds(load_argument(node, 1, "mask")) & ours for node in walk(loops[0]))
 
     def _read_in_its_loop(self, update: Definition, use: ast.Name) -> bool:
         """The update sits in a loop, and the use in that loop or in a loop over the same range."""
