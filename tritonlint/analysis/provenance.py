@@ -781,5 +781,5 @@ def grid_axes(host: HostScope, launch: LaunchSite) -> tuple[list[ast.expr], str 
                 return None
             meta = definition.args.args[0].arg if definition.args.args else None
             return list(returns[0].elts), meta
-        grid = host.value_of(grid.id)
+        grid = host.value_reaching(grid.id, launch.line)  # `grid = ...` assigned again for a later launch
     return None
