@@ -396,3 +396,37 @@ def test_the_fix_note_names_every_varying_constexpr_of_the_launch(rules):
     (found,) = [d for d in lint_code(code, rules, select=["TL107"]).diagnostics if d.code == "TL107"]
     assert "`seq_len`" in found.message
     assert any(note.startswith("Also fed a value that varies with the input: `n_items`") for note in found.notes)
+
+
+# A length read from a received tensor that every call in the project passes unsqueezed there: always 1.
+CACHED_ATTN = textwrap.dedent('''
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def cached_attn(q_ptr, o_ptr, seq_len: tl.constexpr, H: tl.constexpr, D: tl.constexpr):
+        offs = ((tl.program_id(0) * seq_len + tl.program_id(1)) * H + tl.program_id(2)) * D + tl.arange(0, D)
+        tl.store(o_ptr + offs, tl.load(q_ptr + offs) * 2)
+
+    def attn_with_cache(q):
+        num_seqs, seq_len, num_heads, head_dim = q.shape
+        out = torch.empty_like(q)
+        cached_attn[(num_seqs, seq_len, num_heads)](q, out, seq_len=seq_len, H=num_heads, D=head_dim)
+        return out
+    ''')
+DECODE_CALLER = "\ndef step(q):\n    return attn_with_cache(q.unsqueeze(1))\n"
+PREFILL_CALLER = "\ndef prefill(q):\n    return attn_with_cache(q)\n"
+
+
+def test_a_dimension_every_caller_unsqueezes_is_one(tmp_path):
+    (tmp_path / "attn.py").write_text(CACHED_ATTN + DECODE_CALLER)
+
+    def codes() -> list[str]:
+        result = run_cli(".", "--select", "TL107,TL109", "--output-format", "json", "--no-cache", cwd=tmp_path)
+        assert result.returncode in (0, 1), result.stderr
+        return sorted(f["code"] for f in json.loads(result.stdout))
+
+    assert codes() == []
+    (tmp_path / "attn.py").write_text(CACHED_ATTN + DECODE_CALLER + PREFILL_CALLER)  # a prefill's queries as they are
+    assert codes() == ["TL107", "TL109"]

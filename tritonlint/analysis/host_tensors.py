@@ -221,6 +221,29 @@ def callers_pass_int64(project: Project | None, host: HostScope, tensor: str | N
                                lambda: _callers_all_pass(project, host, tensor, int64_tensor))
 
 
+def callers_pass_unit_dimension(project: Project | None, host: HostScope, tensor: str | None, index: int | None) -> bool:
+    """Whether the project's calls of the launching function all pass, for the parameter `tensor` comes from, a
+    tensor with a new dimension of 1 at `index` (`q.unsqueeze(1)`, `q[:, None]`): that dimension is 1 on every
+    call. False as `callers_pass_state` is."""
+    if project is None or index is None:
+        return False
+    return _callers_all_pass(project, host, tensor, lambda caller, value: _unit_dimension(value, index))
+
+
+def _unit_dimension(value: ast.expr, index: int) -> bool:
+    """`x.unsqueeze(index)` (also `dim=index`), or a subscript with `None` at position `index` and full slices
+    before it (`x[:, None]` for 1)."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "unsqueeze":
+        dim = value.args[0] if value.args else next((k.value for k in value.keywords if k.arg == "dim"), None)
+        return isinstance(dim, ast.Constant) and dim.value == index
+    if isinstance(value, ast.Subscript):
+        items = value.slice.elts if isinstance(value.slice, ast.Tuple) else [value.slice]
+        picked = items[index] if len(items) > index >= 0 else None
+        return isinstance(picked, ast.Constant) and picked.value is None \
+            and all(isinstance(item, ast.Slice) and item.lower is None and item.upper is None for item in items[:index])
+    return False
+
+
 def _callers_all_pass(project: Project, host: HostScope, tensor: str | None,
                       accepts: Callable[[HostScope, ast.expr], bool]) -> bool:
     function, model = host.node, host.model

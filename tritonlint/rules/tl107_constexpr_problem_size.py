@@ -11,6 +11,7 @@ from tritonlint.analysis.host import HostScope, parameter_names
 from tritonlint.analysis.host_tensors import (
     allocation_positions,
     callers_pass_state,
+    callers_pass_unit_dimension,
     int_parameter_names,
     is_received,
     object_state,
@@ -103,6 +104,9 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
             continue  # M = w.size(0) with out = torch.empty(B, M, N): a weight's features, not the rows
         if leaves and all(object_state(host, leaf.tensor) for leaf in leaves):
             continue  # N = self.codebook.shape[0]: a module's state, sized when the module is built
+        if leaves and all(leaf.kind == "shape" and callers_pass_unit_dimension(ctx.project, host, leaf.tensor, leaf.index)
+                          for leaf in leaves):
+            continue  # seq_len = q.shape[1] where every call passes q.unsqueeze(1): always 1
         why = varies_with_input(origin)
         if why is None:
             continue

@@ -9,8 +9,10 @@ from dataclasses import dataclass
 
 from tritonlint import evidence
 from tritonlint.analysis.host import HostScope
+from tritonlint.analysis.host_tensors import callers_pass_unit_dimension
 from tritonlint.analysis.launches import bind_launch
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
+from tritonlint.analysis.project import Project
 from tritonlint.analysis.provenance import (
     SEQUENCE_LETTERS,
     Origin,
@@ -34,6 +36,7 @@ class Launch:
     site: LaunchSite
     kernel: JitFunction
     axis: int
+    project: Project | None
 
 
 @dataclass(frozen=True)
@@ -130,6 +133,14 @@ def _bounded_at_launch(launch: Launch, count: Origin) -> bool:
     return bound is not None and bound <= AXIS_LIMIT
 
 
+def _unit_dimension(launch: Launch, count: Origin) -> bool:
+    """The count is a dimension of a tensor the launching function receives, and every call of that function in
+    the project passes the tensor with a new dimension of 1 there (`attn(q.unsqueeze(1), ...)` for
+    `b, seq_len, h, d = q.shape`): the count is 1."""
+    return count.kind == "shape" and callers_pass_unit_dimension(launch.project, launch.provenance.host, count.tensor,
+                                                                 count.index)
+
+
 _CATCHES_LAUNCH_ERRORS = frozenset({"Exception", "BaseException", "RuntimeError"})
 
 
@@ -170,6 +181,10 @@ EXEMPTIONS: tuple[Exemption, ...] = (
               "of a shape unpacking) and the module binds the model's longest sequence to a literal of at most "
               "65,535 (`l_max = 32768`, `self.max_seq_len = 4096`, `max_position_embeddings = 2048`): the model "
               "is built for no longer input", _within_declared_length),
+    Exemption("unit-dimension-from-callers", "the count is a dimension of a tensor the launching function "
+              "receives, and every call of that function in the project passes the tensor with a new dimension "
+              "of 1 there (`attn(q.unsqueeze(1), ...)` for `b, seq_len, h, d = q.shape`): the count is 1",
+              _unit_dimension),
     Exemption("fallback-on-failure", "the launch sits in a `try` whose handler catches its error (a bare "
               "`except`, `except Exception` or `RuntimeError`) without raising it again: a grid past the limit "
               "fails at launch and the handler computes the result another way", _falls_back),
@@ -216,7 +231,7 @@ def grid_axis_large_count(ctx: MatchContext) -> Verdict | None:
         why = large_count(origin) or (f"{origin.describe()} is a sequence length" if _one_sequence(origin) else None)
         if why is None:
             continue
-        seen = Launch(provenance, launch, kernel, axis)
+        seen = Launch(provenance, launch, kernel, axis, ctx.project)
         if any(exemption.applies(seen, origin) for exemption in EXEMPTIONS):
             continue
         notes = [f"CUDA allows at most {AXIS_LIMIT:,} programs on grid axes 1 and 2 (axis 0 takes 2**31 - 1): "
