@@ -351,3 +351,11 @@ def test_routing_scores_logits_and_probabilities_only_in_a_routing_step():
     assert all(router_scores(t, "_router_backward_kernel") for t in ("scores", "logits", "probabilities", "probs"))
     assert not router_scores("probabilities", "softmax_backward")  # a vocabulary's probabilities
     assert not router_scores("hidden_states", "router_kernel")
+
+
+def test_a_multiplier_annotated_uint32_wraps_at_2_to_the_32(rules):
+    kernel = KERNEL.replace("stride_row, BLOCK", "stride_row: tl.uint32, BLOCK")
+    (finding,) = lint_code(kernel, rules, select=["TL102"], options=UNBACKED).diagnostics
+    assert any("computed in uint32" in n and "past 2^32" in n for n in finding.notes)
+    (finding,) = lint_code(KERNEL, rules, select=["TL102"], options=UNBACKED).diagnostics
+    assert not any("uint32" in n for n in finding.notes)

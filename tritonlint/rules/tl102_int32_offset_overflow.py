@@ -85,7 +85,10 @@ def int32_offset_product(ctx: MatchContext) -> Verdict | None:
     lines = list(dict.fromkeys(p.node.lineno for p in products))
     text = ast.unparse(call)
     source = text if len(text) <= 40 else f"{ast.unparse(call.func)}(...)"
-    notes = [f"Line {p.node.lineno}: `{ast.unparse(p.node)}` is computed in int32." for p in products[:6]]
+    unsigned = {param.name for param in function.params if param.annotation is not None and "uint32" in param.annotation}
+    notes = [f"Line {p.node.lineno}: `{ast.unparse(p.node)}` is computed in "
+             + (f"uint32 (`{p.multiplier}` is annotated `tl.uint32`): it wraps past 2^32 elements, not 2^31"
+                if p.multiplier in unsigned else "int32") + "." for p in products[:6]]
     if len(products) > 6:
         notes.append(f"... and {len(products) - 6} more products.")
     if axis in (1, 2):
