@@ -119,8 +119,7 @@ def allocation_positions(provenance: Provenance, leaf: Origin) -> tuple[bool, bo
             continue
         if name not in _ALLOCATORS and method not in _NEW_METHODS:
             continue
-        args = node.args[:1] if name == "torch.full" or method == "new_full" else node.args
-        sizes = list(args[0].elts) if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)) else list(args)
+        sizes = _sizes_of(node, full=name == "torch.full" or method == "new_full")
         for position, size in enumerate(sizes):
             if isinstance(size, ast.Starred):
                 continue  # `*x.shape[:-1]`: the sizes after it are inner ones
@@ -141,9 +140,15 @@ def allocated_sizes(host: HostScope, tensor: str | None, line: int) -> list[ast.
         return [value]
     if name not in _ALLOCATORS or name.endswith("_like"):
         return None
-    args = value.args[:1] if name == "torch.full" else value.args
-    sizes = list(args[0].elts) if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)) else list(args)
+    sizes = _sizes_of(value, full=name == "torch.full")
     return sizes if sizes and not any(isinstance(size, ast.Starred) for size in sizes) else None
+
+
+def _sizes_of(call: ast.Call, full: bool) -> list[ast.expr]:
+    """The sizes an allocator call is given: one tuple or list, or positional sizes (`full`: the first argument
+    only; the fill value follows)."""
+    args = call.args[:1] if full else call.args
+    return list(args[0].elts) if len(args) == 1 and isinstance(args[0], (ast.Tuple, ast.List)) else list(args)
 
 
 def _same_size(provenance: Provenance, size: ast.expr, leaf: Origin) -> bool:

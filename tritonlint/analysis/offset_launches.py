@@ -159,13 +159,11 @@ def _innermost(host: HostScope, stride: tuple[str, int] | None, line: int) -> bo
 _BATCH = re.compile(r"(^|_)(batch|bsz|bs|b)($|_)", re.IGNORECASE)
 
 
-def _batch_program(host: HostScope, grid: tuple[list[ast.expr], str | None] | None, axis: int | None) -> bool:
+def _batch_program(grid_origin: Origin | None) -> bool:
     """The program id counts the batch (its grid axis is a batch size, alone or times heads: `(B, H)`, `batch *
     kv_heads`): in a dense `[batch, ...]` cache it picks one sequence's rows, not a slot, page or block of a cache
     sized to the GPU's memory."""
-    if grid is None or axis is None or axis >= len(grid[0]):
-        return False
-    return any(_BATCH.search(name) for name in Provenance.of(host).origin(grid[0][axis]).all_names())
+    return grid_origin is not None and any(_BATCH.search(name) for name in grid_origin.all_names())
 
 
 def _narrow_allocation(host: HostScope, stride: tuple[str, int] | None, line: int) -> bool:
@@ -355,6 +353,7 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
         if guard is not None:
             reasons.append(f"at {where} the launching function refuses sizes of 2^31 elements or more (line {guard})")
             continue
+        origin: Origin | None = None  # of the program id's grid axis
         if grid is not None and axis is not None:
             axes, _ = grid
             if axis >= len(axes):
@@ -372,7 +371,7 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
                 if named is not None:
                     return Extent(LARGE, f"the launch at {where} starts one program per unit of a large count: {why}")
                 shown = shown or f"the launch at {where} starts one program per {why}"
-        why = _cache_rows(strides) if not _batch_program(host, grid, axis) else None
+        why = _cache_rows(strides) if not _batch_program(origin) else None
         if why is not None:
             return Extent(LARGE, f"the launch at {where} passes {why}")
         # Every product must be small at this launch, through its multiplier.
