@@ -803,6 +803,15 @@ class ModuleModel:
                     found.setdefault(name, []).append((scope, call))
         return found
 
+    @cached_property
+    def is_pattern_replacement(self) -> bool:
+        """Whether the module is a torch.fx pattern replacement: module-level functions `pattern` and `replacement`
+        (or `replacement_func`, which returns it), the convention of `torch.fx.subgraph_rewriter.replace_pattern`
+        and the fusion passes generated for captured graphs. Its launches run only inside the graph the pattern
+        matched, at that graph's shapes."""
+        defined = {stmt.name for stmt in self.tree.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        return "pattern" in defined and bool(defined & {"replacement", "replacement_func"})
+
     def local_function(self, name: str) -> JitFunction | None:
         return next((f for f in self.functions if f.qualname == f"{self.module}.{name}"), None)
 

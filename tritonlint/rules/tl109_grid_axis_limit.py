@@ -188,6 +188,11 @@ EXEMPTIONS: tuple[Exemption, ...] = (
     Exemption("fallback-on-failure", "the launch sits in a `try` whose handler catches its error (a bare "
               "`except`, `except Exception` or `RuntimeError`) without raising it again: a grid past the limit "
               "fails at launch and the handler computes the result another way", _falls_back),
+    Exemption("traced-pattern-replacement", "the launch is in a torch.fx pattern replacement (a module that defines "
+              "`pattern` and `replacement` or `replacement_func`): it runs only inside the captured graph the "
+              "pattern matched, at that graph's traced shapes (a speech encoder's 199 frames, an encoder's "
+              "512 positions), not on arbitrary inputs",
+              lambda launch, count: launch.provenance.host.model.is_pattern_replacement),
     Exemption("bounded-where-launched", "an `if` around the launch, an assert or an early exit bounds the count by a "
               "constant of at most 65,535 (`if num_tokens <= 256:` with the larger inputs launched another way in "
               "the `else`)", _bounded_at_launch),
