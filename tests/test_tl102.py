@@ -357,5 +357,7 @@ def test_a_multiplier_annotated_uint32_wraps_at_2_to_the_32(rules):
     kernel = KERNEL.replace("stride_row, BLOCK", "stride_row: tl.uint32, BLOCK")
     (finding,) = lint_code(kernel, rules, select=["TL102"], options=UNBACKED).diagnostics
     assert any("computed in uint32" in n and "past 2^32" in n for n in finding.notes)
+    assert "in uint32 pointer offsets wraps past 2^32" in finding.message
     (finding,) = lint_code(KERNEL, rules, select=["TL102"], options=UNBACKED).diagnostics
     assert not any("uint32" in n for n in finding.notes)
+    assert "in int32 pointer offsets wraps past 2^31" in finding.message

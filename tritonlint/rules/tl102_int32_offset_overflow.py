@@ -52,7 +52,7 @@ def _sources_by_span(ctx: MatchContext, found: Overflows) -> dict[tuple[int, int
                               lambda: {ctx.file.span_of(call): call for call in found.sources.values()})
 
 
-@condition("int32-offset-product", provides=("source", "kind", "multipliers", "lines"))
+@condition("int32-offset-product", provides=("source", "kind", "width", "limit", "multipliers", "lines"))
 def int32_offset_product(ctx: MatchContext) -> Verdict | None:
     """The match is a `tl.program_id(...)` call or a `tl.load` whose value, with no int64 promotion on the
     way, is multiplied by a runtime (non-constexpr) integer argument in a pointer offset: the product is
@@ -103,8 +103,12 @@ def int32_offset_product(ctx: MatchContext) -> Verdict | None:
         notes.insert(0, f"The launch spans a tensor's bare leading dimension ({extent.why}); nothing names those rows "
                         "as tokens or elements (a weight's or a decode batch's rows look the same): reported because "
                         "`int32-offset-unbacked` is set.")
+    # `i32 * u32` promotes to uint32 (Triton's integer promotion): where every product is one, it wraps at 2^32.
+    all_unsigned = all(p.multiplier in unsigned for p in products)
     return Verdict(vars={"source": source,
                          "kind": "program id" if source_kind == PROGRAM_ID else "loaded index",
+                         "width": "uint32" if all_unsigned else "int32",
+                         "limit": "2^32" if all_unsigned else "2^31",
                          "multipliers": ", ".join(f"`{m}`" for m in multipliers[:4]) + (" ..." if len(multipliers) > 4 else ""),
                          "lines": ", ".join(map(str, lines[:6])) + (" ..." if len(lines) > 6 else "")},
                    related=[ctx.file.span_of(p.node) for p in products], notes=notes, data={"call": call})
