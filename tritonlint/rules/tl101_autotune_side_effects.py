@@ -200,7 +200,7 @@ def autotune_side_effects(ctx: MatchContext) -> Verdict | None:
                   "the caller's own buffers and then runs the winner, so ")
     notes = [f"`{kernel.name}` {'; '.join(described)}; the autotuner benchmarks {count}."]
     if reset_names:
-        notes.append(benchmarks + f"the result holds the sum of all those runs ({evidence.fixture_phrase(SPLIT_K)}).")
+        notes.append(benchmarks + f"the buffer ends up holding what all those runs added, a counter or lock as much as a result ({evidence.fixture_phrase(SPLIT_K)}).")
     if restore_names:
         notes.append(("Likewise, " if reset_names else benchmarks) + "each run applies the in-place update again to "
                      f"what the one before left ({evidence.fixture_phrase(IN_PLACE)}).")
