@@ -19,6 +19,7 @@ from tritonlint.analysis.offset_launches import LARGE, SMALL, SPANS, launch_exte
 from tritonlint.analysis.offsets import LOAD, OffsetWidths, Overflows, Product
 from tritonlint.analysis.triton_names import TL
 from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
+from tritonlint.walk import parents
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,10 @@ def int32_offset_product(ctx: MatchContext) -> Verdict | None:
         notes.insert(0, f"The launch spans a tensor's bare leading dimension ({extent.why}); nothing names those rows "
                         "as tokens or elements (a weight's or a decode batch's rows look the same): reported because "
                         "`int32-offset-unbacked` is set.")
+    cast = _outermost_cast(function.node, call)
+    if cast is not call:
+        notes.append(f"Line {cast.lineno}: the cast in `{_short(cast)}` would narrow a promoted source again; the fix "
+                     "promotes after it.")
     # `i32 * u32` promotes to uint32 (Triton's integer promotion): where every product is one, it wraps at 2^32.
     all_unsigned = all(p.multiplier in unsigned for p in products)
     return Verdict(vars={"source": source,
@@ -111,7 +116,23 @@ def int32_offset_product(ctx: MatchContext) -> Verdict | None:
                          "limit": "2^32" if all_unsigned else "2^31",
                          "multipliers": ", ".join(f"`{m}`" for m in multipliers[:4]) + (" ..." if len(multipliers) > 4 else ""),
                          "lines": ", ".join(map(str, lines[:6])) + (" ..." if len(lines) > 6 else "")},
-                   related=[ctx.file.span_of(p.node) for p in products], notes=notes, data={"call": call})
+                   related=[ctx.file.span_of(p.node) for p in products]
+                   + ([ctx.file.span_of(cast)] if cast is not call else []), notes=notes, data={"call": call, "cast": cast})
+
+
+def _outermost_cast(function: ast.AST, call: ast.Call) -> ast.expr:
+    """The source call with the casts written on it (`tl.load(p).to(tl.int32)`): a promotion goes after them."""
+    parent_of = parents(function)
+    cast: ast.expr = call
+    while isinstance(attr := parent_of.get(id(cast)), ast.Attribute) and attr.attr == "to" \
+            and isinstance(outer := parent_of.get(id(attr)), ast.Call) and outer.func is attr:
+        cast = outer
+    return cast
+
+
+def _short(node: ast.expr) -> str:
+    text = ast.unparse(node)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _language(ctx: MatchContext, callee: ast.expr) -> str | None:
@@ -126,10 +147,11 @@ def _language(ctx: MatchContext, callee: ast.expr) -> str | None:
 
 @fixer("promote-offset-source")
 def promote_offset_source(ctx: MatchContext, verdict: Verdict) -> RawEdits | None:
-    """Appends `.to(tl.int64)` to the source call, so every offset computed from it is int64."""
+    """Appends `.to(tl.int64)` to the source call, so every offset computed from it is int64: after the casts
+    written on it (`tl.load(p).to(tl.int32)`), which would narrow it again."""
     call: ast.Call = verdict.data["call"]
     language = _language(ctx, call.func)
     if language is None:
         return None
-    end = ctx.file.span_of(call)[1]
+    end = ctx.file.span_of(verdict.data["cast"])[1]
     return [(end, end, f".to({language}.int64)")]
