@@ -196,12 +196,30 @@ def backend_only_functions(tree: ast.Module, patterns: tuple[str, ...]) -> froze
     return frozenset(only)
 
 
+def _imports_backend(tree: ast.Module, patterns: tuple[str, ...]) -> bool:
+    """The module imports, unconditionally at its top level and by absolute name, the backend's runtime package
+    (a word of the package's name: `import torch_npu`) or a module of a package's folder for that backend (a
+    whole part of the dotted name: `from mojo_opset.backends.ttx.kernels.mlu.utils import ...`): it runs only
+    where that backend is installed. A helper module named after a backend (`from .rocm_bf16 import
+    is_rocm_torch`) is how CUDA code tests for it, so neither relative imports nor words of later parts count."""
+    names = [alias.name for stmt in tree.body if isinstance(stmt, ast.Import) for alias in stmt.names]
+    names += [stmt.module for stmt in tree.body if isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level]
+    matches = _pattern_matcher(patterns)
+    for name in names:
+        package, *parts = name.lower().split(".")
+        if _names_backend(name_tokens(package), patterns) or any(matches(part) for part in parts):
+            return True
+    return False
+
+
 def other_backend(path: str, function: str | None, text: str, model: ModuleModel, patterns: tuple[str, ...]) -> bool:
     """Whether code is written for another backend: a word (split at `_`, `-`, `.`) of the file's folder and
-    file names, or of the enclosing jit function's name, matches one of `patterns` (shell patterns such as
-    `gfx*`), or the module defines or uses that function only in branches taken on such a backend
+    file names, of a module it imports unconditionally, or of the enclosing jit function's name, matches one of
+    `patterns` (shell patterns such as `gfx*`), or the module defines or uses that function only in branches taken on such a backend
     (`if _is_hip:`, `if current_platform.is_rocm():`)."""
     if _path_names_backend(path, patterns):
+        return True
+    if model.memoized(("imports backend", patterns), lambda: _imports_backend(model.tree, patterns)):
         return True
     if function is None:
         return False

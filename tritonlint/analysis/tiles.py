@@ -39,6 +39,7 @@ Dim = int | str | None
 Shape = tuple[Dim, ...]
 
 _SIXTEEN_BIT = frozenset({"float16", "bfloat16", "int16", "uint16"})
+_FLOATS = frozenset({"float16", "bfloat16", "float32", "float64", "float8e4nv", "float8e5", "float8e4b15"})
 
 
 # Makes a Tile from a shape, its sources and dtype (a closure over the call being evaluated).
@@ -75,6 +76,8 @@ class Tile:
 
     def describe(self) -> str:
         """'(64, 32) from `a = tl.load(a_ptrs)` at line 20 (BLOCK_K=32 from config #2)'."""
+        if self.made_by is None:
+            return f"{format_shape(self.shape)} from a kernel argument or constant"
         text = f"{format_shape(self.shape)} from `{self.text}` at line {self.line}"
         seen = dict(self.sources)
         if seen:
@@ -409,6 +412,8 @@ class ShapeMap:
             if node.id in env:
                 return env[node.id]
             return SCALAR if node.id in self.model.constants else UNKNOWN
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+            return UNKNOWN  # Triton 3.6's tensors have no `@`: what it makes is no shape
         if isinstance(node, ast.BinOp):
             operands = [self._expr(node.left, env), self._expr(node.right, env)]
             return self._combine(node, operands, node.lineno)
@@ -628,9 +633,23 @@ class ShapeMap:
             return made(pointer.shape, pointer.sources) if pointer.kind == "descriptor" else UNKNOWN
         if pointer.kind in ("block_ptr", "descriptor"):
             return made(pointer.shape, pointer.sources) if pointer.kind == "block_ptr" else UNKNOWN
+        if self._value_address(arg(0, "pointer")):
+            return UNKNOWN  # an address built on a float tile is no pointer: Triton fails there, on other grounds
         present = [pointer] + [operand(i, k) for i, k in ((1, "mask"), (2, "other")) if arg(i, k) is not None]
         tile = self._combine(node, present, node.lineno)
         return made(tile.shape, pointer.sources, None) if tile.shape is not None else UNKNOWN
+
+    def _value_address(self, address: ast.expr | None) -> bool:
+        """A term of the address sum is a float tile (`tl.zeros([B], tl.float32) + i`): the code treats a value
+        as a pointer, so nothing the load's shape would say about later lines is worth reporting."""
+        terms, pending = [], [address]
+        while pending:
+            term = pending.pop()
+            if isinstance(term, ast.BinOp) and isinstance(term.op, (ast.Add, ast.Sub)):
+                pending += [term.left, term.right]
+            elif term is not None:
+                terms.append(term)
+        return any(self._tiles.get(id(term), UNKNOWN).dtype in _FLOATS for term in terms)
 
     def _dot(self, a: Tile, b: Tile, acc: Tile, out_dtype: str | None, made: Made) -> Tile:
         if a.shape is not None and b.shape is not None and len(a.shape) == len(b.shape) and len(a.shape) in (2, 3):

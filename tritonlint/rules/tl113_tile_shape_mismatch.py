@@ -119,7 +119,7 @@ def _judge(ctx: MatchContext, function: JitFunction, node: ast.AST, stmt: ast.st
         if name == f"{TL}.where":
             return _broadcast(node, _where_operands(node), maps, f"`{ast.unparse(node.func)}` arguments")
         return None
-    if isinstance(node, ast.BinOp):
+    if isinstance(node, ast.BinOp) and not isinstance(node.op, ast.MatMult):  # `a @ b` is no elementwise operation
         return _broadcast(node, [("left", node.left), ("right", node.right)], maps, "operands")
     if isinstance(node, ast.Compare) and len(node.comparators) == 1:
         return _broadcast(node, [("left", node.left), ("right", node.comparators[0])], maps, "operands")
@@ -148,7 +148,7 @@ def _named(expr: ast.expr, tile: Tile) -> str:
     """'`a` (64, 32) from line 20'."""
     text = ast.unparse(expr)
     text = text if len(text) <= 40 else text[:37] + "..."
-    return f"`{text}` {format_shape(tile.shape)} from line {tile.line}"
+    return f"`{text}` {format_shape(tile.shape)}" + (f" from line {tile.line}" if tile.made_by is not None else "")
 
 
 def _scenario_note(failing: int, total: int, *tiles: Tile) -> list[str]:
