@@ -291,7 +291,7 @@ def test_zero_times_an_exact_infinity_is_nan_at_a_sum(term, nan):
     findings = lint_code(ENTROPY.replace("p * tl.log(p)", term), RULES).diagnostics
     assert [f.severity for f in findings] == (["error"] if nan else [])
     if nan:
-        assert "0 * inf makes its lanes NaN" in findings[0].message
+        assert "the math makes its lanes NaN" in findings[0].message
         assert findings[0].fix is None or not findings[0].fix.edits
 
 
@@ -501,4 +501,21 @@ def test_a_max_of_absolute_values_is_said_to_need_0(rules):
     assert "needs `other=0.0`" in found.message
     assert [n for n in found.notes if n.startswith("Also reached")] == [
         "Also reached, needing 0: `tl.max(tl.abs(x))` at line 12."]
-    assert not any("arrives as" in n for n in found.notes)
+    assert not any("On the way the lanes" in n for n in found.notes)
+
+
+def test_the_note_on_math_on_the_way_names_the_fill_and_what_arrives(rules):
+    """`other=0.0` before `tl.exp(x - m)` summed: the fill that arrives as 0 at the sum is -inf at the load."""
+    code = textwrap.dedent('''\
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def lse(x_ptr, out_ptr, n, m, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+            tl.store(out_ptr, tl.log(tl.sum(tl.exp(x - m))))
+        ''')
+    (found,) = [d for d in lint_code(code, rules, select=["TL108"]).diagnostics if d.code == "TL108"]
+    assert "On the way the lanes pass through elementwise math: padding them with -inf is what makes them arrive " \
+           "there as 0." in found.notes

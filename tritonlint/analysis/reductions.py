@@ -175,8 +175,8 @@ def _zero_bits(op: ast.operator, left: Lanes, right: Lanes) -> bool:
 
 
 def _div(a: str, b: str) -> str:
-    if NAN in (a, b):
-        return NAN
+    if NAN in (a, b) or plain(a) == plain(b) == ZERO:
+        return NAN  # 0 / 0: two loads padded with 0 divided lane by lane
     if UNKNOWN in (a, b) or plain(b) in (ZERO, NEG_INF, POS_INF):
         return UNKNOWN
     if UNDEF in (a, b):
@@ -1303,7 +1303,11 @@ class _Evaluation:
             other = load_argument(call, 2, "other")
             if other is None:
                 return Lanes(frozenset({_exact_if(self.fill, self.exact_fill) if self.siblings_too else UNDEF}))
-            return Lanes(frozenset({constant_class(other) or FINITE}))
+            # `other=float("-inf")` is an infinity exactly, not a huge stand-in; counted so only against a load
+            # padded with an infinity too (`-inf - (-inf)`), so a NaN is reported once, at an infinite fill.
+            value = literal_number(other)
+            exact = value is not None and math.isinf(value) and plain(self.fill) in (NEG_INF, POS_INF)
+            return Lanes(frozenset({_exact_if(constant_class(other) or FINITE, exact)}))
         if name in (f"{TL}.zeros", f"{TL}.zeros_like"):
             return Lanes(frozenset({ZERO}))
         if name == f"{TL}.full" and len(call.args) >= 2:

@@ -341,8 +341,8 @@ def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.
                      f"lanes and meet{'' if len(lines) > 1 else 's'} these there: pad "
                      f"{'them' if len(lines) > 1 else 'it'} with `other={NEUTRAL_TEXT[neutral]}` too.")
     if not partial and neutral != _wanted(first):
-        notes.append(f"On the way the lanes pass through elementwise math, so the fill that arrives as "
-                     f"{NEUTRAL_WORDS[first.needs]} is {NEUTRAL_WORDS[neutral]}.")
+        notes.append(f"On the way the lanes pass through elementwise math: padding them with "
+                     f"{NEUTRAL_WORDS[neutral]} is what makes them arrive there as {NEUTRAL_WORDS[_wanted(first)]}.")
     safe = not reached.other_ends and len(judged) == len(reached.reductions)
     if not safe and not partial:
         where: ast.AST = (reached.other_ends or [r.call for r in reached.reductions if not r.covered])[0]
@@ -461,11 +461,12 @@ def _remask_verdict(ctx: MatchContext, analysis: PaddedLanes, call: ast.Call, ot
 
 
 def _nan_verdict(ctx: MatchContext, call: ast.Call, other: ast.expr, reach: Reach) -> Verdict:
-    """The fill (or its log) meets an exact 0 on the way to a sum: 0 * inf is NaN, and so is the sum."""
+    """The fill (or its log) meets an exact 0 on the way to a sum (0 * inf, or 0 / 0 of two zero-padded loads):
+    the lanes are NaN, and so is the sum."""
     mask = ast.unparse(load_argument(call, 1, "mask"))  # type: ignore[arg-type]
-    return _where_verdict(call, f"Masked load pads with `other={ast.unparse(other)}`: 0 * inf makes its lanes NaN",
+    return _where_verdict(call, f"Masked load pads with `other={ast.unparse(other)}`: the math makes its lanes NaN",
                           f"before `{ast.unparse(reach.call.func)}` at line {reach.call.lineno}", "which needs a `tl.where`",
-                          [f"An infinity times 0 is NaN, and a sum with one NaN lane is NaN for the whole row "
+                          [f"An infinity times 0 is NaN, as is 0 / 0, and a sum with one NaN lane is NaN for the whole row "
                            f"({evidence.fixture_phrase(ENTROPY_NAN)}). Wrap the value reduced at line "
                            f"{reach.call.lineno} in `tl.where({mask}, value, 0.0)`; a fill alone does not fix it, so "
                            f"nothing is applied."], severity="error")
