@@ -121,9 +121,13 @@ def guarded(ctx: MatchContext) -> str | None:
     for ancestor in node.ancestors():
         kind = ancestor.kind()
         if kind in ("if_statement", "elif_clause", "while_statement"):
-            test = ancestor.field("condition")
-            if test is not None and _GUARD.search(test.text()) and not _PRESENCE.match(test.text().strip()):
-                return f"the test `{test.text()}`"
+            # In an `elif` or `else` the use runs only where the earlier tests of the chain failed: an `elif
+            # triton.__version__ >= "3.0.0":` above an `else:` guards it too.
+            earlier = [c.field("condition") for c in ancestor.children()
+                       if c.kind() == "elif_clause" and c.range().end.index <= start] if kind == "if_statement" else []
+            for test in (ancestor.field("condition"), *earlier):
+                if test is not None and _GUARD.search(test.text()) and not _PRESENCE.match(test.text().strip()):
+                    return f"the test `{test.text()}`"
         elif kind == "conditional_expression" and _GUARD.search(ancestor.text()):
             return "a conditional expression that tests the Triton version"
         elif kind == "try_statement":
