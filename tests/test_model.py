@@ -337,3 +337,27 @@ def test_a_ceiling_division_written_by_hand_reads_through_to_its_count():
     d = provenance.origin(values["d"])
     assert d.kind == "product" and d.parts[0].kind == "cdiv"
     assert provenance.origin(values["rows"]).rows  # a copy and a cast keep a tensor's rows
+
+
+def test_a_function_a_later_def_of_its_name_replaces_is_dead_code():
+    """Only a module-level read at import keeps the first definition alive; a function body reads the later one."""
+    code = textwrap.dedent("""\
+        def k():
+            return 1
+
+        def host():
+            return k()
+
+        def k():
+            return 2
+
+        def kept():
+            return 1
+
+        alias = kept
+
+        def kept():
+            return 2
+        """)
+    model = ModuleModel(ast.parse(code), "m", "m.py", text=code)
+    assert model.replaced_lines == frozenset({1, 2})

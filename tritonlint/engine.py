@@ -57,7 +57,10 @@ class Engine:
             if not self._applies(rule, model):
                 continue
             options = {name: self.options.get(name, spec.default) for name, spec in rule.options.items()}
+            replaced = model.replaced_lines  # a function a later `def` of its name replaces never runs
             for node in find_all(file.sg_root, rule.matcher):
+                if replaced and node.range().start.line + 1 in replaced:
+                    continue
                 ctx = MatchContext(file, model, project, rule, node, options, self.target)
                 project.launches_read.clear()
                 try:

@@ -804,6 +804,28 @@ class ModuleModel:
         return found
 
     @cached_property
+    def replaced_lines(self) -> frozenset[int]:
+        """The lines of module-level functions that a later module-level `def` of the same name replaces before
+        anything run at import in between (or the later one's decorators) reads the name: dead code, which nothing
+        runs. A function body in between that names it reads the later one, when it is called."""
+        body = self.tree.body
+        by_name: dict[str, list[int]] = {}
+        for index, stmt in enumerate(body):
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                by_name.setdefault(stmt.name, []).append(index)
+        lines: set[int] = set()
+        for name, indices in by_name.items():
+            for first, later in zip(indices, indices[1:]):
+                replaced, replacing = body[first], body[later]
+                assert isinstance(replaced, (ast.FunctionDef, ast.AsyncFunctionDef))
+                assert isinstance(replacing, (ast.FunctionDef, ast.AsyncFunctionDef))
+                readers = [*body[first + 1:later], *replacing.decorator_list]
+                if not any(name in _read_at_import(reader) for reader in readers):
+                    start = min([replaced.lineno] + [d.lineno for d in replaced.decorator_list])
+                    lines.update(range(start, (replaced.end_lineno or replaced.lineno) + 1))
+        return frozenset(lines)
+
+    @cached_property
     def is_pattern_replacement(self) -> bool:
         """Whether the module is a torch.fx pattern replacement: module-level functions `pattern` and `replacement`
         (or `replacement_func`, which returns it), the convention of `torch.fx.subgraph_rewriter.replace_pattern`
@@ -839,6 +861,25 @@ class ModuleModel:
 
     def summaries(self) -> dict[str, JitFunction]:
         return {f.qualname: f.summary() for f in self.functions if ".<locals>." not in f.qualname}
+
+
+def _read_at_import(stmt: ast.AST) -> set[str]:
+    """The names a module-level statement reads when it runs: not those in the bodies of the functions and
+    lambdas it defines, which run when called."""
+    found: set[str] = set()
+    pending = [stmt]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            pending += [*node.decorator_list, *node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
+            continue
+        elif isinstance(node, ast.Lambda):
+            pending += [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+    return found
 
 
 def _run_keywords(keywords: list[ast.keyword]) -> list[ast.keyword]:
