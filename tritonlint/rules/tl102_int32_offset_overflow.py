@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tritonlint.analysis.flow import flow_of
-from tritonlint.analysis.model import PROGRAM_ID, program_id_axis
+from tritonlint.analysis.model import PROGRAM_ID, ModuleModel, program_id_axis
 from tritonlint.analysis.offset_launches import LARGE, SMALL, SPANS, launch_extent
 from tritonlint.analysis.offsets import LOAD, OffsetWidths, Overflows, Product
 from tritonlint.analysis.triton_names import TL
@@ -28,14 +28,19 @@ class Exemption:
 
     name: str
     doc: str
-    applies: Callable[[Product], bool]
+    applies: Callable[[Product, ModuleModel], bool]  # the product, and the kernel's module
 
 
 EXEMPTIONS: tuple[Exemption, ...] = (
     Exemption("count-promoted-before-scaling", "the product is promoted to int64 and then multiplied by a "
               "runtime value (`(i_b * T).to(tl.int64) * stride`, or `bos = (i_b * T).to(tl.int64)` used as "
               "`(bos * H + i_h) * K`): the int32 product counts rows, tokens or sequences, not elements, and "
-              "the element offset is formed in int64", lambda product: product.rescaled),
+              "the element offset is formed in int64", lambda product, model: product.rescaled),
+    Exemption("traced-pattern-replacement", "the kernel is in a torch.fx pattern replacement (a module that "
+              "defines `pattern` and `replacement` or `replacement_func`): it runs only inside the captured "
+              "graph the pattern matched, at that graph's traced shapes (a 199-frame speech encoder, an "
+              "embedding of a test batch), far below 2^31 elements",
+              lambda product, model: model.is_pattern_replacement),
 )
 
 
@@ -73,7 +78,7 @@ def int32_offset_product(ctx: MatchContext) -> Verdict | None:
     axis = program_id_axis(call) if source_kind == PROGRAM_ID else None
     if axis not in (None, 0, 1, 2):
         return None  # no such grid axis: the kernel does not compile (TL111), and no launch count reaches it
-    products = [p for p in found.products.get(id(call), ()) if not any(e.applies(p) for e in EXEMPTIONS)]
+    products = [p for p in found.products.get(id(call), ()) if not any(e.applies(p, ctx.model) for e in EXEMPTIONS)]
     if not products:
         return None
     products = sorted(products, key=lambda p: (p.node.lineno, p.node.col_offset))
