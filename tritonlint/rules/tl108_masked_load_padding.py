@@ -307,6 +307,14 @@ def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.
         also = [f"Also reached, needing {NEUTRAL_WORDS[_wanted(r)]}: {_describe(ctx, r)}." for r in wrong if r is not reach]
         return _remask_verdict(ctx, analysis, call, other, reach, partners,  # type: ignore[arg-type]
                                folds[0] if reach.needs != fill else None, also)
+    # An infinite fill right at every other reduction (a softmax's max and exp-sum) that reaches a plain sum as
+    # that infinity (label smoothing's `tl.sum(logits)`): the sum is infinite whatever the data; that sum's
+    # operand needs a `tl.where`, since no fill is right at both.
+    infinite = [r for r in wrong if r.needs == ZERO and {plain(c) for c in analysis.lanes(
+        analysis.reduced(r.call), call, fill, True, r).classes} == {fill}] \
+        if found is None and fill in (NEG_INF, POS_INF) and len(wrong) < len(covered) else []
+    if infinite and len(infinite) == len(wrong):
+        return _infinite_sum_verdict(ctx, call, other, fill, infinite[0], [r for r in covered if r not in wrong])  # type: ignore[arg-type]
     if found is None and not partial:
         return None
     # Where no fill is right everywhere, the first step is the fill right at the most reductions (a p-norm's
@@ -470,6 +478,19 @@ def _nan_verdict(ctx: MatchContext, call: ast.Call, other: ast.expr, reach: Reac
                            f"({evidence.fixture_phrase(ENTROPY_NAN)}). Wrap the value reduced at line "
                            f"{reach.call.lineno} in `tl.where({mask}, value, 0.0)`; a fill alone does not fix it, so "
                            f"nothing is applied."], severity="error")
+
+
+def _infinite_sum_verdict(ctx: MatchContext, call: ast.Call, other: ast.expr, fill: str, reach: Reach,
+                          right: list[Reach]) -> Verdict:
+    """The infinite fill is right at `right` but reaches the sum `reach` as itself: the sum is infinite."""
+    mask = ast.unparse(load_argument(call, 1, "mask"))  # type: ignore[arg-type]
+    kept = " and ".join(_describe(ctx, r) for r in right[:2])
+    return _where_verdict(call, f"Masked load pads with `other={ast.unparse(other)}`, and its masked-off lanes reach",
+                          f"{_describe(ctx, reach)} as {NEUTRAL_WORDS[fill]}", "which needs them re-masked with `tl.where`",
+                          [f"The fill is right for {kept}, but a sum with one infinite lane is infinite for the whole "
+                           f"row (and NaN where it is then multiplied by 0). Wrap the value summed at line "
+                           f"{reach.call.lineno} in `tl.where({mask}, value, 0.0)`; no fill alone is right at every "
+                           f"reduction, so nothing is applied."], severity="error")
 
 
 def _where_verdict(call: ast.Call, problem: str, reduction: str, remedy: str, notes: list[str],
