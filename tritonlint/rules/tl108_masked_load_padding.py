@@ -311,7 +311,7 @@ def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.
     # that infinity (label smoothing's `tl.sum(logits)`): the sum is infinite whatever the data; that sum's
     # operand needs a `tl.where`, since no fill is right at both.
     infinite = [r for r in wrong if r.needs == ZERO and {plain(c) for c in analysis.lanes(
-        analysis.reduced(r.call), call, fill, True, r).classes} == {fill}] \
+        analysis.reduced(r.call) or call, call, fill, True, r).classes} == {fill}] \
         if found is None and fill in (NEG_INF, POS_INF) and len(wrong) < len(covered) else []
     if infinite and len(infinite) == len(wrong):
         return _infinite_sum_verdict(ctx, call, other, fill, infinite[0], [r for r in covered if r not in wrong])  # type: ignore[arg-type]
