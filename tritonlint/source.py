@@ -50,6 +50,12 @@ class SourceText:
         return codecs.BOM_UTF8 + data if self.bom else data
 
 
+def short_source(node: ast.AST, limit: int = 60) -> str:
+    """The node's source on one line, cut to `limit` characters with "..." for messages."""
+    text = " ".join(ast.unparse(node).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def decode_source(data: bytes) -> SourceText:
     """Decode bytes as Python does: BOM, then a PEP 263 coding cookie, else UTF-8."""
     if b"\0" in data[:8192]:

@@ -207,7 +207,7 @@ def _imports_backend(tree: ast.Module, patterns: tuple[str, ...]) -> bool:
     matches = _pattern_matcher(patterns)
     for name in names:
         package, *parts = name.lower().split(".")
-        if _names_backend(name_tokens(package), patterns) or any(matches(part) for part in parts):
+        if any(map(matches, [*name_tokens(package), *parts])):
             return True
     return False
 

@@ -33,6 +33,7 @@ from tritonlint.analysis.triton_names import (
     TILE_SAME_SHAPE,
     TL,
 )
+from tritonlint.source import short_source
 from tritonlint.walk import walk
 
 Dim = int | str | None
@@ -68,7 +69,7 @@ class Tile:
     @property
     def text(self) -> str:
         """The source of what fixed the shape, shortened for messages (unparsed only when a message needs it)."""
-        return "" if self.made_by is None else _short(self.made_by)
+        return "" if self.made_by is None else short_source(self.made_by)
 
     @property
     def known(self) -> bool:
@@ -763,11 +764,6 @@ def _dtype_name(node: ast.expr | None) -> str | None:
     if isinstance(node, ast.Attribute) and isinstance(node.value, (ast.Name, ast.Attribute)):
         return node.attr
     return None
-
-
-def _short(node: ast.AST, limit: int = 60) -> str:
-    text = " ".join(ast.unparse(node).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def is_sixteen_bit(dtype: str | None) -> bool:

@@ -19,6 +19,7 @@ from tritonlint.analysis.offset_launches import LARGE, SMALL, SPANS, launch_exte
 from tritonlint.analysis.offsets import LOAD, OffsetWidths, Overflows, Product
 from tritonlint.analysis.triton_names import TL
 from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
+from tritonlint.source import short_source
 from tritonlint.walk import parents
 
 
@@ -111,7 +112,7 @@ def int32_offset_product(ctx: MatchContext) -> Verdict | None:
                         "`int32-offset-unbacked` is set.")
     cast = _outermost_cast(function.node, call)
     if cast is not call:
-        notes.append(f"Line {cast.lineno}: the cast in `{_short(cast)}` would narrow a promoted source again; the fix "
+        notes.append(f"Line {cast.lineno}: the cast in `{short_source(cast)}` would narrow a promoted source again; the fix "
                      "promotes after it.")
     # `i32 * u32` promotes to uint32 (Triton's integer promotion): where every product is one, it wraps at 2^32.
     all_unsigned = all(p.multiplier in unsigned for p in products)
@@ -134,10 +135,6 @@ def _outermost_cast(function: ast.AST, call: ast.Call) -> ast.expr:
         cast = outer
     return cast
 
-
-def _short(node: ast.expr) -> str:
-    text = ast.unparse(node)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _language(ctx: MatchContext, callee: ast.expr) -> str | None:
