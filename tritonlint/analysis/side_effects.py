@@ -335,6 +335,7 @@ class KernelEffects:
 
     def _scan(self) -> None:
         summary = self.summary
+        plain_stores: list[ast.Call] = []
         for node in walk(self.function):
             if isinstance(node, ast.Return) and node.value is not None:
                 summary.returns_loaded |= {param for param, _ in self.loaded_from(node.value)}
@@ -359,6 +360,7 @@ class KernelEffects:
             elif name in STORES:
                 value = _value_arg(node, 1 if short == "store" else 2)  # store_tensor_descriptor(desc, offsets, value)
                 targets = self.roots(_pointer_arg(node)) & self.params - self.scalars
+                plain_stores.append(node)
                 if _is_zero(value, self.model):
                     summary.resets |= targets
                 for param in sorted(targets):
@@ -393,8 +395,31 @@ class KernelEffects:
                     if param in helper.summary.resets:
                         summary.resets |= mine
         # A lock or counter the kernel writes 0 into again (`tl.atomic_xchg(lock, 0)`, the last program
-        # resetting a tile counter) is back where it started after every run.
-        summary.effects = [e for e in summary.effects if not (e.kind == "atomic" and e.param in summary.resets)]
+        # resetting a tile counter) is back where it started after every run; so is an address the kernel
+        # stores into before adding to it (`tl.store(dx + offs, dx_row)`, later `tl.atomic_add(dx + offs, dr)`).
+        summary.effects = [e for e in summary.effects if not (e.kind == "atomic" and (
+            e.param in summary.resets or (e.via is None and any(
+                self.same_address(store, e.node) and self._precedes(store, e.node) for store in plain_stores))))]
+
+    def _precedes(self, earlier: ast.AST, later: ast.AST) -> bool:
+        """Whether `earlier`'s statement runs before `later` whenever `later` runs: it sits earlier in a block
+        that holds `later` (at any depth), so no branch or loop of its own can skip it."""
+        parents = self.flow.parents
+        statement: ast.AST | None = earlier
+        while statement is not None and not isinstance(statement, ast.stmt):
+            statement = parents.get(id(statement))
+        owner = parents.get(id(statement)) if statement is not None else None
+        block = next((b for b in (getattr(owner, f, None) for f in ("body", "orelse", "finalbody"))
+                      if isinstance(b, list) and any(s is statement for s in b)), None)
+        if block is None:
+            return False
+        position = next(i for i, s in enumerate(block) if s is statement)
+        node: ast.AST | None = later
+        while node is not None:
+            if parents.get(id(node)) is owner:
+                return any(s is node for s in block[position + 1:])
+            node = parents.get(id(node))
+        return False
 
     def idempotent(self, value: ast.expr | None, param: str, depth: int = 0) -> bool:
         """A stored value that a second run would leave as it is: the loaded value itself, a select that
