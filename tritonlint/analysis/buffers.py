@@ -8,6 +8,7 @@ values that cannot be negative (`tl.max(tl.abs(x))`, `tl.sum(x * x)`) holds none
 from __future__ import annotations
 
 import ast
+import re
 
 from tritonlint.analysis.flow import FunctionFlow, flow_of
 from tritonlint.analysis.host import HostScope
@@ -83,8 +84,19 @@ def writes_nonnegative(model: ModuleModel, kernel: JitFunction, param: str, assu
     return stores > 0
 
 
+_PROBABILITIES = re.compile(r"prob", re.IGNORECASE)
+_LOG = re.compile(r"log|lp", re.IGNORECASE)
+
+
+def probabilities(param: str) -> bool:
+    """A parameter named for probabilities (`probs_ptr`, `target_probs`), not their logarithms (`logprobs`,
+    `log_probs_ptr`): a distribution's values are never negative."""
+    return bool(_PROBABILITIES.search(param)) and not _LOG.search(param)
+
+
 def loaded_nonnegative(model: ModuleModel, kernel: JitFunction, load: ast.Call) -> bool:
-    """The load reads a buffer that, at every launch of `kernel` in this module, an earlier launch in the same
+    """The load reads a buffer of probabilities by name (`probabilities`), or one that, at every launch of
+    `kernel` in this module, an earlier launch in the same
     host function passed to a kernel of this module that writes only non-negative values to it; with no
     launch of `kernel` in this module, that the module's kernels write only non-negative values through a
     parameter of the same name."""
@@ -93,6 +105,8 @@ def loaded_nonnegative(model: ModuleModel, kernel: JitFunction, load: ast.Call) 
     param = base_parameter(flow_of(kernel.node), kernel, load_argument(load, 0, "pointer"))
     if param is None:
         return False
+    if probabilities(param):
+        return True
     launches = kernel_launches(model, kernel)
     if not launches:
         return _named_writers_nonnegative(model, kernel, param)

@@ -708,6 +708,32 @@ def large_count(origin: Origin) -> str | None:
     return None
 
 
+_HEIGHT = re.compile(r"^(h|height|img_?h|(in|out|o|i)_?h|h_?(in|out|o|i))\d?$", re.IGNORECASE)
+_WIDTH = re.compile(r"^(w|width|img_?w|(in|out|o|i)_?w|w_?(in|out|o|i))\d?$", re.IGNORECASE)
+
+
+def _factors(origin: Origin) -> list[Origin]:
+    return [f for part in origin.parts for f in _factors(part)] if origin.kind == "product" else [origin]
+
+
+def pixel_count(origin: Origin) -> str | None:
+    """`H * W` (`height * width`, `OutH * OutW`): a product of an image's height and width, each a dimension
+    of a tensor of three or more (`B, C, H, W = x.shape`), a parameter so named, or a value computed so named
+    (`OutH = H - K + 1`), not a literal or a constant. 256 x 256 is 65,536 pixels."""
+    def named(factor: Origin, pattern: re.Pattern[str]) -> bool:
+        return bool(factor.names) and bool(pattern.match(factor.names[0])) and (
+            factor.kind not in ("shape", "literal", "constant", "bounded") or len(factor.siblings) >= 2)
+    if origin.kind != "product" or any(_SMALL_WORDS.search(n) for n in origin.names):
+        return None
+    factors = _factors(origin)
+    height = next((f for f in factors if named(f, _HEIGHT)), None)
+    width = next((f for f in factors if named(f, _WIDTH)), None)
+    if height is None or width is None:
+        return None
+    return (f"{origin.describe()} counts the pixels of an image, `{height.names[0]}` x `{width.names[0]}`: "
+            "256 x 256 already makes 65,536")
+
+
 def _word(name: str) -> str:
     lowered = name.lower()
     return "token" if "tok" in lowered else "row" if "row" in lowered else "sequence length"

@@ -19,6 +19,7 @@ from tritonlint.analysis.provenance import (
     Provenance,
     grid_axes,
     large_count,
+    pixel_count,
     sequence_count,
     sequence_length,
 )
@@ -233,7 +234,8 @@ def grid_axis_large_count(ctx: MatchContext) -> Verdict | None:
         origin = provenance.origin(expr)
         # A middle dimension of a shape unpacking named `S`, `T` or `L` (`B, S, H, D = x.shape`) counts positions
         # too; TL102 does not read it so (a position times one token's width stays small there).
-        why = large_count(origin) or (f"{origin.describe()} is a sequence length" if _one_sequence(origin) else None)
+        why = large_count(origin) or pixel_count(origin) or (
+            f"{origin.describe()} is a sequence length" if _one_sequence(origin) else None)
         if why is None:
             continue
         seen = Launch(provenance, launch, kernel, axis, ctx.project)
