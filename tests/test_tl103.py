@@ -197,3 +197,40 @@ def kt_loop(k_ptr, N, D, stride_kn, stride_kd, BLOCK_N: tl.constexpr, BLOCK_D: t
     assert "desc.store" in store and "desc.load" not in store and "where the block pointer is made" in store
     assert "desc.load" in transposed and "desc.store" not in transposed and "before the loop" in transposed
     assert "a transposed view" in transposed and "last stride" not in store and "transposed" not in store
+
+
+def test_rewrite_note_for_rows_narrow_blocks_and_unused_pointers(rules):
+    """A block one row long is no transposed view whatever `order` says (R142s); a block one element wide is
+    narrower than a descriptor's 16 bytes, so no descriptor is offered (R144s-R146s); a block pointer nothing
+    uses is to be removed, and a builtin it is handed to (`tl.atomic_add`) does not move it (R146s)."""
+    code = (NEW_APIS.split("@triton.jit")[0].replace("triton.set_allocator(None)\n", "") + '''
+@triton.jit
+def gather_row(w_ptr, V, D, stride_v, stride_d, row, BLOCK_D: tl.constexpr):
+    p = tl.make_block_ptr(w_ptr, (V, D), (stride_v, stride_d), (row, 0), (1, BLOCK_D), (0, 1))
+    x = tl.load(p, boundary_check=(0, 1))
+
+@triton.jit
+def one_wide(b_ptr, N):
+    p = tl.make_block_ptr(b_ptr, (N,), (1,), (0,), (1,), (0,))
+    x = tl.load(p)
+
+@triton.jit
+def unused(b_ptr, N, BLOCK: tl.constexpr):
+    p = tl.make_block_ptr(b_ptr, (N,), (1,), (0,), (BLOCK,), (0,))
+
+@triton.jit
+def handed_to_builtin(b_ptr, N, BLOCK: tl.constexpr):
+    p = tl.make_block_ptr(b_ptr, (N,), (1,), (0,), (BLOCK,), (0,))
+    x = tl.load(p)
+    tl.atomic_add(p, 1.0)
+''')
+    result = lint_code(code, rules, select=["TL103"])
+    notes = [next(n for n in d.notes if n.startswith("Rewrite:"))
+             for d in sorted(result.diagnostics, key=lambda d: d.location.row) if "make_block_ptr" in d.message]
+    row, narrow, unused, builtin = notes
+    assert "transposed" not in row and "desc.load" in row
+    assert "one element wide" in narrow and "make_tensor_descriptor" not in narrow
+    assert "remove it" in unused
+    assert "before the loop" not in builtin and "where the block pointer is made" in builtin
+    narrow_row = code[:code.index("(1,), (0,))")].count("\n") + 1
+    assert all(d.fix is None for d in result.diagnostics if d.location.row == narrow_row)

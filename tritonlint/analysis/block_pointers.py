@@ -108,6 +108,7 @@ class BlockPointerUse:
     advanced: bool  # also where it is handed to a helper, which may move it
     contiguous_last: bool  # the last stride is the literal 1 (a descriptor's innermost dimension must be)
     transposed: bool  # `order` names another dimension than the last as the fastest (`(0, 1)`: a K^T view)
+    one_wide: bool  # the block's last dimension is the literal 1: fewer than the 16 bytes a descriptor's block needs
 
 
 def block_pointer_use(model: ModuleModel, function: ast.FunctionDef, make: ast.Call) -> BlockPointerUse | None:
@@ -125,16 +126,23 @@ def block_pointer_use(model: ModuleModel, function: ast.FunctionDef, make: ast.C
         elif isinstance(parent, ast.Call) and node in parent.args:
             name = model.qualify(parent.func)
             if name not in (f"{TL}.load", f"{TL}.store", ADVANCE):
-                uses.add(ADVANCE)
+                if not (name or "").startswith(f"{TL}."):
+                    uses.add(ADVANCE)  # a helper, not a builtin of triton.language (which moves nothing)
             elif parent.args[0] is node:
                 uses.add(name)
     args = _arguments(make)
     strides = _elements(args["strides"]) if args is not None else None
+    block = _elements(args.get("block_shape")) if args is not None else None
     order = _elements(args.get("order")) if args is not None else None
     fastest = order[0] if order else None
-    transposed = strides is not None and isinstance(fastest, ast.Constant) and fastest.value != len(strides) - 1
-    return BlockPointerUse(f"{TL}.load" in uses, f"{TL}.store" in uses, ADVANCE in uses,
-                           _literal_one(strides[-1] if strides else None), transposed)
+    contiguous_last = _literal_one(strides[-1] if strides else None)
+    # With a last stride of 1 the memory layout is row-major whatever `order` says (a mislabelled hint); so is a
+    # block one element long in the dimension `order` calls the fastest (`block_shape=(1, BLOCK_D), order=(0, 1)`).
+    transposed = strides is not None and isinstance(fastest, ast.Constant) and type(fastest.value) is int \
+        and fastest.value != len(strides) - 1 and not contiguous_last \
+        and not (block is not None and 0 <= fastest.value < len(block) and _literal_one(block[fastest.value]))
+    return BlockPointerUse(f"{TL}.load" in uses, f"{TL}.store" in uses, ADVANCE in uses, contiguous_last, transposed,
+                           _literal_one(block[-1] if block else None))
 
 
 def _literal_one(expr: ast.expr | None) -> bool:
@@ -160,8 +168,8 @@ def descriptor_rewrite(model: ModuleModel, function: ast.FunctionDef, make: ast.
     strides, offsets, block = (_elements(args[k], rank) for k in ("strides", "offsets", "block_shape"))
     if strides is None or offsets is None or block is None:
         return None
-    if not _literal_one(strides[-1]):
-        return None
+    if not _literal_one(strides[-1]) or _literal_one(block[-1]):
+        return None  # no unit last stride, or a block too narrow for a descriptor (16 bytes at least)
     params = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
     names = [f"{name}_off{i}" for i in range(rank)]
     if name in params or index.taken & set(names):

@@ -217,6 +217,12 @@ def _rewrite_note(ctx: MatchContext, made_here: bool, shown: bool) -> str:
     descriptor needs (a transposed view such as K^T is described in memory order and its tile transposed)."""
     made = _make_call(ctx) if made_here else None
     use = block_pointer_use(ctx.model, *made) if made is not None else None
+    if use is not None and use.one_wide:
+        return ("Rewrite: a descriptor's block needs at least 16 bytes in its last dimension, and this block is one "
+                "element wide there: address the elements with pointer arithmetic instead (`tl.load(base + offs, "
+                f"mask=...)`). Cost of the descriptor form elsewhere: {evidence.fixture_phrase('TL103-block-ptr-removed')}.")
+    if use is not None and not (use.loaded or use.stored or use.advanced):
+        return "Rewrite: nothing loads, stores or advances this block pointer: remove it."
     accesses = [a for a, used in (("`desc.load([offsets])`", use is None or use.loaded or not use.stored),
                                   ("`desc.store([offsets], value)`", use is None or use.stored)) if used]
     if not made_here or use is not None and use.advanced or use is None and _advances(ctx):
