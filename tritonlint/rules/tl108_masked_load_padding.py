@@ -464,8 +464,8 @@ def _remask_verdict(ctx: MatchContext, analysis: PaddedLanes, call: ast.Call, ot
                           f"before {_describe(ctx, reach)}", "which needs them re-masked with `tl.where`",
                           [f"The fill is the neutral element of {_describe(ctx, reach)}, but the math between the load and "
                            f"line {reach.call.lineno} leaves the lanes other than {NEUTRAL_WORDS[reach.needs]} there. "
-                           f"Wrap the value reduced at line {reach.call.lineno} in `tl.where({mask}, value, {neutral})`; no "
-                           "`other` alone fixes it, so nothing is applied.", *also, *rows, *alike])
+                           f"Wrap the value reduced at line {reach.call.lineno} in `tl.where({mask}, value, {neutral})`: "
+                           "neither 0 nor an infinite `other` fixes it, so nothing is applied.", *also, *rows, *alike])
 
 
 def _nan_verdict(ctx: MatchContext, call: ast.Call, other: ast.expr, reach: Reach) -> Verdict:
