@@ -42,6 +42,7 @@ class ApiEntry:
     introduced: Version | None
     fix: str | None
     probe: str | None
+    documented: Version | None = None  # a deprecation the documentation states before `deprecated` (reported from)
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ def table() -> Table:
     for raw in data["apis"]:
         entries[raw["api"]] = ApiEntry(raw["api"], raw["kind"], raw.get("replacement"), version(raw, "deprecated"),
                                        version(raw, "removed"), version(raw, "introduced"), raw.get("fix"),
-                                       raw.get("probe"))
+                                       raw.get("probe"), version(raw, "documented"))
     moved = data["moved_math"]
     for name in moved["functions"]:
         api = f"{moved['from']}.{name}"

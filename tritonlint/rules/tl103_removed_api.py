@@ -153,7 +153,9 @@ def judge(entry: ApiEntry, target: Target) -> tuple[str, str] | None:
         return f"{verb} in Triton {show(entry.removed)}", "error"
     if entry.deprecated and target.high >= entry.deprecated:
         until = f", removed in {show(entry.removed)}" if entry.removed else ""
-        return f"is deprecated since Triton {show(entry.deprecated)}{until}", "warning"
+        since = f"is deprecated (so documented since Triton {show(entry.documented)})" if entry.documented \
+            else f"is deprecated since Triton {show(entry.deprecated)}"
+        return f"{since}{until}", "warning"
     return None
 
 
