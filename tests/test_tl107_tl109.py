@@ -50,6 +50,12 @@ def test_launches_at_different_spots_are_reported_each(rules):
     assert not any("reach the same spot" in note for d in found for note in d.notes)
 
 
+def test_tl107_doc_lists_exactly_its_exemptions(rules):
+    from tritonlint.rules.tl107_constexpr_problem_size import EXEMPTIONS
+
+    assert documented_exemptions(rules, "TL107") == exemption_docs(EXEMPTIONS)
+
+
 def test_tl109_doc_lists_exactly_its_exemptions(rules):
     from tritonlint.rules.tl109_grid_axis_limit import EXEMPTIONS
 

@@ -199,7 +199,8 @@ def backend_only_functions(tree: ast.Module, patterns: tuple[str, ...]) -> froze
 def _imports_backend(tree: ast.Module, patterns: tuple[str, ...]) -> bool:
     """The module imports, unconditionally at its top level and by absolute name, the backend's runtime package
     (a word of the package's name: `import torch_npu`) or a module of a package's folder for that backend (a
-    whole part of the dotted name: `from mojo_opset.backends.ttx.kernels.mlu.utils import ...`): it runs only
+    whole part of the dotted name: `from mojo_opset.backends.ttx.kernels.mlu.utils import ...`; a word of a
+    backend plugged into Triton: `from triton.backends.qcom_hexagon_backend.driver import ...`): it runs only
     where that backend is installed. A helper module named after a backend (`from .rocm_bf16 import
     is_rocm_torch`) is how CUDA code tests for it, so neither relative imports nor words of later parts count."""
     names = [alias.name for stmt in tree.body if isinstance(stmt, ast.Import) for alias in stmt.names]
@@ -207,7 +208,9 @@ def _imports_backend(tree: ast.Module, patterns: tuple[str, ...]) -> bool:
     matches = _pattern_matcher(patterns)
     for name in names:
         package, *parts = name.lower().split(".")
-        if any(map(matches, [*name_tokens(package), *parts])):
+        # A backend plugged into Triton lives under `triton.backends.<name>` (`qcom_hexagon_backend`): its words count.
+        plugin = name_tokens(parts[1]) if package == "triton" and len(parts) > 1 and parts[0] == "backends" else []
+        if any(map(matches, [*name_tokens(package), *parts, *plugin])):
             return True
     return False
 

@@ -52,6 +52,8 @@ def _literal_int(node: ast.expr) -> int | None:
     return None
 
 
+# A function named for the next power of two (a project's own `next_power_of_two(n)`, `next_pow2`): a bucket.
+_NEXT_POWER_OF_TWO = re.compile(r"next_?pow(er)?_?(of_?)?(2|two)$", re.IGNORECASE)
 FEW_VALUES = 64  # an upper bound this small leaves few distinct values (few compilations)
 
 
@@ -449,7 +451,8 @@ class Provenance:
             return Origin("len", text, tensor=ast.unparse(node.args[0]))
         if isinstance(func, ast.Name) and func.id == "int" and len(node.args) == 1:
             return self.origin(node.args[0], depth + 1)
-        if name in ("triton.next_power_of_2", "triton.language.next_power_of_2") and node.args:
+        if (name in ("triton.next_power_of_2", "triton.language.next_power_of_2")
+                or _NEXT_POWER_OF_TWO.search((name or "").rpartition(".")[2])) and len(node.args) == 1:
             return Origin("bucket", text, parts=(self.origin(node.args[0], depth + 1),))
         if name in ("triton.cdiv", "triton.language.cdiv") and len(node.args) == 2:
             parts = tuple(self.origin(a, depth + 1) for a in node.args)

@@ -190,6 +190,8 @@ def triton_api_version(ctx: MatchContext, target: str = "") -> Verdict | None:
         entry.removed if severity == "error" else entry.deprecated)
     if entry.kind == "introduced":
         instead = f"the lowest allowed version lacks it; require triton>={show(entry.introduced)} or guard the use"  # type: ignore[arg-type]
+    elif entry.api == MAKE and _one_wide(ctx):
+        instead = "address its one-element-wide block with pointer arithmetic (too narrow for a descriptor)"
     else:
         instead = f"use {_short(entry.replacement or '') if entry.kind == 'moved' and entry.fix == 'rename' else entry.replacement}"
     notes = []
@@ -221,8 +223,8 @@ def _rewrite_note(ctx: MatchContext, made_here: bool, shown: bool) -> str:
     use = block_pointer_use(ctx.model, *made) if made is not None else None
     if use is not None and use.one_wide:
         return ("Rewrite: a descriptor's block needs at least 16 bytes in its last dimension, and this block is one "
-                "element wide there: address the elements with pointer arithmetic instead (`tl.load(base + offs, "
-                f"mask=...)`). Cost of the descriptor form elsewhere: {evidence.fixture_phrase('TL103-block-ptr-removed')}.")
+                "element wide there: address the elements with pointer arithmetic (`tl.load(base + offs, "
+                "mask=...)`).")
     if use is not None and not (use.loaded or use.stored or use.advanced):
         return "Rewrite: nothing loads, stores or advances this block pointer: remove it."
     accesses = [a for a, used in (("`desc.load([offsets])`", use is None or use.loaded or not use.stored),
@@ -232,14 +234,23 @@ def _rewrite_note(ctx: MatchContext, made_here: bool, shown: bool) -> str:
     else:
         steps = f"where the block pointer is made, and {' or '.join(accesses)} with its offsets"
     transposed = "" if use is None or use.contiguous_last and not use.transposed else (
-        " Its `order` makes another dimension than the last the contiguous one (a transposed view, such as K^T): a "
-        "descriptor's last dimension must be contiguous, so describe the tensor in its memory order and transpose "
-        "the loaded tile (`.T`)." if use.transposed else
+        " Its `order` names another dimension than the last as the contiguous one. Where the strides agree (a "
+        "transposed view, such as K^T), describe the tensor in its memory order, since a descriptor's last dimension "
+        "must be contiguous, and transpose the loaded tile (`.T`); where the last stride is 1 at run time, `order` is "
+        "only mislabelled and the tile needs no transpose." if use.transposed else
         " Its last stride is a run-time value: a descriptor needs it to be 1 (the last dimension contiguous).")
     return (f"Rewrite: `desc = tl.make_tensor_descriptor(base, shape, strides, block_shape)` {steps} (see "
             "`tritonlint rule TL103`)" + (", as the suggested fix shows" if shown else "") + "." + transposed +
             " A descriptor needs 16-byte aligned strides and base, and `triton.set_allocator` on the host when it is "
-            f"made in the kernel; cost: {evidence.fixture_phrase('TL103-block-ptr-removed')}.")
+            f"made in the kernel. Speed of the block-pointer kernel in {evidence.fixture_phrase('TL103-block-ptr-removed')} "
+            "(the rewrite): time the rewrite on your shapes.")
+
+
+def _one_wide(ctx: MatchContext) -> bool:
+    """The block pointer this `tl.make_block_ptr(...)` builds is one element wide in its last dimension."""
+    made = _make_call(ctx)
+    use = block_pointer_use(ctx.model, *made) if made is not None else None
+    return use is not None and use.one_wide
 
 
 def _advances(ctx: MatchContext) -> bool:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from tritonlint import evidence
 from tritonlint.analysis.host import HostScope, parameter_names
@@ -37,12 +39,31 @@ from tritonlint.walk import walk
 ROW_COUNT, DO_NOT_SPECIALIZE = "TL107-row-count-constexpr", "TL107-do-not-specialize-constexpr"
 
 
+@dataclass(frozen=True)
+class Exemption:
+    """A reason a launch's varying constexpr takes few values in practice; the rule doc lists each."""
+
+    name: str
+    doc: str
+    applies: Callable[[ModuleModel, LaunchSite], bool]  # the launch's module, and the launch
+
+
+EXEMPTIONS: tuple[Exemption, ...] = (
+    Exemption("traced-pattern-replacement", "the launch is in a torch.fx pattern replacement (a module that "
+              "defines `pattern` and `replacement` or `replacement_func`): it runs only inside the captured "
+              "graph the pattern matched, at that graph's traced shapes, one compilation for them",
+              lambda model, launch: model.is_pattern_replacement),
+)
+
+
 def _launch_problem(ctx: MatchContext) -> Verdict | None:
     launch = ctx.launch
     if launch is None:
         return None
     kernel = ctx.kernel_for(launch)
     if kernel is None or kernel.node is None and not kernel.constexprs:
+        return None
+    if any(exemption.applies(ctx.model, launch) for exemption in EXEMPTIONS):
         return None
     tiles = set(kernel.shape_inputs) if kernel.node is not None else set(kernel.constexprs)
     tuned = kernel.autotune.tuned_meta if kernel.autotune else set()

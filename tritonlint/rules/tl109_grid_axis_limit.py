@@ -163,7 +163,8 @@ def _falls_back(launch: Launch, count: Origin) -> bool:
 
 
 EXEMPTIONS: tuple[Exemption, ...] = (
-    Exemption("one-tile-spans-count", "the same count, bucketed by `triton.next_power_of_2` or passed itself to a "
+    Exemption("one-tile-spans-count", "the same count, bucketed by `triton.next_power_of_2` (or a function "
+              "named for it, a project's own `next_power_of_two(n)`) or passed itself to a "
               "constexpr the kernel takes as a tile size, is also a tile size of the launch (`grid = (B, "
               "max_seq_len)` with `BLOCK = next_power_of_2(max_seq_len)`, or `T_const=T` into `tl.arange(0, "
               "T_const)`): each of "
