@@ -978,7 +978,8 @@ class PaddedLanes:
 
     def zeroed_where_masked(self, reduction: ast.Call, mask: ast.expr) -> bool:
         """The value `reduction` folds is set to 0 on the load's masked-off lanes just before: `p = tl.where(mask,
-        p, 0.0)` (the mask written as the load's, or its name) read through single assignments, casts and
+        p, 0.0)` (the mask written as the load's, or its name, or a stricter condition among whose conjuncts it is:
+        `(cols == target) & mask`) read through single assignments, casts and
         transposes; for a `tl.dot`, the operand that carries them."""
         masks = {ast.unparse(mask), ast.unparse(self._single_value(mask))}
         value = self.reduced(reduction)
@@ -998,14 +999,15 @@ class PaddedLanes:
                 single = self._single_value(expr)
                 return single is not expr and zeroed(single, depth + 1)
             return isinstance(expr, ast.Call) and self.model.qualify(expr.func) == WHERE and len(expr.args) == 3 \
-                and ast.unparse(expr.args[0]) in masks | {ast.unparse(self._single_value(expr.args[0]))} - {""} \
+                and (ast.unparse(expr.args[0]) in masks | {ast.unparse(self._single_value(expr.args[0]))} - {""}
+                     or self._conjuncts(mask) <= self._conjuncts(expr.args[0])) \
                 and constant_class(expr.args[2]) == ZERO
         return any(zeroed(operand) for operand in operands)
 
     def shifts_only(self, reduction: ast.Call) -> bool:
         """The max `reduction` serves only as a softmax's shift: each use of it, through a running
         `tl.maximum`, broadcasts, scalings and names, is subtracted inside an exponential (`tl.exp(x - m)`,
-        `tl.exp(m_old - m)`) or added to a log (`m + tl.log(l)`, a log-sum-exp). `exp(x - m) / sum(exp(x - m))`
+        `tl.exp(m_old - m)`, also through a name: `shifted = x - m`, `tl.exp(shifted)`) or added to a log (`m + tl.log(l)`, a log-sum-exp). `exp(x - m) / sum(exp(x - m))`
         is the same for any m, so a max that padded lanes raise changes nothing where they reach no sum (the
         softmax's terms re-masked), unless every real value lies some 87 below it (fp32 exp underflows)."""
         parents = self.flow.parents
@@ -1021,8 +1023,7 @@ class PaddedLanes:
                     and isinstance(parent.right if parent.left is node else parent.left, (ast.Name, ast.Constant)):
                 pending.append(parent)  # `m[:, None]`, `tl.maximum(m_i, m)`, `m * scale`
             elif isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Sub):
-                above = parents.get(id(parent))
-                if not (isinstance(above, ast.Call) and self.model.qualify(above.func) in EXP and above.args[:1] == [parent]):
+                if not self._exponentiated(parent):
                     return False
             elif isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Add):
                 other = parent.right if parent.left is node else parent.left
@@ -1037,6 +1038,22 @@ class PaddedLanes:
             else:
                 return False
         return True
+
+    def _exponentiated(self, difference: ast.BinOp) -> bool:
+        """`difference` is the argument of an exponential, directly (`tl.exp(x - m)`) or through one local name
+        every use of which is (`shifted = x - m`, then `tl.exp(shifted)`)."""
+        def exp_of(node: ast.AST) -> bool:
+            above = self.flow.parents.get(id(node))
+            return isinstance(above, ast.Call) and self.model.qualify(above.func) in EXP and above.args[:1] == [node]
+        if exp_of(difference):
+            return True
+        parent = self.flow.parents.get(id(difference))
+        if not (isinstance(parent, ast.Assign) and parent.value is difference and len(parent.targets) == 1
+                and isinstance(parent.targets[0], ast.Name)):
+            return False
+        definition = self.flow.definition_at(parent, parent.targets[0].id)
+        uses = self.flow.uses_of(definition) if definition is not None else []
+        return bool(uses) and all(exp_of(use) for use in uses)
 
     def decides_early_exit_only(self, reduction: ast.Call, needs: str) -> bool:
         """A max whose every use is `if max < c: return` (a min: `if min > c: return`): more lanes can only
