@@ -52,10 +52,12 @@ TINY_LITERAL = 16
 # The per-request steps of serving launch one program per running request (or a few per request), not per
 # token: a decode step (its "tokens" are the batch), a speculative draft step, counting the accepted draft
 # tokens of each request (token ids), sampling penalties (the last logits row of each request) and the
-# decode-time update of a recurrent state (Mamba's `selective_state_update`). Read in the kernel's name, its
-# file's name and the name of the host function that launches it. Not rejection sampling: it reads a
+# decode-time update of a recurrent state (Mamba's `selective_state_update`), and sampling the next token
+# (`sampling.py`, `top_k_top_p_sampling`: the last logits row of each request). Read in the kernel's name, its
+# file's name and the name of the host function that launches it. Not rejection (speculative) sampling: it reads a
 # vocabulary-wide probability row per drafted token, which a large verification batch takes past 2^31.
-_PER_REQUEST = re.compile(r"decode|single_query|draft|accept|penalt|(state|scan)_update", re.IGNORECASE)
+_PER_REQUEST = re.compile(r"decode|single_query|draft|accept|penalt|(state|scan)_update"
+                          r"|(^|_)(?<!rejection_)(?<!speculative_)sampl", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

@@ -295,7 +295,8 @@ class Provenance:
 
     def _flattened(self, tensor: ast.expr) -> bool:
         """Whether the tensor was flattened to rows: `x.view(-1, n)`, `x.reshape(-1, n)`, `x.flatten(0, -2)`,
-        also through copies and casts of it (`x.reshape(-1, n).contiguous()`)."""
+        `x.view(B * T, n)` with a sequence length among the factors, also through copies and casts of it
+        (`x.reshape(-1, n).contiguous()`)."""
         value = tensor
         for _ in range(4):
             if isinstance(value, ast.Name):
@@ -306,6 +307,9 @@ class Provenance:
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _RESHAPES:
             if value.func.attr == "flatten":
                 return bool(value.args)
+            if len(value.args) == 2 and isinstance(value.args[0], ast.BinOp) and isinstance(value.args[0].op, ast.Mult):
+                # `x.view(B * T, V)`: the batch's positions merged into rows of one token each
+                return any(sequence_count(f) for f in _factors(self.origin(value.args[0], 5)))
             return bool(value.args) and _literal_int(value.args[0]) == -1
         return False
 
@@ -701,6 +705,9 @@ def large_count(origin: Origin) -> str | None:
         return f"{origin.describe()} counts every element of `{origin.tensor}`"
     if origin.kind == "shape" and origin.rows:
         return f"{origin.describe()} is the row count of `{origin.tensor}` flattened to rows"
+    if origin.kind == "shape" and origin.index == 0 and origin.siblings and _VOCABULARY.search(origin.siblings[-1]):
+        return (f"{origin.describe()} counts the rows of `{origin.tensor}`, each as wide as the vocabulary "
+                f"`{origin.siblings[-1]}`: one row per token")
     if origin.kind == "cdiv":
         return f"{origin.describe()} is the row count numel // last dimension" if origin.rows else None
     if origin.kind == "product":  # named whole, so that a note does not read as if the factor were the count
@@ -735,6 +742,9 @@ def pixel_count(origin: Origin) -> str | None:
         return None
     return (f"{origin.describe()} counts the pixels of an image, `{height.names[0]}` x `{width.names[0]}`: "
             "256 x 256 already makes 65,536")
+
+
+_VOCABULARY = re.compile(r"vocab", re.IGNORECASE)
 
 
 def _word(name: str) -> str:
