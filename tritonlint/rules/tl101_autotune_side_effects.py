@@ -148,7 +148,7 @@ _LIST_OR_HOOK = frozenset({"reset_to_zero", "restore_value", "pre_hook", "post_h
 
 
 def _describe(effect: Effect) -> str:
-    where = f"line {effect.node.lineno}" + (f", in `{effect.via}`" if effect.via else "")
+    where = f"in `{effect.via}`, called at line {effect.node.lineno}" if effect.via else f"line {effect.node.lineno}"
     if effect.kind == "in-place":
         return f"updates `{effect.param}` in place ({where})"
     return f"{_VERBS.get(effect.op, 'atomically updates')} `{effect.param}` ({effect.op}, {where})"
