@@ -36,7 +36,9 @@ class Origin:
     siblings: tuple[str, ...] = ()  # shape: the other names of its shape unpacking (`T`, `C` for `B`); `_` kept
 
     def describe(self) -> str:
-        via = f"`{self.names[0]}` = " if self.names else ""
+        # `n` = `x.shape[0]`; not `seqlen` = `seqlen + 1` nor `n` = `n`, where the text already shows the name
+        shown = bool(self.names) and re.search(rf"\b{re.escape(self.names[0])}\b", self.text) is not None
+        via = f"`{self.names[0]}` = " if self.names and not shown else ""
         return f"{via}`{self.text}`"
 
     def all_names(self) -> tuple[str, ...]:
