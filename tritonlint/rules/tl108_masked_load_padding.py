@@ -474,7 +474,8 @@ def _nan_verdict(ctx: MatchContext, call: ast.Call, other: ast.expr, reach: Reac
     mask = ast.unparse(load_argument(call, 1, "mask"))  # type: ignore[arg-type]
     return _where_verdict(call, f"Masked load pads with `other={ast.unparse(other)}`: the math makes its lanes NaN",
                           f"before `{ast.unparse(reach.call.func)}` at line {reach.call.lineno}", "which needs a `tl.where`",
-                          [f"An infinity times 0 is NaN, as is 0 / 0, and a sum with one NaN lane is NaN for the whole row "
+                          [f"An infinity times 0 is NaN, as are 0 / 0 and an infinity minus itself (-inf - (-inf)), and "
+                           f"a sum with one NaN lane is NaN for the whole row "
                            f"({evidence.fixture_phrase(ENTROPY_NAN)}). Wrap the value reduced at line "
                            f"{reach.call.lineno} in `tl.where({mask}, value, 0.0)`; a fill alone does not fix it, so "
                            f"nothing is applied."], severity="error")
