@@ -454,9 +454,9 @@ def _remask_verdict(ctx: MatchContext, analysis: PaddedLanes, call: ast.Call, ot
                                *also])
     partners, per_row = feeding
     rows = [f"The load{'s' if len(per_row) > 1 else ''} at line{'s' if len(per_row) > 1 else ''} "
-            f"{', '.join(str(p.lineno) for p in per_row)} {'are' if len(per_row) > 1 else 'is'} masked only along the "
-            f"axes kept (a row's parameter{'s' if len(per_row) > 1 else ''}): real data on the padded lanes, where the math "
-            f"on the way reads {'them' if len(per_row) > 1 else 'it'}."] if per_row else []
+            f"{', '.join(str(p.lineno) for p in per_row)} {'hold' if len(per_row) > 1 else 'holds'} one value per row "
+            f"(a row's parameter{'s' if len(per_row) > 1 else ''}, such as a length or a scale): real data on the padded "
+            f"lanes too, where the math on the way reads {'them' if len(per_row) > 1 else 'it'}."] if per_row else []
     alike = [f"The math also reads the load{'s' if len(partners) > 1 else ''} at line "
              f"{', '.join(str(p.lineno) for p in partners)}, padded alike: this finding stands for "
              f"{'them' if len(partners) > 1 else 'it'}."] if partners else []
