@@ -50,7 +50,8 @@ METHOD_NEEDS = {"sum": ZERO, "max": NEG_INF, "argmax": NEG_INF, "min": POS_INF, 
 IDENTITY = frozenset(f"{TL}.{n}" for n in ("multiple_of", "max_contiguous", "cast"))
 _KEEP_SIGN = frozenset(f"{TL}.{n}" for n in ("sum", "max", "min", "cumsum"))  # reductions of non-negative values
 IDENTITY_METHODS = frozenset({"to"})
-_READ_METHODS = IDENTITY_METHODS | frozenset(METHOD_NEEDS)  # methods whose results `loads_feeding` follows
+# methods whose results `loads_feeding` follows: casts, reductions and transposes (`k.trans(1, 0)`)
+_READ_METHODS = IDENTITY_METHODS | frozenset(METHOD_NEEDS) | frozenset({"trans", "permute"})
 EXP = frozenset({f"{TL}.exp", f"{TL}.exp2", f"{TL}.math.exp", f"{TL}.math.exp2", f"{TL}.extra.libdevice.exp",
                  f"{TL}.extra.cuda.libdevice.exp"})
 ABS = frozenset({f"{TL}.abs", f"{TL}.math.abs", f"{TL}.extra.libdevice.abs"})
@@ -212,6 +213,14 @@ def _power(a: str, exponent: int) -> str:
     return _neg(a) if plain(a) == NEG_INF and exponent % 2 == 0 else a
 
 
+def _method_transpose(call: ast.Call) -> bool:
+    """`k.trans()`, `k.trans(1, 0)`, `k.permute(1, 0)`: a 2-D tile's transpose written as a method."""
+    if not isinstance(call.func, ast.Attribute) or call.func.attr not in ("trans", "permute") or call.keywords:
+        return False
+    axes = [a.value for a in call.args if isinstance(a, ast.Constant)]
+    return len(axes) == len(call.args) and (axes == [1, 0] or not axes and call.func.attr == "trans")
+
+
 def _abs(a: str) -> str:
     return _neg(a) if plain(a) == NEG_INF else a
 
@@ -362,6 +371,11 @@ class PaddedLanes:
                     isinstance(parent, ast.Call) and self.model.qualify(parent.func) == TRANS and parent.args[:1] == [child]
                     or isinstance(parent, ast.Attribute) and parent.attr == "T" and parent.value is child):
                 padded = PaddedAxes(2, frozenset(1 - axis for axis in padded.axes))  # `tl.trans(k)`, `k.T`
+                child, parent = parent, self.flow.parents.get(id(parent))
+                continue
+            if padded is not None and padded.rank == 2 and isinstance(parent, ast.Call) \
+                    and isinstance(parent.func, ast.Attribute) and parent.func.value is child and _method_transpose(parent):
+                padded = PaddedAxes(2, frozenset(1 - axis for axis in padded.axes))  # `k.trans(1, 0)`
                 child, parent = parent, self.flow.parents.get(id(parent))
                 continue
             if isinstance(parent, ast.Call):
@@ -1294,8 +1308,8 @@ class _Evaluation:
         if id(call) in self.passed:
             return self._passed(call, depth)
         if name is None and isinstance(call.func, ast.Attribute):
-            if call.func.attr in IDENTITY_METHODS:
-                return self.of(call.func.value, depth + 1)
+            if call.func.attr in IDENTITY_METHODS or _method_transpose(call):
+                return self.of(call.func.value, depth + 1)  # `x.to(...)`; `k.trans(1, 0)`: the same lanes
             if call.func.attr in METHOD_NEEDS:
                 return REAL  # a reduction: its result is checked where it is made, not lane by lane
             return UNKNOWN_LANES if self._mentions_load(call, depth) else REAL
@@ -1555,9 +1569,13 @@ class _Evaluation:
         return self._ran_before(name, definitions)
 
     def _start_class(self, value: ast.expr | None) -> str | None:
-        """The class of a start value: a literal, or `tl.full(shape, literal)`."""
+        """The class of a start value: a literal, `tl.full(shape, literal)`, or `tl.zeros(shape) + literal`."""
         if isinstance(value, ast.Call) and self.model.qualify(value.func) == f"{TL}.full" and len(value.args) >= 2:
             return constant_class(value.args[1])
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
+            for zeros, other in ((value.left, value.right), (value.right, value.left)):
+                if isinstance(zeros, ast.Call) and self.model.qualify(zeros.func) == f"{TL}.zeros":
+                    return constant_class(other)
         return constant_class(value)
 
     def _ran_before(self, name: ast.Name, definitions: frozenset[Definition]) -> frozenset[Definition]:
@@ -1596,8 +1614,24 @@ class _Evaluation:
         if isinstance(value, ast.Name):
             reaching = [d for d in self.flow.reaching(value) if d.kind == "assign"]
             value = reaching[0].value if len(reaching) == len(self.flow.reaching(value)) == 1 else None
-        return isinstance(value, ast.Call) and self.model.qualify(value.func) == fold \
+        return isinstance(value, ast.Call) and self._extreme(value) == fold \
             and any(isinstance(a, ast.Name) and a.id == name for a in value.args)
+
+    def _extreme(self, call: ast.Call) -> str | None:
+        """`tl.maximum` / `tl.minimum` for those calls, and for a select that spells one: `tl.where(a > b, a, b)`
+        (also `>=`, or `b < a`) is the maximum of a and b, `tl.where(a < b, a, b)` the minimum."""
+        name = self.model.qualify(call.func)
+        if name in _EXTREMES:
+            return name
+        if name != f"{TL}.where" or len(call.args) != 3 or not isinstance(call.args[0], ast.Compare) \
+                or len(call.args[0].ops) != 1:
+            return None
+        test, (first, second) = call.args[0], (ast.dump(a) for a in call.args[1:])
+        left, right = ast.dump(test.left), ast.dump(test.comparators[0])
+        greater = isinstance(test.ops[0], (ast.Gt, ast.GtE))
+        if not (greater or isinstance(test.ops[0], (ast.Lt, ast.LtE))) or {left, right} != {first, second}:
+            return None
+        return f"{TL}.maximum" if greater == (left == first) else f"{TL}.minimum"
 
     def _read_after_row_loop(self, update: Definition, use: ast.Name) -> bool:
         """The update sits in a loop over the row that the load under study belongs to (a load in it is masked by
