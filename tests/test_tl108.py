@@ -519,3 +519,25 @@ def test_the_note_on_math_on_the_way_names_the_fill_and_what_arrives(rules):
     (found,) = [d for d in lint_code(code, rules, select=["TL108"]).diagnostics if d.code == "TL108"]
     assert "On the way the lanes pass through elementwise math: padding them with -inf is what makes them arrive " \
            "there as 0." in found.notes
+
+
+def test_the_remedy_wraps_what_a_loop_adds_to_an_accumulator(rules):
+    """A sum of a loop's accumulator (`acc += x * x`, then `tl.sum(acc)`): masking the total would drop the
+    earlier chunks' data too, so the note names the line that adds to it (R160s judge)."""
+    code = textwrap.dedent('''
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def var_rows(x_ptr, out_ptr, mean, n_cols, BLOCK: tl.constexpr):
+            row = tl.program_id(0)
+            acc = tl.zeros([BLOCK], dtype=tl.float32)
+            for off in range(0, n_cols, BLOCK):
+                cols = off + tl.arange(0, BLOCK)
+                mask = cols < n_cols
+                x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0) - mean
+                acc += x * x
+            tl.store(out_ptr + row, tl.sum(acc, axis=0) / n_cols)
+    ''')
+    (finding,) = [d for d in lint_code(code, rules, select=["TL108"]).diagnostics if d.code == "TL108"]
+    assert any("Wrap what line 13 adds to `acc`" in note for note in finding.notes), finding.notes

@@ -464,8 +464,21 @@ def _remask_verdict(ctx: MatchContext, analysis: PaddedLanes, call: ast.Call, ot
                           f"before {_describe(ctx, reach)}", "which needs them re-masked with `tl.where`",
                           [f"The fill is the neutral element of {_describe(ctx, reach)}, but the math between the load and "
                            f"line {reach.call.lineno} leaves the lanes other than {NEUTRAL_WORDS[reach.needs]} there. "
-                           f"Wrap the value reduced at line {reach.call.lineno} in `tl.where({mask}, value, {neutral})`: "
+                           f"Wrap {_wrapped(analysis, reach)} in `tl.where({mask}, value, {neutral})`: "
                            "neither 0 nor an infinite `other` fixes it, so nothing is applied.", *also, *rows, *alike])
+
+
+def _wrapped(analysis: PaddedLanes, reach: Reach) -> str:
+    """What the remedy's `tl.where` wraps: the value reduced at the reduction's line, or, where that value is an
+    accumulator a loop adds to (`acc += x * x`, then `tl.sum(acc)`), what each pass adds: masking the total would
+    drop the real data of the earlier chunks too."""
+    reduced = analysis.reduced(reach.call)
+    if isinstance(reduced, ast.Name):
+        added = sorted(d.stmt.lineno for d in analysis.flow.reaching(reduced)
+                       if d.kind == "augassign" and isinstance(d.stmt, ast.AugAssign) and isinstance(d.stmt.op, ast.Add))
+        if added:
+            return f"what line {added[0]} adds to `{reduced.id}`"
+    return f"the value reduced at line {reach.call.lineno}"
 
 
 def _nan_verdict(ctx: MatchContext, call: ast.Call, other: ast.expr, reach: Reach) -> Verdict:
