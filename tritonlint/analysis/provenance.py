@@ -61,7 +61,8 @@ FEW_VALUES = 64  # an upper bound this small leaves few distinct values (few com
 
 def _asserted_bounds(test: ast.expr, constant: Callable[[ast.expr], int | None]) -> dict[str, int]:
     """Names that an assert's test bounds from above by a literal or module constant, with the bound: `m <= 8`,
-    `2 <= m <= 8`, `m < MAX_M` (the bound less one), `batch_size == 1`, also within `and`."""
+    `2 <= m <= 8`, `m < MAX_M` (the bound less one), `batch_size == 1`, also within `and`; a tensor's dimension
+    (`x.shape[0] <= 32`) by its text."""
     if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
         found: dict[str, int] = {}
         for value in test.values:
@@ -77,9 +78,17 @@ def _asserted_bounds(test: ast.expr, constant: Callable[[ast.expr], int | None])
             [(left, right), (right, left)] if isinstance(op, ast.Eq) else []
         for small, large in pairs:
             limit = constant(large)
-            if isinstance(small, ast.Name) and limit is not None:
-                _tightest(found, {small.id: limit - isinstance(op, (ast.Lt, ast.Gt))})
+            key = small.id if isinstance(small, ast.Name) else ast.unparse(small) if _shape_item(small) else None
+            if key is not None and limit is not None:
+                _tightest(found, {key: limit - isinstance(op, (ast.Lt, ast.Gt))})
     return found
+
+
+def _shape_item(node: ast.expr) -> bool:
+    """`x.shape[0]`: one dimension of a tensor, by a literal index (bounded by its text, for the names unpacked
+    from it: `if logits.shape[0] > 32: return ...` then `rows, vocab = logits.shape`)."""
+    return isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape" \
+        and _literal_int(node.slice) is not None
 
 
 def _exits(body: list[ast.stmt]) -> bool:
@@ -205,6 +214,10 @@ class Provenance:
                     for index, element in enumerate(node.targets[0].elts):
                         if isinstance(element, ast.Name):
                             self.unpacked_strides[element.id] = (strided, index)
+        for name, (source, index, *_) in self.unpacked.items():
+            item = self.bounds.get(f"{ast.unparse(source)}.shape[{index}]")
+            if item is not None:
+                _tightest(self.bounds, {name: item})
         self.asserted = {name for name, bound in self.bounds.items() if bound <= FEW_VALUES}
         self.subscript_text: dict[str, str] = {}  # B = x.shape[0] -> B: "x.shape[0]", read as an unpacking
         self._subscripts_as_unpacking()
