@@ -12,7 +12,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.analysis.project import Project, source_root
@@ -29,6 +29,18 @@ class ParamSpec:
     """The type of a condition's argument, and whether it is required."""
     type: str  # "int", "str", "bool", "list"
     required: bool = True
+
+
+Applies = TypeVar("Applies", bound=Callable[..., bool])
+
+
+@dataclass(frozen=True)
+class Exemption(Generic[Applies]):
+    """A named reason a rule stays silent where its pattern holds (each rule's table `EXEMPTIONS`, listed in its
+    doc): `applies` takes what that rule knows of the match (a product, a launch, an omitted argument)."""
+    name: str
+    doc: str
+    applies: Applies
 
 
 @dataclass

@@ -404,22 +404,14 @@ class KernelEffects:
     def _precedes(self, earlier: ast.AST, later: ast.AST) -> bool:
         """Whether `earlier`'s statement runs before `later` whenever `later` runs: it sits earlier in a block
         that holds `later` (at any depth), so no branch or loop of its own can skip it."""
-        parents = self.flow.parents
-        statement: ast.AST | None = earlier
-        while statement is not None and not isinstance(statement, ast.stmt):
-            statement = parents.get(id(statement))
-        owner = parents.get(id(statement)) if statement is not None else None
+        statement = self.flow.statement_of(earlier)
+        owner = self.flow.parents.get(id(statement)) if statement is not None else None
         block = next((b for b in (getattr(owner, f, None) for f in ("body", "orelse", "finalbody"))
                       if isinstance(b, list) and any(s is statement for s in b)), None)
         if block is None:
             return False
         position = next(i for i, s in enumerate(block) if s is statement)
-        node: ast.AST | None = later
-        while node is not None:
-            if parents.get(id(node)) is owner:
-                return any(s is node for s in block[position + 1:])
-            node = parents.get(id(node))
-        return False
+        return any(self.flow.inside(later, s) for s in block[position + 1:])
 
     def idempotent(self, value: ast.expr | None, param: str, depth: int = 0) -> bool:
         """A stored value that a second run would leave as it is: the loaded value itself, a select that

@@ -35,6 +35,7 @@ from tritonlint.analysis.names import is_block_name, last_name, name_words
 from tritonlint.analysis.project import Project, jit_function_in
 from tritonlint.analysis.triton_names import DESCRIPTOR_METHODS, MEMORY_CALLS, TL
 from tritonlint.context import (
+    Exemption,
     MatchContext,
     ParamSpec,
     RawEdits,
@@ -1407,7 +1408,7 @@ class Omissions:
         self.configs_docstring = _factory_docstring(ctx.model, call)
         self.pinned = pinned_constexprs(ctx.model, kernel)
 
-    def covered(self, param: Param) -> Exemption | None:
+    def covered(self, param: Param) -> KeyExemption | None:
         """The first exemption that lets the key leave `param` out, if any."""
         return next((exemption for exemption in EXEMPTIONS if exemption.applies(self, param)), None)
 
@@ -1439,16 +1440,9 @@ class Omissions:
         return isinstance(expr, ast.Attribute) and model.qualify(expr) is not None
 
 
-@dataclass(frozen=True)
-class Exemption:
-    """A reason the key may leave out an argument that drives the work; the rule doc lists every entry."""
-
-    name: str
-    doc: str
-    applies: Callable[[Omissions, Param], bool]
-
-
-EXEMPTIONS: tuple[Exemption, ...] = (
+# A reason the key may leave out an argument that drives the work; the rule doc lists every entry.
+KeyExemption = Exemption[Callable[[Omissions, Param], bool]]
+EXEMPTIONS: tuple[KeyExemption, ...] = (
     Exemption("same-as-keyed", "an argument named like a keyed one up to case and underscores (N_STREAM beside a "
               "keyed n_stream): the same size passed again", lambda o, p: any(
                   name_words(entry) == name_words(p.name) for entry in o.key)),

@@ -18,21 +18,14 @@ from tritonlint.analysis.model import PROGRAM_ID, ModuleModel, program_id_axis
 from tritonlint.analysis.offset_launches import LARGE, SMALL, SPANS, launch_extent
 from tritonlint.analysis.offsets import LOAD, OffsetWidths, Overflows, Product
 from tritonlint.analysis.triton_names import TL
-from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
+from tritonlint.context import Exemption, MatchContext, RawEdits, Verdict, condition, fixer
 from tritonlint.source import short_source
 from tritonlint.walk import parents
 
 
-@dataclass(frozen=True)
-class Exemption:
-    """A reason an unpromoted product stays far below 2^31 for any tensor; the rule doc lists each."""
-
-    name: str
-    doc: str
-    applies: Callable[[Product, ModuleModel], bool]  # the product, and the kernel's module
-
-
-EXEMPTIONS: tuple[Exemption, ...] = (
+# Reasons an unpromoted product stays far below 2^31 for any tensor, given the product and the kernel's module;
+# the rule doc lists each.
+EXEMPTIONS: tuple[Exemption[Callable[[Product, ModuleModel], bool]], ...] = (
     Exemption("count-promoted-before-scaling", "the product is promoted to int64 and then multiplied by a "
               "runtime value (`(i_b * T).to(tl.int64) * stride`, or `bos = (i_b * T).to(tl.int64)` used as "
               "`(bos * H + i_h) * K`): the int32 product counts rows, tokens or sequences, not elements, and "

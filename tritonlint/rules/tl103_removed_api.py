@@ -8,7 +8,14 @@ import re
 from dataclasses import dataclass
 
 from tritonlint import evidence
-from tritonlint.analysis.block_pointers import MAKE, Rewrite, block_pointer_use, call_of, descriptor_rewrite
+from tritonlint.analysis.block_pointers import (
+    MAKE,
+    BlockPointerUse,
+    Rewrite,
+    block_pointer_use,
+    call_of,
+    descriptor_rewrite,
+)
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.project_facts import triton_pin_key
 from tritonlint.analysis.triton_versions import (
@@ -188,9 +195,11 @@ def triton_api_version(ctx: MatchContext, target: str = "") -> Verdict | None:
     entry = use.entry
     version = entry.introduced if entry.kind == "introduced" else (
         entry.removed if severity == "error" else entry.deprecated)
+    made = _make_call(ctx) if entry.api == MAKE else None  # the block pointer this use builds, once for all below
+    pointer = block_pointer_use(ctx.model, *made) if made is not None else None
     if entry.kind == "introduced":
         instead = f"the lowest allowed version lacks it; require triton>={show(entry.introduced)} or guard the use"  # type: ignore[arg-type]
-    elif entry.api == MAKE and _one_wide(ctx):
+    elif pointer is not None and pointer.one_wide:
         instead = "address its one-element-wide block with pointer arithmetic (too narrow for a descriptor)"
     else:
         instead = f"use {_short(entry.replacement or '') if entry.kind == 'moved' and entry.fix == 'rename' else entry.replacement}"
@@ -201,9 +210,9 @@ def triton_api_version(ctx: MatchContext, target: str = "") -> Verdict | None:
         quiet = " (deprecated in the documentation, not yet warned about when it runs)" \
             if severity == "warning" and seen.startswith("ok, no warning") else ""
         notes.append(f"Under Triton {show(version)} (CPU run, bench/triton_versions.py): {seen}{quiet}.")  # type: ignore[arg-type]
-    rewrite = _block_pointer_rewrite(ctx) if entry.api == MAKE else None
+    rewrite = descriptor_rewrite(ctx.model, *made, ctx.file.text_of) if made is not None else None
     if entry.api in (MAKE, "triton.language.advance"):
-        notes.append(_rewrite_note(ctx, entry.api == MAKE, rewrite is not None))
+        notes.append(_rewrite_note(ctx, entry.api == MAKE, pointer, rewrite is not None))
     point = _import_point(ctx) if ctx.model.imports.get("libdevice") is None else None
     related = [(point, point)] if point is not None and entry.replacement and "libdevice" in entry.replacement else []
     if rewrite is not None:
@@ -215,12 +224,11 @@ def triton_api_version(ctx: MatchContext, target: str = "") -> Verdict | None:
                    applicability="display-only" if rewrite is not None else None)
 
 
-def _rewrite_note(ctx: MatchContext, made_here: bool, shown: bool) -> str:
-    """How to rewrite the block pointer as a tensor descriptor, by what the kernel does with it: the accesses it
-    makes (a store-only pointer gets `desc.store`), whether it advances, whether its last stride is the 1 a
-    descriptor needs (a transposed view such as K^T is described in memory order and its tile transposed)."""
-    made = _make_call(ctx) if made_here else None
-    use = block_pointer_use(ctx.model, *made) if made is not None else None
+def _rewrite_note(ctx: MatchContext, made_here: bool, use: BlockPointerUse | None, shown: bool) -> str:
+    """How to rewrite the block pointer as a tensor descriptor, by what the kernel does with it (`use`, where the
+    match makes it and assigns it to one name): the accesses it makes (a store-only pointer gets `desc.store`),
+    whether it advances, whether its last stride is the 1 a descriptor needs (a transposed view such as K^T is
+    described in memory order and its tile transposed)."""
     if use is not None and use.one_wide:
         return ("Rewrite: a descriptor's block needs at least 16 bytes in its last dimension, and this block is one "
                 "element wide there: address the elements with pointer arithmetic (`tl.load(base + offs, "
@@ -246,13 +254,6 @@ def _rewrite_note(ctx: MatchContext, made_here: bool, shown: bool) -> str:
             "(the rewrite): time the rewrite on your shapes.")
 
 
-def _one_wide(ctx: MatchContext) -> bool:
-    """The block pointer this `tl.make_block_ptr(...)` builds is one element wide in its last dimension."""
-    made = _make_call(ctx)
-    use = block_pointer_use(ctx.model, *made) if made is not None else None
-    return use is not None and use.one_wide
-
-
 def _advances(ctx: MatchContext) -> bool:
     """The function the block pointer is made in moves a block pointer (`tl.advance(p, ...)`, `p.advance(...)`)."""
     function = ctx.function
@@ -271,12 +272,6 @@ def _make_call(ctx: MatchContext) -> tuple[ast.FunctionDef, ast.Call] | None:
         return None
     call = call_of(ctx.model, function.node, attribute)
     return (function.node, call) if call is not None else None
-
-
-def _block_pointer_rewrite(ctx: MatchContext) -> Rewrite | None:
-    """The descriptor rewrite of the block pointer this `tl.make_block_ptr(...)` call builds, when sound."""
-    made = _make_call(ctx)
-    return descriptor_rewrite(ctx.model, *made, ctx.file.text_of) if made is not None else None
 
 
 def _rewrite_edits(ctx: MatchContext, rewrite: Rewrite) -> RawEdits | None:

@@ -19,7 +19,7 @@ from tritonlint.analysis.host_tensors import (
     object_state,
 )
 from tritonlint.analysis.launches import bind_launch
-from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
+from tritonlint.analysis.model import LaunchSite, ModuleModel
 from tritonlint.analysis.provenance import (
     SAME_SIZE,
     Origin,
@@ -32,23 +32,16 @@ from tritonlint.analysis.provenance import (
     table,
     varies_with_input,
 )
-from tritonlint.context import MatchContext, Verdict, condition
+from tritonlint.context import Exemption, MatchContext, Verdict, condition
 from tritonlint.walk import walk
 
 # The fixture each kind of finding is measured by.
 ROW_COUNT, DO_NOT_SPECIALIZE = "TL107-row-count-constexpr", "TL107-do-not-specialize-constexpr"
 
 
-@dataclass(frozen=True)
-class Exemption:
-    """A reason a launch's varying constexpr takes few values in practice; the rule doc lists each."""
-
-    name: str
-    doc: str
-    applies: Callable[[ModuleModel, LaunchSite], bool]  # the launch's module, and the launch
-
-
-EXEMPTIONS: tuple[Exemption, ...] = (
+# Reasons a launch's varying constexpr takes few values in practice, given the launch's module and the launch;
+# the rule doc lists each.
+EXEMPTIONS: tuple[Exemption[Callable[[ModuleModel, LaunchSite], bool]], ...] = (
     Exemption("traced-pattern-replacement", "the launch is in a torch.fx pattern replacement (a module that "
               "defines `pattern` and `replacement` or `replacement_func`): it runs only inside the captured "
               "graph the pattern matched, at that graph's traced shapes, one compilation for them",

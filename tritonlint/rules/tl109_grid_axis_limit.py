@@ -23,7 +23,7 @@ from tritonlint.analysis.provenance import (
     sequence_count,
     sequence_length,
 )
-from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
+from tritonlint.context import Exemption, MatchContext, RawEdits, Verdict, condition, fixer
 
 _DECODE = re.compile(r"decod|single_query", re.IGNORECASE)  # decode, decoding; vLLM v1's single-query attention
 AXIS_LIMIT = 65_535  # CUDA's gridDim.y / gridDim.z; gridDim.x takes 2**31 - 1
@@ -38,15 +38,6 @@ class Launch:
     kernel: JitFunction
     axis: int
     project: Project | None
-
-
-@dataclass(frozen=True)
-class Exemption:
-    """A reason a large count on grid axis 1 or 2 stays below the limit in practice; the rule doc lists each."""
-
-    name: str
-    doc: str
-    applies: Callable[[Launch, Origin], bool]
 
 
 def _same_value(a: Origin, b: Origin) -> bool:
@@ -162,7 +153,8 @@ def _falls_back(launch: Launch, count: Origin) -> bool:
     return False
 
 
-EXEMPTIONS: tuple[Exemption, ...] = (
+# Reasons a large count on grid axis 1 or 2 stays below the limit in practice; the rule doc lists each.
+EXEMPTIONS: tuple[Exemption[Callable[[Launch, Origin], bool]], ...] = (
     Exemption("one-tile-spans-count", "the same count, bucketed by `triton.next_power_of_2` (or a function "
               "named for it, a project's own `next_power_of_two(n)`) or passed itself to a "
               "constexpr the kernel takes as a tile size, is also a tile size of the launch (`grid = (B, "
