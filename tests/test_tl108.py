@@ -541,3 +541,29 @@ def test_the_remedy_wraps_what_a_loop_adds_to_an_accumulator(rules):
     ''')
     (finding,) = [d for d in lint_code(code, rules, select=["TL108"]).diagnostics if d.code == "TL108"]
     assert any("Wrap what line 13 adds to `acc`" in note for note in finding.notes), finding.notes
+
+
+@pytest.mark.parametrize("fill, adds, wanted", [
+    ("0.0", "acc += p * tl.log(p)", "Wrap what line 12 adds to `acc` in `tl.where(cols < n_cols, value, 0.0)`"),
+    ("float('-inf')", "acc += p", "Wrap what line 12 adds to `acc` in `tl.where(cols < n_cols, value, 0.0)`"),
+])
+def test_nan_and_infinite_sum_remedies_wrap_what_a_loop_adds(rules, fill, adds, wanted):
+    """The NaN (0 * log 0) and infinite-sum (-inf fill reaching a plain sum) findings name, as the re-mask one
+    does, what each pass adds to a loop's accumulator: masking the total would drop the earlier chunks' data."""
+    code = textwrap.dedent(f'''
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def rows(p_ptr, out_ptr, n_cols, BLOCK: tl.constexpr):
+            row = tl.program_id(0)
+            acc = tl.zeros([BLOCK], dtype=tl.float32)
+            for off in range(0, n_cols, BLOCK):
+                cols = off + tl.arange(0, BLOCK)
+                p = tl.load(p_ptr + row * n_cols + cols, mask=cols < n_cols, other={fill})
+                {adds}
+                m = tl.max(p, axis=0)
+            tl.store(out_ptr + row, m - tl.sum(acc, axis=0))
+    ''')
+    (finding,) = [d for d in lint_code(code, rules, select=["TL108"]).diagnostics if d.code == "TL108"]
+    assert any(wanted in note for note in finding.notes), finding.notes

@@ -292,7 +292,7 @@ def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.
            and NAN in analysis.lanes(analysis.reduced(r.call) or call, call, fill, True, r).classes
            and not _earlier_alike_feeds(analysis, call, r, node)] if found is None and fill != UNDEF else []
     if nan:
-        return _nan_verdict(ctx, call, other, nan[0])  # type: ignore[arg-type]
+        return _nan_verdict(analysis, call, other, nan[0])  # type: ignore[arg-type]
     # A fill that is already the neutral element of a reduction the math on the way still spoils (`x - mean`
     # before a variance's sum; `1 - x * y` of two loads padded alike before a hinge's): the lanes need a
     # `tl.where` there, not a fill. Computed from these loads alone, the first of which reports it.
@@ -314,7 +314,7 @@ def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.
         analysis.reduced(r.call) or call, call, fill, True, r).classes} == {fill}] \
         if found is None and fill in (NEG_INF, POS_INF) and len(wrong) < len(covered) else []
     if infinite and len(infinite) == len(wrong):
-        return _infinite_sum_verdict(ctx, call, other, fill, infinite[0], [r for r in covered if r not in wrong])  # type: ignore[arg-type]
+        return _infinite_sum_verdict(ctx, analysis, call, other, fill, infinite[0], [r for r in covered if r not in wrong])  # type: ignore[arg-type]
     if found is None and not partial:
         return None
     # Where no fill is right everywhere, the first step is the fill right at the most reductions (a p-norm's
@@ -448,8 +448,8 @@ def _remask_verdict(ctx: MatchContext, analysis: PaddedLanes, call: ast.Call, ot
                               f"before {_describe(ctx, reach)}", "which needs a `tl.where`",
                               [f"The fill is right for {_describe(ctx, fold)}, which folds each masked-off {part} along an "
                                f"unmasked axis, but the {part}s it leaves hold {NEUTRAL_WORDS.get(fold.needs, 'that value')} "
-                               f"where {_describe(ctx, reach)} needs {NEUTRAL_WORDS[reach.needs]}. Wrap the value reduced at "
-                               f"line {reach.call.lineno} in {where}; an infinite `other` would meet the other operand's "
+                               f"where {_describe(ctx, reach)} needs {NEUTRAL_WORDS[reach.needs]}. Wrap {_wrapped(analysis, reach)} "
+                               f"in {where}; an infinite `other` would meet the other operand's "
                                f"values of either sign (or 0) and give NaN, so no fill fixes it and nothing is applied.",
                                *also])
     partners, per_row = feeding
@@ -481,7 +481,7 @@ def _wrapped(analysis: PaddedLanes, reach: Reach) -> str:
     return f"the value reduced at line {reach.call.lineno}"
 
 
-def _nan_verdict(ctx: MatchContext, call: ast.Call, other: ast.expr, reach: Reach) -> Verdict:
+def _nan_verdict(analysis: PaddedLanes, call: ast.Call, other: ast.expr, reach: Reach) -> Verdict:
     """The fill (or its log) meets an exact 0 on the way to a sum (0 * inf, or 0 / 0 of two zero-padded loads):
     the lanes are NaN, and so is the sum."""
     mask = ast.unparse(load_argument(call, 1, "mask"))  # type: ignore[arg-type]
@@ -489,12 +489,12 @@ def _nan_verdict(ctx: MatchContext, call: ast.Call, other: ast.expr, reach: Reac
                           f"before `{ast.unparse(reach.call.func)}` at line {reach.call.lineno}", "which needs a `tl.where`",
                           [f"An infinity times 0 is NaN, as are 0 / 0 and an infinity minus itself (-inf - (-inf)), and "
                            f"a sum with one NaN lane is NaN for the whole row "
-                           f"({evidence.fixture_phrase(ENTROPY_NAN)}). Wrap the value reduced at line "
-                           f"{reach.call.lineno} in `tl.where({mask}, value, 0.0)`; a fill alone does not fix it, so "
+                           f"({evidence.fixture_phrase(ENTROPY_NAN)}). Wrap {_wrapped(analysis, reach)} "
+                           f"in `tl.where({mask}, value, 0.0)`; a fill alone does not fix it, so "
                            f"nothing is applied."], severity="error")
 
 
-def _infinite_sum_verdict(ctx: MatchContext, call: ast.Call, other: ast.expr, fill: str, reach: Reach,
+def _infinite_sum_verdict(ctx: MatchContext, analysis: PaddedLanes, call: ast.Call, other: ast.expr, fill: str, reach: Reach,
                           right: list[Reach]) -> Verdict:
     """The infinite fill is right at `right` but reaches the sum `reach` as itself: the sum is infinite."""
     mask = ast.unparse(load_argument(call, 1, "mask"))  # type: ignore[arg-type]
@@ -502,8 +502,8 @@ def _infinite_sum_verdict(ctx: MatchContext, call: ast.Call, other: ast.expr, fi
     return _where_verdict(call, f"Masked load pads with `other={ast.unparse(other)}`, and its masked-off lanes reach",
                           f"{_describe(ctx, reach)} as {NEUTRAL_WORDS[fill]}", "which needs them re-masked with `tl.where`",
                           [f"The fill is right for {kept}, but a sum with one infinite lane is infinite for the whole "
-                           f"row (and NaN where it is then multiplied by 0). Wrap the value summed at line "
-                           f"{reach.call.lineno} in `tl.where({mask}, value, 0.0)`; no fill alone is right at every "
+                           f"row (and NaN where it is then multiplied by 0). Wrap {_wrapped(analysis, reach)} "
+                           f"in `tl.where({mask}, value, 0.0)`; no fill alone is right at every "
                            f"reduction, so nothing is applied."], severity="error")
 
 
