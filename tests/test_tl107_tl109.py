@@ -50,6 +50,16 @@ def test_launches_at_different_spots_are_reported_each(rules):
     assert not any("reach the same spot" in note for d in found for note in d.notes)
 
 
+def test_a_twin_launch_is_reported_once_with_a_note(rules):
+    """Two launches of one kernel with the same grid and constexpr values (R157s): the first finding names the
+    second, which compiles nothing of its own."""
+    code = SHARED_SPLAT.replace("bwd[(1,)](X, **common)", "fwd[(1,)](X.flip(0), **common)")
+    found = [d for d in lint_code(code, rules, select=["TL107"]).diagnostics if d.code == "TL107"]
+    assert len(found) == 1
+    assert any("The launch at line 19 passes the same constexpr values to the same kernel" in note
+               for note in found[0].notes), found[0].notes
+
+
 def test_tl107_doc_lists_exactly_its_exemptions(rules):
     from tritonlint.rules.tl107_constexpr_problem_size import EXEMPTIONS
 

@@ -19,7 +19,7 @@ from tritonlint.analysis.host_tensors import (
     object_state,
 )
 from tritonlint.analysis.launches import bind_launch
-from tritonlint.analysis.model import LaunchSite, ModuleModel
+from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.analysis.provenance import (
     SAME_SIZE,
     Origin,
@@ -64,6 +64,9 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
     host = HostScope.of(ctx.model, launch.scope)
     provenance = Provenance.of(host)
     values = bind_launch(ctx.model, launch, kernel).values
+    twins = _twin_launches(ctx, launch, kernel, values)
+    if any(twin.line < launch.line for twin in twins):
+        return None  # the earlier launch's finding stands for this one: same fix, no compilation of its own
     needed = tiles | tuned | set(heuristics)
     # Host values the kernel needs at compile time anyway: one compilation per value of these already.
     compiled = {ast.unparse(expr) for param, expr in values.items() if param in needed}
@@ -153,6 +156,11 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
     if others:
         notes.append(f"Also fed a value that varies with the input: {', '.join(others)} (drop `tl.constexpr` from "
                      "those too, or each still compiles once per value).")
+    if twins:
+        notes.append(f"The launch{'es' if len(twins) > 1 else ''} at line{'s' if len(twins) > 1 else ''} "
+                     f"{', '.join(str(t.line) for t in twins)} {'pass' if len(twins) > 1 else 'passes'} the same "
+                     "constexpr values to the same kernel: this finding stands for "
+                     f"{'them' if len(twins) > 1 else 'it'}.")
     if kernel.autotune is not None and param in (kernel.autotune.key or ()) and len(kernel.autotune.configs or ()) > 1:
         notes.append(f"`{param}` is also an autotune key: each distinct value is tuned again anyway (every config "
                      f"timed); as a constexpr it also compiles each of the {len(kernel.autotune.configs or ())} "
@@ -165,6 +173,21 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
                           f"`tl.constexpr` from `{param}` (a runtime integer; Triton still specializes on "
                           "divisibility by 16 and on 1)" + ("." if param in counters else
                                                            ", or bucket it with triton.next_power_of_2.")])
+
+
+def _twin_launches(ctx: MatchContext, launch: LaunchSite, kernel: JitFunction,
+                   values: dict[str, ast.expr]) -> list[LaunchSite]:
+    """The other launches of the same kernel in the same function, with the same grid and the same text for
+    every constexpr argument (a kernel run on a signal's real part, then on its imaginary part): they compile
+    nothing this launch does not, and dropping `tl.constexpr` fixes them all."""
+    def constexprs(bound: dict[str, ast.expr]) -> dict[str, str]:
+        return {param: ast.unparse(expr) for param, expr in bound.items()
+                if (spec := kernel.param(param)) is not None and spec.is_constexpr}
+    ours = constexprs(values)
+    return [other for other in ctx.model.launches
+            if other is not launch and other.scope is launch.scope and other.callee_text == launch.callee_text
+            and ast.unparse(other.grid) == ast.unparse(launch.grid) and ctx.kernel_for(other) is kernel
+            and constexprs(bind_launch(ctx.model, other, kernel).values) == ours]
 
 
 # Parameters of the launching function that mark a packed variable-length batch (`cu_seqlens`): the leading
