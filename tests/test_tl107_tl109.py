@@ -60,6 +60,35 @@ def test_a_twin_launch_is_reported_once_with_a_note(rules):
                for note in found[0].notes), found[0].notes
 
 
+def test_constexpr_strides_that_grow_with_the_count_are_named(rules):
+    """`stride_b = x.stride(0)` of `b, seq_len, d = x.shape` takes a new value with each `seq_len` (R159s judge):
+    dropping `tl.constexpr` from `seq_len` alone leaves the recompiles. `x.stride(1)` does not grow with it."""
+    code = textwrap.dedent('''
+        import torch
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def scan(x_ptr, y_ptr, seq_len: tl.constexpr, stride_b: tl.constexpr, stride_s: tl.constexpr,
+                 stride_yb: tl.constexpr, BLOCK: tl.constexpr):
+            b = tl.program_id(0)
+            d = tl.arange(0, BLOCK)
+            acc = tl.zeros([BLOCK], dtype=tl.float32)
+            for t in range(seq_len):
+                acc += tl.load(x_ptr + b * stride_b + t * stride_s + d)
+            tl.store(y_ptr + b * stride_yb + d, acc)
+
+        def run(x):
+            batch, seq_len, d = x.shape
+            y = torch.empty(batch, seq_len, d, device=x.device)
+            scan[(batch,)](x, y, seq_len, x.stride(0), x.stride(1), y.stride(0), BLOCK=d)
+            return y
+    ''')
+    (found,) = [d for d in lint_code(code, rules, select=["TL107"]).diagnostics if d.code == "TL107"]
+    assert "The constexpr strides `stride_b`, `stride_yb` grow with `seq_len` (a later dimension of the tensor): " \
+           "drop `tl.constexpr` from them too, or each still compiles once per value." in found.notes, found.notes
+
+
 def test_tl107_doc_lists_exactly_its_exemptions(rules):
     from tritonlint.rules.tl107_constexpr_problem_size import EXEMPTIONS
 

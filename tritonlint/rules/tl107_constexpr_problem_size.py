@@ -17,6 +17,7 @@ from tritonlint.analysis.host_tensors import (
     int_parameter_names,
     is_received,
     object_state,
+    stride_grows_with,
 )
 from tritonlint.analysis.launches import bind_launch
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
@@ -156,6 +157,14 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
     if others:
         notes.append(f"Also fed a value that varies with the input: {', '.join(others)} (drop `tl.constexpr` from "
                      "those too, or each still compiles once per value).")
+    strides = [p for p, e in values.items() if p != param and p not in varying
+               and (spec := kernel.param(p)) is not None and spec.is_constexpr
+               and any(stride_grows_with(provenance, e, leaf, launch.line) for leaf in _varying_leaves(origins[param]))]
+    if strides:
+        notes.append(f"The constexpr stride{'s' if len(strides) > 1 else ''} {', '.join(f'`{p}`' for p in strides)} "
+                     f"{'grow' if len(strides) > 1 else 'grows'} with `{param}` (a later dimension of the tensor): "
+                     f"drop `tl.constexpr` from {'them' if len(strides) > 1 else 'it'} too, or each still compiles "
+                     "once per value.")
     if twins:
         notes.append(f"The launch{'es' if len(twins) > 1 else ''} at line{'s' if len(twins) > 1 else ''} "
                      f"{', '.join(str(t.line) for t in twins)} {'pass' if len(twins) > 1 else 'passes'} the same "
