@@ -199,9 +199,18 @@ def _has_launch(model: ModuleModel, target: int | None) -> bool:
 
 def _one_sequence(origin: Origin) -> bool:
     """A sequence length by `sequence_length`, a letter only in a layout of three or four dimensions (`B, T, C`,
-    `B, H, S, D`): in five or more, a middle `T` counts video frames or chunks (`B, T, H, W, C`, Mamba2's `N, T,
-    L, H, D`), a few hundred at most."""
-    return sequence_length(origin) and (origin.names[-1] not in SEQUENCE_LETTERS or len(origin.siblings) <= 3)
+    `B, H, S, D`) with no image plane beside it: in five or more, a middle `T` counts video frames or chunks
+    (`B, T, H, W, C`, Mamba2's `N, T, L, H, D`), a few hundred at most, and so it does beside a height and a
+    width (a channel-first clip's `C, T, H, W`)."""
+    if not sequence_length(origin):
+        return False
+    if origin.names[-1] not in SEQUENCE_LETTERS:
+        return True
+    return len(origin.siblings) <= 3 and not _IMAGE_PLANE <= {sibling.upper() for sibling in origin.siblings}
+
+
+# The sibling names of a frame count: the height and width of each frame.
+_IMAGE_PLANE = frozenset("HW")
 
 
 @condition("grid-axis-large-count", provides=("kernel", "axis", "value", "why"), applies=_has_launch)
