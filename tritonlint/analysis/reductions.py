@@ -37,11 +37,15 @@ Classes = frozenset[str]
 # A finite constant this far from zero stands for an infinity (-1e30, -1e9, fp16's -1e4 "minus infinity"):
 # no real data reaches it.
 LARGE = 1e4
+# A padded lane that arrives at a reduction this close to 0 (`eps * log(eps)` of a probability clamped to
+# eps = 1e-10) changes a sum by less than float32 rounding of its real terms does: noise, not a wrong result.
+NEGLIGIBLE = 1e-6
 
 LOAD = f"{TL}.load"
 WHERE = f"{TL}.where"
 DOT = f"{TL}.dot"
 TRANS = f"{TL}.trans"
+CLAMP = f"{TL}.clamp"
 # Reductions by the neutral element their padded lanes need.
 NEEDS = {**{f"{TL}.{n}": ZERO for n in ("sum",)},
          **{f"{TL}.{n}": NEG_INF for n in ("max", "argmax")},
@@ -59,7 +63,7 @@ LOG = frozenset({f"{TL}.log", f"{TL}.math.log", f"{TL}.extra.libdevice.log", f"{
 NON_NEGATIVE = EXP | ABS | frozenset({f"{TL}.sqrt", f"{TL}.math.sqrt", f"{TL}.sqrt_rn", f"{TL}.sigmoid"})
 # Calls that map each lane of their operands to the same lane of the result (the padded lanes' path is followed).
 ELEMENTWISE = IDENTITY | NON_NEGATIVE | frozenset({f"{TL}.where", f"{TL}.maximum", f"{TL}.minimum", f"{TL}.log",
-                                                   f"{TL}.log2"})
+                                                   f"{TL}.log2", CLAMP})
 
 
 def each_once(pending: list[ast.AST]) -> Iterator[ast.AST]:
@@ -192,6 +196,14 @@ _ARITHMETIC: dict[type, Callable[[float, float], float]] = {
 _COMPARISONS: dict[type, Callable[[float, float], bool]] = {
     ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b, ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b}
 _EXTREMES: dict[str, Callable[[float, float], float]] = {f"{TL}.maximum": max, f"{TL}.minimum": min}
+
+
+def _clamp_bounds(call: ast.Call) -> tuple[ast.expr | None, ast.expr | None]:
+    """The `min` and `max` of `tl.clamp(x, min, max)`, given by position or keyword."""
+    keywords = {k.arg: k.value for k in call.keywords}
+    low = call.args[1] if len(call.args) > 1 else keywords.get("min")
+    high = call.args[2] if len(call.args) > 2 else keywords.get("max")
+    return low, high
 
 
 def _class_of(value: float) -> str:
@@ -1145,7 +1157,13 @@ class PaddedLanes:
         """The padded lanes at `expr` when `load` fills them with `fill`; `siblings_too`: so does every load
         that turns off the same lanes with no `other` (the fix sets it on each). With `reach`, only the lanes
         that reduction folds into rows it keeps."""
-        return _Evaluation(self, load, fill, siblings_too, reach).of(expr)
+        evaluation = _Evaluation(self, load, fill, siblings_too, reach)
+        found = evaluation.of(expr)
+        if found.tainted and found.classes == {FINITE}:
+            value = evaluation.exact(expr)
+            if value is not None and abs(value) < NEGLIGIBLE:
+                return Lanes(frozenset({ZERO}), True)
+        return found
 
     def loads_feeding(self, expr: ast.expr, folded_by: ast.Call | None = None) -> set[int] | None:
         """The loads (their call ids) whose values `expr` is computed from, through local names and their
@@ -1376,11 +1394,22 @@ class _Evaluation:
                 return UNKNOWN_LANES  # `tl.where(off_n < seq_len - c, 0, -inf)`: perhaps the load's mask in another form
             return Lanes(arguments[1].classes | arguments[2].classes,  # either side: other loads' fills, constants
                          arguments[1].tainted or arguments[2].tainted)
+        if name == CLAMP and arguments:
+            value = self._exact(call, depth)  # `tl.clamp(p, 1e-10, 1.0)` of a zero-padded p: 1e-10
+            if value is not None:
+                return Lanes(frozenset({_class_of(value)}), tainted)
+            bounds = [literal_number(bound) if bound is not None else None for bound in _clamp_bounds(call)]
+            if all(bound is not None and math.isfinite(bound) for bound in bounds):
+                return Lanes(frozenset({FINITE}), tainted)  # between two finite bounds, whatever the lanes held
         if name in _EXTREMES:
             value = self._exact(call, depth)  # `tl.maximum(1.0 - x * y, 0.0)` of two zero-padded loads: 1.0
             if value is not None:
                 return Lanes(frozenset({_class_of(value)}), tainted)
         return UNKNOWN_LANES if tainted or self._mentions_load(call, depth) or self._of_alike_loads(call) else REAL
+
+    def exact(self, expr: ast.expr) -> float | None:
+        """The one value every padded lane of `expr` holds, where literals and constant fills fix it."""
+        return self._exact(expr, 0)
 
     def _constant_along_fold(self, condition: ast.expr) -> bool:
         """The condition is one value along the axis the reduction under study folds (a scalar flag, or the rows'
@@ -1481,6 +1510,10 @@ class _Evaluation:
                 return None
             other = load_argument(call, 2, "other")
             return self.fill_value if other is None and self.siblings_too else literal_number(other)
+        if name == CLAMP and call.args:
+            bounds = [self._exact(bound, depth + 1) if bound is not None else None for bound in _clamp_bounds(call)]
+            value = self._exact(call.args[0], depth + 1)
+            return None if value is None or bounds[0] is None or bounds[1] is None else min(max(value, bounds[0]), bounds[1])
         values = [self._exact(a, depth + 1) for a in call.args]
         if any(v is None for v in values) or call.keywords:
             return None
