@@ -48,7 +48,8 @@ _TOKEN_CACHE_WORDS = frozenset({"k", "v", "kv", "key", "keys", "value", "values"
 _TILE_CALLS = frozenset(f"{TL}.{n}" for n in (
     "arange", "zeros", "full", "reshape", "view", "broadcast_to", "static_range", "make_block_ptr",
     "make_tensor_descriptor", "expand_dims", "static_assert", "split", "join", "permute", "trans"))
-_TILE_METHODS = frozenset({"reshape", "view", "broadcast_to", "permute", "trans", "load", "store"})
+# Not a descriptor's `load` / `store`: their offsets are runtime values (`desc.load([off_hz * N_CTX, 0])`).
+_TILE_METHODS = frozenset({"reshape", "view", "broadcast_to", "permute", "trans"})
 # Block pointers and descriptors: only the block shape is a tile; the tensor's shape, strides and offsets are
 # runtime values (`shape=(N_CTX, D)` takes a sequence length that need not be a constexpr).
 _BLOCK_SHAPE_AT = {f"{TL}.make_block_ptr": 4, f"{TL}.make_tensor_descriptor": 3}
@@ -508,11 +509,13 @@ class ModuleModel:
                             tiles.setdefault(axis, set()).add(factor.id)
         return {axis: tuple(sorted(names)) for axis, names in sorted(tiles.items())}
 
-    def _tile_sizes(self, node: ast.FunctionDef | ast.AsyncFunctionDef,
-                    constexprs: set[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    def _tile_sizes(self, node: ast.FunctionDef | ast.AsyncFunctionDef, constexprs: set[str],
+                    open_helpers: frozenset[str] = frozenset()) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """Constexpr parameters the kernel uses as a tile size (an argument of tl.arange, a shape, a
-        static_range bound, a block shape) or hands to another function (where it may be one); and those with
-        the constexprs that a local used so is computed from alone."""
+        static_range bound, a block shape) or hands to another function where it may be one (a jit helper of
+        this module: where that helper uses its parameter so; any other function: always); and those with the
+        constexprs that a local used so is computed from alone. `open_helpers`: helpers being read, whose
+        recursive calls count as tile uses."""
         used: set[str] = set()
         inputs: set[str] = set()
         # Locals computed from constexprs alone (`C = tl.cdiv(T, BLOCK)`) are compile-time too: a tile they size
@@ -537,6 +540,8 @@ class ModuleModel:
             helper = name is not None and not name.startswith(("triton.", "tl.")) and not isinstance(call.func, ast.Attribute)
             if tile or helper or (name or "").startswith(f"{TL}.extra"):
                 args = [*call.args, *(k.value for k in call.keywords)]
+                if helper:
+                    args = self._tile_arguments(call, name, open_helpers)  # type: ignore[arg-type]
                 if name in _BLOCK_SHAPE_AT:
                     position = _BLOCK_SHAPE_AT[name]
                     args = [k.value for k in call.keywords if k.arg == "block_shape"] + call.args[position:position + 1]
@@ -546,6 +551,23 @@ class ModuleModel:
                             used |= {n.id} & constexprs
                             inputs |= derived.get(n.id, set())
         return tuple(sorted(used)), tuple(sorted(used | inputs))
+
+    def _tile_arguments(self, call: ast.Call, name: str, open_helpers: frozenset[str]) -> list[ast.expr]:
+        """The arguments of a helper call that may size a tile there: for a jit helper defined in this module
+        (`_attn_fwd_inner(acc, q, ..., N_CTX)`), those bound to a constexpr parameter it uses as a tile size;
+        for any other function, or a call it cannot bind, all of them."""
+        every = [*call.args, *(k.value for k in call.keywords)]
+        local = name.removeprefix(f"{self.module}.") if name.startswith(f"{self.module}.") else None
+        helper = next((n for n in self.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                       and n.name == local and JIT in (self._decorator_name(d) for d in n.decorator_list)), None)
+        if helper is None or helper.name in open_helpers or any(isinstance(a, ast.Starred) for a in call.args) \
+                or any(k.arg is None for k in call.keywords):
+            return every
+        params = self._params(helper.args)
+        constexprs = {p.name for p in params if p.is_constexpr}
+        used = set(self._tile_sizes(helper, constexprs, open_helpers | {helper.name})[1])
+        bound = [*zip((p.name for p in params), call.args), *((k.arg, k.value) for k in call.keywords)]
+        return [arg for param, arg in bound if param in used]
 
     def _state_axes(self, node: ast.FunctionDef | ast.AsyncFunctionDef, states: list[str]) -> tuple[int, ...]:
         """The axes whose program id is a factor of the offsets at which the kernel both loads and stores
