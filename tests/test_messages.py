@@ -114,7 +114,24 @@ TWO_PROBLEMS = textwrap.dedent("""\
         fused_rms_norm_backward_kernel[grid](x, n_rows, n_cols, BLOCK_SIZE_M=block_rows_for_the_host)
     """)
 
-SNIPPETS = {"TL006": FLASH_KEY, "TL003": LONG_BASE, "TL002": CAST_PRODUCT, "TL004": TWO_PROBLEMS}
+# A scalar pointer loaded under a block mask, both long expressions (round R171s: the headline ran past its limit).
+SCALAR_POINTER = textwrap.dedent("""\
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def l2_norm_rows(in_ptr, out_ptr, d, BLOCK_SIZE: tl.constexpr):
+        row_offset = tl.program_id(0) * d
+        acc = 0.0
+        for i in range(0, d, BLOCK_SIZE):
+            x = tl.load(in_ptr + row_offset + i, mask=i + tl.arange(0, BLOCK_SIZE) < d, other=0.0)
+            acc += tl.sum(x * x)
+        tl.store(out_ptr + tl.program_id(0), acc)
+    """)
+
+SNIPPETS = {"TL006": FLASH_KEY, "TL003": LONG_BASE, "TL002": CAST_PRODUCT, "TL004": TWO_PROBLEMS,
+            "TL113": SCALAR_POINTER}
 
 
 def _assert_headline(d: Diagnostic) -> None:

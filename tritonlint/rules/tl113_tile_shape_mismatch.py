@@ -259,7 +259,8 @@ def _scalar_pointer(node: ast.Call, operands: list[tuple[str, ast.expr]], maps: 
         for role, expr in operands[1:]:
             tile = shapes.tile(expr)
             if tile.shape:
-                problem = f"`tl.load` {role} {_named(expr, tile)} is a block, but the pointer {_named(pointer, target)} is one scalar"
+                # the pointer is in the frame and the shapes note: named here, the headline ran past its limit
+                problem = f"`tl.load` {role} {_named(expr, tile)} is a block, but the pointer is one scalar"
                 return _verdict(f"load-{role}", problem, _scenario_note(1, len(maps), target, tile))
     return None
 
