@@ -87,6 +87,12 @@ def test_constexpr_strides_that_grow_with_the_count_are_named(rules):
     (found,) = [d for d in lint_code(code, rules, select=["TL107"]).diagnostics if d.code == "TL107"]
     assert "The constexpr strides `stride_b`, `stride_yb` grow with `seq_len` (a later dimension of the tensor): " \
            "drop `tl.constexpr` from them too, or each still compiles once per value." in found.notes, found.notes
+    # the stride through a name (R171s: `stride_b, stride_l, stride_d = x.stride(0), x.stride(1), x.stride(2)`)
+    named = code.replace("scan[(batch,)](x, y, seq_len, x.stride(0),",
+                         "stride_b, stride_s = x.stride(0), x.stride(1)\n    scan[(batch,)](x, y, seq_len, stride_b,")
+    assert named != code
+    (found,) = [d for d in lint_code(named, rules, select=["TL107"]).diagnostics if d.code == "TL107"]
+    assert any(note.startswith("The constexpr strides `stride_b`, `stride_yb` grow") for note in found.notes), found.notes
 
 
 def test_tl107_doc_lists_exactly_its_exemptions(rules):

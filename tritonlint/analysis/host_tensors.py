@@ -162,7 +162,10 @@ def _same_size(provenance: Provenance, size: ast.expr, leaf: Origin) -> bool:
 def stride_grows_with(provenance: Provenance, expr: ast.expr, leaf: Origin, line: int) -> bool:
     """Whether `expr` is a stride (`x.stride(0)`) that a dimension after it sets and that dimension is the value
     `leaf` (the `seq_len` of `b, seq_len, d = x.shape`, or a size of the allocation of `x`): a contiguous
-    tensor's stride is the product of the later sizes, so it takes a new value whenever the value does."""
+    tensor's stride is the product of the later sizes, so it takes a new value whenever the value does. A name
+    is followed to its value (`stride_b, stride_l = x.stride(0), x.stride(1)`)."""
+    if isinstance(expr, ast.Name):
+        expr = provenance.host.value_reaching(expr.id, line) or expr
     if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "stride"
             and len(expr.args) == 1 and isinstance(dim := expr.args[0], ast.Constant) and type(dim.value) is int
             and dim.value >= 0):
