@@ -202,7 +202,8 @@ def kt_loop(k_ptr, N, D, stride_kn, stride_kd, BLOCK_N: tl.constexpr, BLOCK_D: t
 def test_rewrite_note_for_rows_narrow_blocks_and_unused_pointers(rules):
     """A block one row long is no transposed view whatever `order` says (R142s); a block one element wide is
     narrower than a descriptor's 16 bytes, so no descriptor is offered (R144s-R146s); a block pointer nothing
-    uses is to be removed, and a builtin it is handed to (`tl.atomic_add`) does not move it (R146s)."""
+    uses is to be removed, and a builtin it is handed to (`tl.atomic_add`) does not move it (R146s); so is one that
+    is only advanced (R172s)."""
     code = (NEW_APIS.split("@triton.jit")[0].replace("triton.set_allocator(None)\n", "") + '''
 @triton.jit
 def gather_row(w_ptr, V, D, stride_v, stride_d, row, BLOCK_D: tl.constexpr):
@@ -223,14 +224,22 @@ def handed_to_builtin(b_ptr, N, BLOCK: tl.constexpr):
     p = tl.make_block_ptr(b_ptr, (N,), (1,), (0,), (BLOCK,), (0,))
     x = tl.load(p)
     tl.atomic_add(p, 1.0)
+
+@triton.jit
+def advanced_only(b_ptr, N, BLOCK: tl.constexpr):
+    p = tl.make_block_ptr(b_ptr, (N,), (1,), (0,), (BLOCK,), (0,))
+    for i in range(4):
+        p = tl.advance(p, (BLOCK,))
 ''')
     result = lint_code(code, rules, select=["TL103"])
     notes = [next(n for n in d.notes if n.startswith("Rewrite:"))
              for d in sorted(result.diagnostics, key=lambda d: d.location.row) if "make_block_ptr" in d.message]
-    row, narrow, unused, builtin = notes
+    row, narrow, unused, builtin, advanced = notes
     assert "transposed" not in row and "desc.load" in row
     assert "one element wide" in narrow and "make_tensor_descriptor" not in narrow
     assert "remove it" in unused
     assert "before the loop" not in builtin and "where the block pointer is made" in builtin
+    # only advanced, its store commented out (R172s): nothing reads or writes through it
+    assert "only advanced" in advanced and "remove it and its advances" in advanced
     narrow_row = code[:code.index("(1,), (0,))")].count("\n") + 1
     assert all(d.fix is None for d in result.diagnostics if d.location.row == narrow_row)

@@ -106,6 +106,7 @@ class BlockPointerUse:
     loaded: bool
     stored: bool
     advanced: bool  # also where it is handed to a helper, which may move it
+    handed: bool  # handed to a helper, which may load or store through it
     contiguous_last: bool  # the last stride is the literal 1 (a descriptor's innermost dimension must be)
     transposed: bool  # `order` names another dimension than the last as the fastest (`(0, 1)`: a K^T view)
     one_wide: bool  # the block's last dimension is the literal 1: fewer than the 16 bytes a descriptor's block needs
@@ -127,7 +128,7 @@ def block_pointer_use(model: ModuleModel, function: ast.FunctionDef, make: ast.C
             name = model.qualify(parent.func)
             if name not in (f"{TL}.load", f"{TL}.store", ADVANCE):
                 if not (name or "").startswith(f"{TL}."):
-                    uses.add(ADVANCE)  # a helper, not a builtin of triton.language (which moves nothing)
+                    uses |= {ADVANCE, "helper"}  # a helper, not a builtin of triton.language (which moves nothing)
             elif parent.args[0] is node:
                 uses.add(name)
     args = _arguments(make)
@@ -141,8 +142,8 @@ def block_pointer_use(model: ModuleModel, function: ast.FunctionDef, make: ast.C
     transposed = strides is not None and isinstance(fastest, ast.Constant) and type(fastest.value) is int \
         and fastest.value != len(strides) - 1 and not contiguous_last \
         and not (block is not None and 0 <= fastest.value < len(block) and _literal_one(block[fastest.value]))
-    return BlockPointerUse(f"{TL}.load" in uses, f"{TL}.store" in uses, ADVANCE in uses, contiguous_last, transposed,
-                           _literal_one(block[-1] if block else None))
+    return BlockPointerUse(f"{TL}.load" in uses, f"{TL}.store" in uses, ADVANCE in uses, "helper" in uses,
+                           contiguous_last, transposed, _literal_one(block[-1] if block else None))
 
 
 def _literal_one(expr: ast.expr | None) -> bool:

@@ -235,6 +235,8 @@ def _rewrite_note(ctx: MatchContext, made_here: bool, use: BlockPointerUse | Non
                 "mask=...)`).")
     if use is not None and not (use.loaded or use.stored or use.advanced):
         return "Rewrite: nothing loads, stores or advances this block pointer: remove it."
+    if use is not None and not (use.loaded or use.stored or use.handed):
+        return "Rewrite: nothing loads or stores through this block pointer (it is only advanced): remove it and its advances."
     accesses = [a for a, used in (("`desc.load([offsets])`", use is None or use.loaded or not use.stored),
                                   ("`desc.store([offsets], value)`", use is None or use.stored)) if used]
     if not made_here or use is not None and use.advanced or use is None and _advances(ctx):
