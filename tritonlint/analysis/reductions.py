@@ -882,7 +882,13 @@ class PaddedLanes:
         if as_text and isinstance(mask, ast.Compare) and len(mask.ops) == 1 and isinstance(mask.left, ast.Subscript) \
                 and broadcast_axis(mask.left) is not None:
             # `offs_k[:, None] < K` is `(offs_k < K)[:, None]`: the same lanes as `offs_k < K`, broadcast
-            return [ast.Compare(left=mask.left.value, ops=mask.ops, comparators=mask.comparators)]
+            return self._conjunct_nodes(ast.Compare(left=mask.left.value, ops=mask.ops, comparators=mask.comparators),
+                                        depth + 1, as_text)
+        if as_text and isinstance(mask, ast.Compare) and len(mask.ops) == 1 and isinstance(mask.left, ast.Name):
+            # `cols_a < N` and `cols_b < N` with both names bound to `start + tl.arange(0, B)`: the same lanes
+            index = self._single_value(mask.left)
+            if index is not mask.left:
+                return [mask, ast.Compare(left=index, ops=mask.ops, comparators=mask.comparators)]
         value = self._single_value(mask)
         if value is not mask:
             return self._conjunct_nodes(value, depth + 1, as_text) + ([mask] if as_text else [])
