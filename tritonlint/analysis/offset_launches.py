@@ -136,6 +136,28 @@ def _over_routing_rows(origin: Origin, strides: Strides) -> bool:
     return routing_rows(origin) and bool(strides) and all(stride == (origin.tensor, 0) for _, stride in strides)
 
 
+def _blocks_of_rows(origin: Origin, products: list[Product]) -> str | None:
+    """A grid of blocks over the rows or elements of a tensor (`cdiv(M, BLOCK_M)` with `M` the rows of
+    `x.view(-1, K)`, or `cdiv(x.numel(), BLOCK)`) whose every product scales the program id (`(pid * BLOCK_M +
+    tl.arange(0, BLOCK_M)) * stride`, not `pid * stride`): the index runs over those rows, as a program per row
+    would. Not blocks of a count known by its name only (`cdiv(seq_len, BLOCK_M)`, `N_CTX`, `num_tokens`): in
+    attention and scans they index one sequence's positions, the batch and head added apart (a sample of such
+    findings: 11 of 22 right, against 7 of 8 over rows and elements, and 12 of 15 in a second sample of those;
+    docs/precision/TL102.md)."""
+    if origin.kind != "cdiv" or not origin.parts or not products or any(product.bare for product in products):
+        return None
+    count = origin.parts[0]
+    why = large_count(count)
+    return f"{origin.describe()}, blocks of rows where {why}" if why is not None and _rows_or_elements(count) else None
+
+
+def _rows_or_elements(origin: Origin) -> bool:
+    """The rows of a tensor flattened to rows, the elements of a data tensor, or a product with one of them."""
+    if origin.kind == "product":
+        return any(_rows_or_elements(part) for part in origin.parts)
+    return origin.kind == "shape" and origin.rows or origin.kind == "numel" and data_tensor(origin.tensor)
+
+
 def _cache_rows(strides: Strides) -> str | None:
     """A product's multiplier is the leading stride of the KV cache of attention (`key_cache.stride(0)`): the
     index steps over the cache's blocks or slots, and serving engines size a KV cache to the GPU memory left
@@ -243,7 +265,10 @@ def _inner_dimension(origin: Origin) -> bool:
     """The grid counts the positions of one sequence, an inner dimension of a tensor (`seq_len = x.shape[1]`
     of `[B, S, D]`): positions within one item of its leading dimension, whose elements real inputs keep below
     2^31 (128K positions of a width up to 16K), so products with inner strides stay within that item, as on
-    grid axes 1 and 2. Not any inner dimension: the tokens routed to one expert (`[E, T, H]`) are not bounded so."""
+    grid axes 1 and 2. Not any inner dimension: the tokens routed to one expert (`[E, T, H]`) are not bounded so.
+    Blocks of them (`cdiv(seq_len, BLOCK_M)`) as well."""
+    if origin.kind == "cdiv" and origin.parts:
+        return _inner_dimension(origin.parts[0])
     return origin.kind == "shape" and origin.index is not None and origin.index >= 1 and not origin.rows \
         and sequence_count(origin)
 
@@ -362,7 +387,7 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
                 reasons.append(f"the grid of {where} has no axis {axis}: the program id is 0")
                 continue
             origin = Provenance.of(host).origin(axes[axis])
-            named = large_count(origin)
+            named = large_count(origin) or _blocks_of_rows(origin, products)
             why = named or _spans_tensor(origin, strides)
             if (axis in SMALL_LITERAL or _inner_dimension(origin)) and _within_one_item(host, products, strides):
                 why = None
