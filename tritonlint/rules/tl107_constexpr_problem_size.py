@@ -142,7 +142,12 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
     # Name the best-evidenced parameter, not the first: a named one, then a shown one, then a count by name
     # over a bare leading dimension.
     level, _, param, expr, why, backing = max(found, key=lambda f: (f[0], f[1]))
-    others = [f"`{p}`" for p in varying if p != param]
+    # Constexprs computed on the host from the same value (`n_tiles = cdiv(n_ctx, BLOCK_M)`, `total_len = seq_len
+    # + text_len`) vary with it too, though the provenance has no name for their form.
+    named = {*origins[param].names, *([expr.id] if isinstance(expr, ast.Name) else [])}
+    derived = [p for p, e in values.items() if p != param and p not in varying and p not in needed
+               and (spec := kernel.param(p)) is not None and spec.is_constexpr and _arithmetic_of(host, e, named)]
+    others = [f"`{p}`" for p in [*varying, *derived] if p != param]
     problem = (f"constexpr `{param}` is fed `{ctx.file.text_of(expr)}`, "
                + ("a counter that changes on every call: one compilation per call" if param in counters else
                   "which varies with the input: one compilation per distinct value"))
@@ -292,8 +297,28 @@ def _names(expr: ast.expr) -> set[str]:
 def _grid_names(host: HostScope, launch: LaunchSite) -> set[str]:
     """The host names the launch grid is computed from, through local assignments (`total = n * c`)."""
     axes = grid_axes(host, launch)
+    return set().union(*(_computed_from(host, axis) for axis in (axes[0] if axes else [])))
+
+
+def _arithmetic_of(host: HostScope, expr: ast.expr | None, names: set[str], depth: int = 0) -> bool:
+    """Whether `expr` is computed from one of the host `names` by arithmetic alone (`+`, `*`, `//`,
+    `triton.cdiv`), through local assignments: a new value for each of theirs, unlike a choice among a few
+    (`2 if n > 1024 else 3`) or a bucket."""
+    if expr is None or depth > 6:
+        return False
+    if isinstance(expr, ast.Name):
+        return expr.id in names or _arithmetic_of(host, host.value_of(expr.id), names, depth + 1)
+    if isinstance(expr, ast.BinOp):
+        return any(_arithmetic_of(host, side, names, depth + 1) for side in (expr.left, expr.right))
+    if isinstance(expr, ast.Call) and (host.model.qualify(expr.func) or "").endswith("cdiv"):
+        return any(_arithmetic_of(host, arg, names, depth + 1) for arg in expr.args)
+    return False
+
+
+def _computed_from(host: HostScope, expr: ast.expr) -> set[str]:
+    """The host names `expr` is computed from, itself and through local assignments (`total = n * c`)."""
     found: set[str] = set()
-    todo = [n for axis in (axes[0] if axes else []) for n in _names(axis)]
+    todo = list(_names(expr))
     while todo and len(found) < 64:
         name = todo.pop()
         if name not in found:
