@@ -297,7 +297,15 @@ def _names(expr: ast.expr) -> set[str]:
 def _grid_names(host: HostScope, launch: LaunchSite) -> set[str]:
     """The host names the launch grid is computed from, through local assignments (`total = n * c`)."""
     axes = grid_axes(host, launch)
-    return set().union(*(_computed_from(host, axis) for axis in (axes[0] if axes else [])))
+    found: set[str] = set()
+    todo = [n for axis in (axes[0] if axes else []) for n in _names(axis)]
+    while todo and len(found) < 64:
+        name = todo.pop()
+        if name not in found:
+            found.add(name)
+            value = host.value_of(name)
+            todo += list(_names(value)) if value is not None else []
+    return found
 
 
 def _arithmetic_of(host: HostScope, expr: ast.expr | None, names: set[str], depth: int = 0) -> bool:
@@ -313,19 +321,6 @@ def _arithmetic_of(host: HostScope, expr: ast.expr | None, names: set[str], dept
     if isinstance(expr, ast.Call) and (host.model.qualify(expr.func) or "").endswith("cdiv"):
         return any(_arithmetic_of(host, arg, names, depth + 1) for arg in expr.args)
     return False
-
-
-def _computed_from(host: HostScope, expr: ast.expr) -> set[str]:
-    """The host names `expr` is computed from, itself and through local assignments (`total = n * c`)."""
-    found: set[str] = set()
-    todo = list(_names(expr))
-    while todo and len(found) < 64:
-        name = todo.pop()
-        if name not in found:
-            found.add(name)
-            value = host.value_of(name)
-            todo += list(_names(value)) if value is not None else []
-    return found
 
 
 def _fixed_build(host: HostScope, value: ast.expr | None, depth: int = 0) -> bool:
