@@ -93,6 +93,12 @@ def test_constexpr_strides_that_grow_with_the_count_are_named(rules):
     assert named != code
     (found,) = [d for d in lint_code(named, rules, select=["TL107"]).diagnostics if d.code == "TL107"]
     assert any(note.startswith("The constexpr strides `stride_b`, `stride_yb` grow") for note in found.notes), found.notes
+    # unpacked from `x.stride()` (R175s)
+    unpacked = code.replace("scan[(batch,)](x, y, seq_len, x.stride(0), x.stride(1),",
+                            "stride_b, stride_s, stride_d = x.stride()\n    scan[(batch,)](x, y, seq_len, stride_b, stride_s,")
+    assert unpacked != code
+    (found,) = [d for d in lint_code(unpacked, rules, select=["TL107"]).diagnostics if d.code == "TL107"]
+    assert any(note.startswith("The constexpr strides `stride_b`, `stride_yb` grow") for note in found.notes), found.notes
 
 
 def test_constexprs_computed_from_the_count_are_named_too(rules):

@@ -160,21 +160,18 @@ def _same_size(provenance: Provenance, size: ast.expr, leaf: Origin) -> bool:
 
 
 def stride_grows_with(provenance: Provenance, expr: ast.expr, leaf: Origin, line: int) -> bool:
-    """Whether `expr` is a stride (`x.stride(0)`) that a dimension after it sets and that dimension is the value
-    `leaf` (the `seq_len` of `b, seq_len, d = x.shape`, or a size of the allocation of `x`): a contiguous
-    tensor's stride is the product of the later sizes, so it takes a new value whenever the value does. A name
-    is followed to its value (`stride_b, stride_l = x.stride(0), x.stride(1)`)."""
-    if isinstance(expr, ast.Name):
-        expr = provenance.host.value_reaching(expr.id, line) or expr
-    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "stride"
-            and len(expr.args) == 1 and isinstance(dim := expr.args[0], ast.Constant) and type(dim.value) is int
-            and dim.value >= 0):
+    """Whether `expr` is a stride (`x.stride(0)`, also through a name: `s_b, s_l, s_d = x.stride()`) that a
+    dimension after it sets and that dimension is the value `leaf` (the `seq_len` of `b, seq_len, d = x.shape`,
+    or a size of the allocation of `x`): a contiguous tensor's stride is the product of the later sizes, so it
+    takes a new value whenever the value does."""
+    stride = provenance.stride_of(expr)
+    if stride is None or stride[1] < 0:
         return False
-    tensor = ast.unparse(expr.func.value)
-    if tensor == leaf.tensor and leaf.kind == "shape" and leaf.index is not None and leaf.index > dim.value:
+    tensor, dim = stride
+    if tensor == leaf.tensor and leaf.kind == "shape" and leaf.index is not None and leaf.index > dim:
         return True
     sizes = allocated_sizes(provenance.host, tensor, line) or []
-    return any(_same_size(provenance, size, leaf) for size in sizes[dim.value + 1:])
+    return any(_same_size(provenance, size, leaf) for size in sizes[dim + 1:])
 
 
 def int_parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> set[str]:
