@@ -46,6 +46,8 @@ WHERE = f"{TL}.where"
 DOT = f"{TL}.dot"
 TRANS = f"{TL}.trans"
 CLAMP = f"{TL}.clamp"
+# Calls whose result is a compile-time property of their operand's shape, not of its lanes (`tl.numel(x)`).
+SHAPE_OF = frozenset({f"{TL}.numel"})
 # Reductions by the neutral element their padded lanes need.
 NEEDS = {**{f"{TL}.{n}": ZERO for n in ("sum",)},
          **{f"{TL}.{n}": NEG_INF for n in ("max", "argmax")},
@@ -1181,8 +1183,9 @@ class PaddedLanes:
         pending: list[ast.AST] = [expr]
         for node in each_once(pending):
             # A load's lanes hold what it reads; the loads that give its address (a gathered row's token id)
-            # feed where it reads, not what its masked-off lanes hold.
-            addresses = {id(n) for sub in walk(node) if isinstance(sub, ast.Call) and self.model.qualify(sub.func) == LOAD
+            # feed where it reads, not what its masked-off lanes hold; nor does a tile `tl.numel` counts.
+            addresses = {id(n) for sub in walk(node) if isinstance(sub, ast.Call)
+                         and self.model.qualify(sub.func) in (LOAD, *SHAPE_OF)
                          for argument in (*sub.args, *sub.keywords) for n in walk(argument)}
             if folded_by is not None:
                 addresses |= {id(n) for sub in walk(node) if isinstance(sub, ast.Call) and sub is not folded_by
@@ -1339,7 +1342,7 @@ class _Evaluation:
             return UNKNOWN_LANES if self._mentions_load(call, depth) else REAL
         if name == TRANS and call.args:
             return self.of(call.args[0], depth + 1)
-        if name in NEEDS or name in (DOT, f"{TL}.reduce", f"{TL}.xor_sum"):
+        if name in NEEDS or name in SHAPE_OF or name in (DOT, f"{TL}.reduce", f"{TL}.xor_sum"):
             return REAL
         if name == LOAD:
             mask = load_argument(call, 1, "mask")
