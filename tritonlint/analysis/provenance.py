@@ -179,6 +179,8 @@ class Provenance:
         # M, K = x.shape -> M: (x, 0, False, False, ("K",))
         self.unpacked: dict[str, tuple[ast.expr, int, bool, bool, tuple[str, ...]]] = {}
         self.unpacked_strides: dict[str, tuple[ast.expr, int]] = {}  # s_b, s_t = x.stride() -> s_t: (x, 1)
+        # rows, cols = _row_shape(x), a helper of the module returning `rows, columns`: rows -> its value there
+        self.returned: dict[str, tuple[Provenance, ast.expr]] = {}
         # names an assert, or an early exit of the function, bounds by a literal or module constant, with the
         # bound (`assert 2 <= m <= 8`, `assert m <= MAX_M`); `asserted`: those bounded by a small one
         self.bounds: dict[str, int] = {}
@@ -214,6 +216,10 @@ class Provenance:
                     for index, element in enumerate(node.targets[0].elts):
                         if isinstance(element, ast.Name):
                             self.unpacked_strides[element.id] = (strided, index)
+                returned = self._helper_return(node.value, len(node.targets[0].elts))
+                for element, value in zip(node.targets[0].elts, returned or ()):
+                    if isinstance(element, ast.Name):
+                        self.returned[element.id] = value
         for name, (source, index, *_) in self.unpacked.items():
             item = self.bounds.get(f"{ast.unparse(source)}.shape[{index}]")
             if item is not None:
@@ -294,6 +300,23 @@ class Provenance:
     @classmethod
     def of(cls, host: HostScope) -> Provenance:
         return host.model.memoized(("provenance", id(host.node)), lambda: cls(host))
+
+    def _helper_return(self, value: ast.expr, count: int) -> list[tuple[Provenance, ast.expr]] | None:
+        """For `a, b = helper(x)`, a call of a plain function of the module whose only return is a tuple of
+        `count` values and whose parameters the call passes by the same names: each value, with the helper's
+        provenance (`rows = x.numel() // columns` of `_row_shape(x)`). Else None."""
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and not value.keywords):
+            return None
+        helper = next((n for n in self.host.model.tree.body if isinstance(n, ast.FunctionDef)
+                       and n.name == value.func.id and not n.decorator_list), None)
+        if helper is None or [a.arg for a in helper.args.args] != [ast.unparse(a) for a in value.args] \
+                or helper.args.vararg or helper.args.kwarg or helper.args.kwonlyargs:
+            return None
+        returns = [n for n in walk(helper) if isinstance(n, ast.Return)]
+        if len(returns) != 1 or not isinstance(returns[0].value, ast.Tuple) or len(returns[0].value.elts) != count:
+            return None
+        scope = Provenance.of(HostScope.of(self.host.model, helper))
+        return [(scope, element) for element in returns[0].value.elts]
 
     @staticmethod
     def _shape_source(value: ast.expr) -> ast.expr | None:
@@ -403,6 +426,10 @@ class Provenance:
         value = self.host.value_of(name)
         if value is not None:
             inner = self.origin(value, depth + 1)
+            return replace(inner, names=(name, *inner.names))
+        if name in self.returned and len(self.host.values.get(name, ())) == 1:
+            helper, returned = self.returned[name]
+            inner = helper.origin(returned, depth + 1)
             return replace(inner, names=(name, *inner.names))
         if name in self.host.model.constants:
             return Origin("constant", name, names=(name,))
