@@ -23,7 +23,7 @@ SAME_SIZE = frozenset({"to", "float", "half", "bfloat16", "contiguous", "clone",
 @dataclass(frozen=True)
 class Origin:
     """Where a host value passed to a launch comes from (a shape, a length, a constant...)."""
-    kind: str  # shape | numel | len | total | literal | constant | bucket | cdiv | product | bounded | param | unknown
+    kind: str  # shape | numel | len | total | content | literal | constant | bucket | cdiv | product | bounded | param | unknown
     text: str  # the source it stands for
     tensor: str | None = None  # shape / numel / len: of which tensor (source text); total: the argument summed over
     index: int | None = None  # shape: the dimension, when a literal (negative from the end)
@@ -497,6 +497,12 @@ class Provenance:
             return Origin("len", text, tensor=ast.unparse(node.args[0]))
         if isinstance(func, ast.Name) and func.id == "int" and len(node.args) == 1:
             return self.origin(node.args[0], depth + 1)
+        if method == "item" and not node.args:
+            return self.origin(func.value, depth + 1)  # type: ignore[attr-defined]
+        if method in _CONTENT_READS and not node.args and not node.keywords and _LENGTHS.search(
+                tensor_name(ast.unparse(func.value))):  # type: ignore[attr-defined]
+            # `seqlens.max().item()`: a value of the batch the call gets, read on the host
+            return Origin("content", text, tensor=ast.unparse(func.value))  # type: ignore[attr-defined]
         if (name in ("triton.next_power_of_2", "triton.language.next_power_of_2")
                 or _NEXT_POWER_OF_TWO.search((name or "").rpartition(".")[2])) and len(node.args) == 1:
             return Origin("bucket", text, parts=(self.origin(node.args[0], depth + 1),))
@@ -509,6 +515,12 @@ class Provenance:
                 return Origin("bounded", text, parts=parts)
             return Origin("product" if func.id == "max" else "bounded", text, parts=parts)
         return Origin("unknown", text)
+
+
+# Reductions of a tensor's values read on the host (`seqlens.max().item()`), and the tensors of lengths whose
+# values they read: the longest or the total length of the batch a call gets.
+_CONTENT_READS = frozenset({"max", "amax", "sum"})
+_LENGTHS = re.compile(r"len|cu_?seq", re.IGNORECASE)
 
 
 # ---- what an origin means ----------------------------------------------------------------------------------
@@ -830,6 +842,8 @@ def varies_with_input(origin: Origin) -> str | None:
         return f"{origin.describe()}" if origin.names and count_like(origin.names[0]) else None
     if origin.kind == "total":
         return f"`{origin.text}`, a running total over the items of `{origin.tensor}`, which the caller passes"
+    if origin.kind == "content":
+        return f"{origin.describe()}, read from the values of `{origin.tensor}` on each call"
     if origin.kind == "cdiv" and (origin.divisor or 0) >= COARSE_BUCKET:
         return None  # a coarse bucket, such as fla's cdiv(T, 2048 * 32): few distinct values
     if origin.kind == "cdiv" and len(origin.parts) == 2 and (varies_with_input(origin.parts[1])
