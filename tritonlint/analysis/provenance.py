@@ -23,7 +23,8 @@ SAME_SIZE = frozenset({"to", "float", "half", "bfloat16", "contiguous", "clone",
 @dataclass(frozen=True)
 class Origin:
     """Where a host value passed to a launch comes from (a shape, a length, a constant...)."""
-    kind: str  # shape | numel | len | total | content | literal | constant | bucket | cdiv | product | bounded | param | unknown
+    # shape | numel | len | total | content | literal | constant | bucket | cdiv | product | bounded | param | unknown
+    kind: str
     text: str  # the source it stands for
     tensor: str | None = None  # shape / numel / len: of which tensor (source text); total: the argument summed over
     index: int | None = None  # shape: the dimension, when a literal (negative from the end)
