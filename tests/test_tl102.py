@@ -361,3 +361,18 @@ def test_a_multiplier_annotated_uint32_wraps_at_2_to_the_32(rules):
     (finding,) = lint_code(KERNEL, rules, select=["TL102"], options=UNBACKED).diagnostics
     assert not any("uint32" in n for n in finding.notes)
     assert "in int32 pointer offsets wraps past 2^31" in finding.message
+
+
+@pytest.mark.parametrize("unpack, says", [
+    ("n_rows, vocab_size = logits.shape", "counts the rows of `logits`, each as wide as the vocabulary `vocab_size`: "
+                                         "one row per token"),
+    ("seq_len, batch, vocab_size = logits.shape", "counts the items of `logits`, each `batch * vocab_size` wide: rows "
+                                                  "of tokens as wide as the vocabulary `vocab_size`"),
+])
+def test_vocabulary_rows_note_says_what_an_item_holds(rules, unpack, says):
+    """`[S, B, V]` logits (Megatron's vocab-parallel cross-entropy, R178s judge): an item of the leading dimension
+    holds B tokens' rows, not one."""
+    first = unpack.split(",")[0]
+    launch = f"\n\ndef run(logits, y):\n    {unpack}\n    copy_rows[({first},)](logits, y, vocab_size, logits.stride(0), BLOCK=128)\n"
+    (finding,) = lint_code(KERNEL + launch, rules, select=["TL102"]).diagnostics
+    assert any(says in note for note in finding.notes), finding.notes

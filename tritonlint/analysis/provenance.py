@@ -761,6 +761,9 @@ def large_count(origin: Origin) -> str | None:
     if origin.kind == "shape" and origin.rows:
         return f"{origin.describe()} is the row count of `{origin.tensor}` flattened to rows"
     if origin.kind == "shape" and origin.index == 0 and origin.siblings and _VOCABULARY.search(origin.siblings[-1]):
+        if len(origin.siblings) > 1:  # `seq_len, batch, vocab = logits.shape`: each item holds several tokens' rows
+            return (f"{origin.describe()} counts the items of `{origin.tensor}`, each `{' * '.join(origin.siblings)}` "
+                    f"wide: rows of tokens as wide as the vocabulary `{origin.siblings[-1]}`")
         return (f"{origin.describe()} counts the rows of `{origin.tensor}`, each as wide as the vocabulary "
                 f"`{origin.siblings[-1]}`: one row per token")
     if origin.kind == "cdiv":
