@@ -637,28 +637,41 @@ class PaddedLanes:
 
     def mask_axes(self, mask: ast.expr | None, depth: int) -> frozenset[int] | None:
         """The axes a mask varies along (a 1-D mask: {0}); None when unknown."""
+        shape = self._mask_shape(mask, depth)
+        return shape[0] if shape is not None else None
+
+    def _mask_shape(self, mask: ast.expr | None, depth: int) -> tuple[frozenset[int], int] | None:
+        """The axes a mask varies along, with its rank: a 1-D term beside a 2-D one broadcasts along the last
+        axis, as numpy's rules align shapes from the right (`(rows[:, None] < M) & (tl.arange(0, N) < n)`:
+        {0, 1})."""
         if mask is None or depth > 8:
             return None
         if isinstance(mask, ast.Compare):
-            parts = [self.mask_axes_of_operand(e) for e in [mask.left, *mask.comparators]]
+            parts = [self._operand_shape(e) for e in [mask.left, *mask.comparators]]
         elif isinstance(mask, ast.BinOp) and isinstance(mask.op, (ast.BitAnd, ast.BitOr)):
-            parts = [self.mask_axes(mask.left, depth + 1), self.mask_axes(mask.right, depth + 1)]
+            parts = [self._mask_shape(mask.left, depth + 1), self._mask_shape(mask.right, depth + 1)]
         elif isinstance(mask, ast.BoolOp):
-            parts = [self.mask_axes(v, depth + 1) for v in mask.values]
+            parts = [self._mask_shape(v, depth + 1) for v in mask.values]
         elif isinstance(mask, ast.Subscript):
             axis = broadcast_axis(mask)
-            inner = self.mask_axes(mask.value, depth + 1)
-            return None if axis is None or inner != frozenset({0}) else frozenset({axis})
+            inner = self._mask_shape(mask.value, depth + 1)
+            return None if axis is None or inner != (frozenset({0}), 1) else (frozenset({axis}), 2)
         elif isinstance(mask, ast.Name):
             definitions = self.flow.reaching(mask)
             if not definitions or any(d.kind != "assign" for d in definitions):
                 return None
-            parts = [self.mask_axes(d.value, depth + 1) for d in definitions]
+            parts = [self._mask_shape(d.value, depth + 1) for d in definitions]
         else:
             return None
-        if any(p is None for p in parts):
+        known = [p for p in parts if p is not None]
+        if len(known) < len(parts):
             return None
-        return frozenset().union(*parts)  # type: ignore[arg-type]
+        rank = max(r for _, r in known)
+        return frozenset().union(*(frozenset({1}) if r == 1 and rank == 2 else axes for axes, r in known)), rank
+
+    def _operand_shape(self, expr: ast.expr) -> tuple[frozenset[int], int] | None:
+        axes = self.mask_axes_of_operand(expr)
+        return (axes, self.indices.of(expr).rank) if axes is not None else None
 
     def mask_axes_of_operand(self, expr: ast.expr) -> frozenset[int] | None:
         index = self.indices.of(expr)
