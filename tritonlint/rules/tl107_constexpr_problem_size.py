@@ -186,7 +186,9 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
                           f"Triton compiles `{launch.callee_text}` once per distinct value of a constexpr: drop "
                           f"`tl.constexpr` from `{param}` (a runtime integer; Triton still specializes on "
                           "divisibility by 16 and on 1)" + ("." if param in counters else
-                                                           ", or bucket it with triton.next_power_of_2.")])
+                                                           "; where the kernel needs a compile-time size, pass "
+                                                           "triton.next_power_of_2 of it as a constexpr of its own "
+                                                           "and keep the exact value for the masks and loop bounds.")])
 
 
 def _twin_launches(ctx: MatchContext, launch: LaunchSite, kernel: JitFunction,
