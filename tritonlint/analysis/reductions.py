@@ -37,8 +37,8 @@ Classes = frozenset[str]
 # A finite constant this far from zero stands for an infinity (-1e30, -1e9, fp16's -1e4 "minus infinity"):
 # no real data reaches it.
 LARGE = 1e4
-# A padded lane that arrives at a reduction this close to 0 (`eps * log(eps)` of a probability clamped to
-# eps = 1e-10) changes a sum by less than float32 rounding of its real terms does: noise, not a wrong result.
+# A padded lane that arrives at a sum this close to 0 (`eps * log(eps)` of a probability clamped to eps = 1e-10:
+# -2.3e-9) changes it by at most that much per lane: noise beside the real terms, not a wrong result.
 NEGLIGIBLE = 1e-6
 
 LOAD = f"{TL}.load"
