@@ -539,9 +539,8 @@ class ModuleModel:
                                            and name is None)
             helper = name is not None and not name.startswith(("triton.", "tl.")) and not isinstance(call.func, ast.Attribute)
             if tile or helper or (name or "").startswith(f"{TL}.extra"):
-                args = [*call.args, *(k.value for k in call.keywords)]
-                if helper:
-                    args = self._tile_arguments(call, name, open_helpers)  # type: ignore[arg-type]
+                args = self._tile_arguments(call, name, open_helpers) if helper and name is not None else \
+                    [*call.args, *(k.value for k in call.keywords)]
                 if name in _BLOCK_SHAPE_AT:
                     position = _BLOCK_SHAPE_AT[name]
                     args = [k.value for k in call.keywords if k.arg == "block_shape"] + call.args[position:position + 1]
@@ -563,10 +562,10 @@ class ModuleModel:
         if helper is None or helper.name in open_helpers or any(isinstance(a, ast.Starred) for a in call.args) \
                 or any(k.arg is None for k in call.keywords):
             return every
-        params = self._params(helper.args)
-        constexprs = {p.name for p in params if p.is_constexpr}
-        used = set(self._tile_sizes(helper, constexprs, open_helpers | {helper.name})[1])
-        bound = [*zip((p.name for p in params), call.args), *((k.arg, k.value) for k in call.keywords)]
+        params = [arg.arg for arg in [*helper.args.posonlyargs, *helper.args.args]]
+        used = self.memoized(("helper-tile-sizes", id(helper), open_helpers), lambda: set(self._tile_sizes(
+            helper, {p.name for p in self._params(helper.args) if p.is_constexpr}, open_helpers | {helper.name})[1]))
+        bound = [*zip(params, call.args), *((k.arg, k.value) for k in call.keywords)]
         return [arg for param, arg in bound if param in used]
 
     def _state_axes(self, node: ast.FunctionDef | ast.AsyncFunctionDef, states: list[str]) -> tuple[int, ...]:

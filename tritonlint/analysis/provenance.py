@@ -308,9 +308,9 @@ class Provenance:
         provenance (`rows = x.numel() // columns` of `_row_shape(x)`). Else None."""
         if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and not value.keywords):
             return None
-        helper = next((n for n in self.host.model.tree.body if isinstance(n, ast.FunctionDef)
-                       and n.name == value.func.id and not n.decorator_list), None)
-        if helper is None or [a.arg for a in helper.args.args] != [ast.unparse(a) for a in value.args] \
+        helper = self.host.function_def(value.func.id)
+        if not isinstance(helper, ast.FunctionDef) or helper.decorator_list \
+                or [a.arg for a in helper.args.args] != [ast.unparse(a) for a in value.args] \
                 or helper.args.vararg or helper.args.kwarg or helper.args.kwonlyargs:
             return None
         returns = [n for n in walk(helper) if isinstance(n, ast.Return)]

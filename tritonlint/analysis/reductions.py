@@ -670,14 +670,11 @@ class PaddedLanes:
         return frozenset().union(*(frozenset({1}) if r == 1 and rank == 2 else axes for axes, r in known)), rank
 
     def _operand_shape(self, expr: ast.expr) -> tuple[frozenset[int], int] | None:
-        axes = self.mask_axes_of_operand(expr)
-        return (axes, self.indices.of(expr).rank) if axes is not None else None
-
-    def mask_axes_of_operand(self, expr: ast.expr) -> frozenset[int] | None:
         index = self.indices.of(expr)
         if index.rank == 0:
-            return frozenset() if index.regular or isinstance(expr, ast.Name) or self._scalar_data(expr) else None
-        return frozenset({0}) if index.rank == 1 else index.axes
+            scalar = index.regular or isinstance(expr, ast.Name) or self._scalar_data(expr)
+            return (frozenset(), 0) if scalar else None
+        return (frozenset({0}) if index.rank == 1 else index.axes), index.rank
 
     def _scalar_data(self, expr: ast.expr) -> bool:
         """`expr` is computed from loads at scalar addresses only (a CSR row's `nnz = tl.load(indptr + row + 1) -

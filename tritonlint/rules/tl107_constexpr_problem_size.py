@@ -144,9 +144,11 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
     level, _, param, expr, why, backing = max(found, key=lambda f: (f[0], f[1]))
     # Constexprs computed on the host from the same value (`n_tiles = cdiv(n_ctx, BLOCK_M)`, `total_len = seq_len
     # + text_len`) vary with it too, though the provenance has no name for their form.
+    # The launch's other constexprs not yet listed as varying, which the notes below may find varying with it.
+    rest = {p: e for p, e in values.items() if p != param and p not in varying
+            and (spec := kernel.param(p)) is not None and spec.is_constexpr}
     named = {*origins[param].names, *([expr.id] if isinstance(expr, ast.Name) else [])}
-    derived = [p for p, e in values.items() if p != param and p not in varying and p not in needed
-               and (spec := kernel.param(p)) is not None and spec.is_constexpr and _arithmetic_of(host, e, named)]
+    derived = [p for p, e in rest.items() if p not in needed and _arithmetic_of(host, e, named)]
     others = [f"`{p}`" for p in [*varying, *derived] if p != param]
     problem = (f"constexpr `{param}` is fed `{ctx.file.text_of(expr)}`, "
                + ("a counter that changes on every call: one compilation per call" if param in counters else
@@ -162,9 +164,8 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
     if others:
         notes.append(f"Also fed a value that varies with the input: {', '.join(others)} (drop `tl.constexpr` from "
                      "those too, or each still compiles once per value).")
-    strides = [p for p, e in values.items() if p != param and p not in varying
-               and (spec := kernel.param(p)) is not None and spec.is_constexpr
-               and any(stride_grows_with(provenance, e, leaf, launch.line) for leaf in _varying_leaves(origins[param]))]
+    strides = [p for p, e in rest.items()
+               if any(stride_grows_with(provenance, e, leaf, launch.line) for leaf in _varying_leaves(origins[param]))]
     if strides:
         notes.append(f"The constexpr stride{'s' if len(strides) > 1 else ''} {', '.join(f'`{p}`' for p in strides)} "
                      f"{'grow' if len(strides) > 1 else 'grows'} with `{param}` (a later dimension of the tensor): "
