@@ -13,8 +13,6 @@ import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-Number = int
-
 
 @dataclass(frozen=True)
 class Binding:

@@ -27,12 +27,6 @@ class BoundLaunch:
     positional: set[str] = field(default_factory=set)  # parameters bound by position
     open: bool = False  # a spread of unknown content: an unbound parameter may be passed all the same
 
-    def passes(self, name: str) -> bool | None:
-        """True when the launch passes `name`, False when it provably does not, None when unknown."""
-        if name in self.values:
-            return True
-        return None if self.open else False
-
 
 def bind_launch(model: ModuleModel, launch: LaunchSite, kernel: JitFunction,
                 facts: dict[str, bool] | None = None) -> BoundLaunch:

@@ -19,7 +19,6 @@ from tritonlint.context import (
 )
 from tritonlint.walk import walk
 
-STATIC_RANGE = f"{TL}.static_range"
 # The fixture pair each kind of loop body is measured by.
 K_LOOP, LOADS_ONLY, REGISTER_ONLY = ("TL001-static-range-k-loop", "TL001-static-range-loads-only",
                                      "TL001-static-range-register-only")

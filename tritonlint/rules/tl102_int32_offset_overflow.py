@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.model import PROGRAM_ID, ModuleModel, program_id_axis

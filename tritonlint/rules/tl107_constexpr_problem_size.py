@@ -6,7 +6,6 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from tritonlint import evidence
 from tritonlint.analysis.host import HostScope, parameter_names
