@@ -510,12 +510,33 @@ class Provenance:
         if name in ("triton.cdiv", "triton.language.cdiv") and len(node.args) == 2:
             parts = tuple(self.origin(a, depth + 1) for a in node.args)
             return Origin("cdiv", text, parts=parts, divisor=_nested_divisor(parts[0], self._constant(node.args[1])))
+        if isinstance(func, ast.Name) and func.id in ("max", "sum") and func.id not in model.local_names \
+                and len(node.args) == 1 and (lengths := self._listed_lengths(node.args[0], depth)) is not None:
+            # `max(lengths.tolist())`: as `lengths.max().item()`, through a host list of the values
+            return Origin("content", text, tensor=lengths)
         if isinstance(func, ast.Name) and func.id in ("min", "max") and func.id not in model.local_names:
             parts = tuple(self.origin(a, depth + 1) for a in node.args)
             if func.id == "min" and any(p.kind in ("literal", "constant") for p in parts):
                 return Origin("bounded", text, parts=parts)
             return Origin("product" if func.id == "max" else "bounded", text, parts=parts)
         return Origin("unknown", text)
+
+    def _listed_lengths(self, node: ast.expr, depth: int) -> str | None:
+        """The tensor of lengths whose values `node` lists on the host: `lengths.cpu().tolist()`, a list
+        comprehension over it, or a local name bound to one of those."""
+        if depth > 8:
+            return None
+        if isinstance(node, ast.Name) and (value := self.host.value_of(node.id)) is not None:
+            return self._listed_lengths(value, depth + 1)
+        if isinstance(node, ast.ListComp) and len(node.generators) == 1:
+            return self._listed_lengths(node.generators[0].iter, depth + 1)
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "tolist"):
+            return None
+        tensor = node.func.value
+        while isinstance(tensor, ast.Call) and isinstance(tensor.func, ast.Attribute) and tensor.func.attr in SAME_SIZE:
+            tensor = tensor.func.value
+        text = ast.unparse(tensor)
+        return text if _LENGTHS.search(tensor_name(text)) else None
 
 
 # Reductions of a tensor's values read on the host (`seqlens.max().item()`), and the tensors of lengths whose
