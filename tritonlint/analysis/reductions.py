@@ -227,6 +227,20 @@ def _power(a: str, exponent: int) -> str:
     return _neg(a) if plain(a) == NEG_INF and exponent % 2 == 0 else a
 
 
+def _unbroadcast(index: ast.expr) -> ast.expr:
+    """`index` with its `[:, None]` (or `[None, :]`) broadcasts taken off, where they all broadcast along one axis
+    and the rest is sums of other values (`start + offs[:, None]`): the 1-D index it broadcasts; else `index`."""
+    if isinstance(index, ast.Subscript) and broadcast_axis(index) is not None:
+        return index.value
+    if not (isinstance(index, ast.BinOp) and isinstance(index.op, (ast.Add, ast.Sub))):
+        return index
+    axes = {broadcast_axis(n) for n in walk(index) if isinstance(n, ast.Subscript)}
+    if len(axes) != 1 or None in axes:
+        return index
+    left, right = _unbroadcast(index.left), _unbroadcast(index.right)
+    return index if left is index.left and right is index.right else ast.BinOp(left=left, op=index.op, right=right)
+
+
 def _method_transpose(call: ast.Call) -> bool:
     """`k.trans()`, `k.trans(1, 0)`, `k.permute(1, 0)`: a 2-D tile's transpose written as a method."""
     if not isinstance(call.func, ast.Attribute) or call.func.attr not in ("trans", "permute") or call.keywords:
@@ -334,7 +348,7 @@ class PaddedLanes:
     def _forward(self, load: ast.Call) -> Flow:
         mask = load_argument(load, 1, "mask")
         result = Flow()
-        pending: list[tuple[ast.AST, PaddedAxes | None]] = [(load, self._load_axes(load))]
+        pending: list[tuple[ast.AST, PaddedAxes | None]] = [(load, self.load_axes(load))]
         seen: set[int] = set()
         while pending:
             node, padded = pending.pop()
@@ -396,9 +410,15 @@ class PaddedLanes:
                 needs = self.reduction_needs(parent)
                 if needs is not None and self.reduced(parent) is child:
                     covered = self._covers(padded, parent)
-                    if all(reach.call is not parent for reach in result.reductions):  # `xc * xc`: both reach it
-                        result.reductions.append(Reach(parent, needs, covered, self.nonnegative(self.reduced(parent)),
-                                                       self._across(load, mask, padded, parent) if covered else None))
+                    earlier = next((i for i, reach in enumerate(result.reductions) if reach.call is parent), None)
+                    # `xc * xc` reaches it twice; `v[:, None] * v[None, :]` along axis 0 through its first factor only
+                    if earlier is None or covered and not result.reductions[earlier].covered:
+                        reach = Reach(parent, needs, covered, self.nonnegative(self.reduced(parent)),
+                                      self._across(load, mask, padded, parent) if covered else None)
+                        if earlier is None:
+                            result.reductions.append(reach)
+                        else:
+                            result.reductions[earlier] = reach
                     passed = None if covered else self._passed_on(padded, parent)
                     if passed is None:
                         return None
@@ -425,6 +445,11 @@ class PaddedLanes:
                     return (definition, padded) if definition is not None else None
                 result.other_ends.append(parent)
                 return None
+            elif isinstance(parent, ast.Subscript) and parent.value is child and padded is not None and padded.rank == 1 \
+                    and padded.axes and (axis := broadcast_axis(parent)) is not None:
+                # `v[:, None]`: the padded lanes of a 1-D value become rows (columns for `v[None, :]`) of a 2-D one
+                child, parent, padded = parent, self.flow.parents.get(id(parent)), PaddedAxes(2, frozenset({axis}))
+                continue
             elif isinstance(parent, ast.Compare) and isinstance(above := self.flow.parents.get(id(parent)), ast.Call) \
                     and self.model.qualify(above.func) == WHERE and above.args[:1] == [parent]:
                 child, parent = parent, above  # `tl.where(x > eps, x, eps)`: the condition only picks that value
@@ -492,7 +517,7 @@ class PaddedLanes:
             return None
         name = self.model.qualify(expr.func)
         if name == LOAD:
-            axes = self._load_axes(expr)
+            axes = self.load_axes(expr)
             return axes.rank if axes is not None and axes.rank else None
         if name in (f"{TL}.zeros", f"{TL}.full") and expr.args and isinstance(expr.args[0], (ast.Tuple, ast.List)):
             return len(expr.args[0].elts)
@@ -525,7 +550,7 @@ class PaddedLanes:
                 reduction: ast.Call) -> frozenset[str] | None:
         """Reach.across: the conjuncts of the load's own mask along the axis the reduction folds, where it reduces
         one axis of the load's own tile."""
-        if mask is None or padded is None or padded.rank < 2 or padded != self._load_axes(load):
+        if mask is None or padded is None or padded.rank < 2 or padded != self.load_axes(load):
             return None
         index = self.reduced_axis(reduction, padded.rank)
         if index is None or index == -1:
@@ -553,7 +578,7 @@ class PaddedLanes:
         conjuncts = self._conjuncts(theirs)
         return bool(conjuncts) and not conjuncts & reach.across and conjuncts <= self._conjuncts(ours)
 
-    def _load_axes(self, load: ast.Call) -> PaddedAxes | None:
+    def load_axes(self, load: ast.Call) -> PaddedAxes | None:
         """The load's rank (its pointer's; where that is not an index the analysis reads, a gather through
         loaded offsets, the rank of a mask made of `[:, None]` broadcasts) and the axes its mask varies along."""
         pointer, mask = load_pointer(load), load_argument(load, 1, "mask")
@@ -605,7 +630,7 @@ class PaddedLanes:
     def _conjuncts_by_axis(self, load: ast.Call, reduction: ast.Call) -> tuple[list[ast.expr], list[ast.expr]] | None:
         """The conjuncts of the load's mask that vary along the axis a reduction of its own tile folds, and the
         others; None where the axis or a conjunct's axes are not known."""
-        mask, padded = load_argument(load, 1, "mask"), self._load_axes(load)
+        mask, padded = load_argument(load, 1, "mask"), self.load_axes(load)
         axis = self.reduced_axis(reduction, padded.rank) if padded is not None else None
         if mask is None or axis is None:
             return None
@@ -621,7 +646,7 @@ class PaddedLanes:
     def kept_mask(self, load: ast.Call, folded: ast.Call) -> str | None:
         """The load's mask along the axes a reduction of its 2-D tile keeps, as the 1-D mask of its result
         (`tok_in_range` of `tok_in_range[:, None]` for a sum over axis 1); None where it cannot be told."""
-        padded = self._load_axes(load)
+        padded = self.load_axes(load)
         split = self._conjuncts_by_axis(load, folded) if padded is not None and padded.rank == 2 else None
         if split is None or self.reduced_axis(folded, 2) == -1:
             return None
@@ -891,10 +916,11 @@ class PaddedLanes:
             return [c for v in mask.values for c in self._conjunct_nodes(v, depth + 1, as_text)]
         if as_text and isinstance(mask, ast.Subscript) and broadcast_axis(mask) is not None:
             return self._conjunct_nodes(mask.value, depth + 1, as_text)
-        if as_text and isinstance(mask, ast.Compare) and len(mask.ops) == 1 and isinstance(mask.left, ast.Subscript) \
-                and broadcast_axis(mask.left) is not None:
-            # `offs_k[:, None] < K` is `(offs_k < K)[:, None]`: the same lanes as `offs_k < K`, broadcast
-            return self._conjunct_nodes(ast.Compare(left=mask.left.value, ops=mask.ops, comparators=mask.comparators),
+        if as_text and isinstance(mask, ast.Compare) and len(mask.ops) == 1 \
+                and (index := _unbroadcast(mask.left)) is not mask.left:
+            # `offs_k[:, None] < K` is `(offs_k < K)[:, None]`, `(start + offs[:, None]) < n` is `(start + offs <
+            # n)[:, None]`: the same lanes as the 1-D mask, broadcast
+            return self._conjunct_nodes(ast.Compare(left=index, ops=mask.ops, comparators=mask.comparators),
                                         depth + 1, as_text)
         if as_text and isinstance(mask, ast.Compare) and len(mask.ops) == 1 and isinstance(mask.left, ast.Name):
             # `cols_a < N` and `cols_b < N` with both names bound to `start + tl.arange(0, B)`: the same lanes
@@ -1348,11 +1374,20 @@ class _Evaluation:
             if call.func.attr in IDENTITY_METHODS or _method_transpose(call):
                 return self.of(call.func.value, depth + 1)  # `x.to(...)`; `k.trans(1, 0)`: the same lanes
             if call.func.attr in METHOD_NEEDS:
-                return REAL  # a reduction: its result is checked where it is made, not lane by lane
+                return self._zero_rows(call, depth)  # a reduction: its result is checked where it is made
             return UNKNOWN_LANES if self._mentions_load(call, depth) else REAL
         if name == TRANS and call.args:
             return self.of(call.args[0], depth + 1)
-        if name in NEEDS or name in SHAPE_OF or name in (DOT, f"{TL}.reduce", f"{TL}.xor_sum"):
+        if name == DOT:
+            # Rows (columns) of an operand that another load pads with 0 on the same lanes, `do` in `tl.dot(do,
+            # tl.trans(v))`: those rows of the product are 0 too (flash attention's backward, `dp - Di`)
+            operands = (load_argument(call, 0, "input"), load_argument(call, 1, "other"))
+            zero = any(operand is not None and (lanes := self.of(operand, depth + 1)).classes == {ZERO}
+                       and not lanes.tainted for operand in operands)
+            return Lanes(frozenset({ZERO})) if zero else REAL
+        if name in NEEDS:
+            return self._zero_rows(call, depth)
+        if name in SHAPE_OF or name in (f"{TL}.reduce", f"{TL}.xor_sum"):
             return REAL
         if name == LOAD:
             mask = load_argument(call, 1, "mask")
@@ -1550,6 +1585,24 @@ class _Evaluation:
         if name in EXP and len(known) == 1 and known[0] < 700:
             return 2.0 ** known[0] if name.endswith("exp2") else math.exp(known[0])
         return None
+
+    def _zero_rows(self, reduction: ast.Call, depth: int) -> Lanes:
+        """A sum along the other axis of a tile whose padded rows other loads pad with 0 (`Di = tl.sum(do * o,
+        1)` with `do` and `o` 0 on the rows past the sequence): those rows sum to 0. Any other reduction: real
+        data as far as the load under study goes (its own reductions are checked where they are made)."""
+        reduced = self.analysis.reduced(reduction)
+        if self.analysis.reduction_needs(reduction) != ZERO or reduced is None:
+            return REAL
+        lanes = self.of(reduced, depth + 1)
+        feeding = self.analysis.loads_feeding(reduced)
+        if lanes.classes != {ZERO} or lanes.tainted or not feeding:
+            return REAL
+        padded = [self.analysis.load_axes(load) for load in self.analysis.calls_among(feeding)
+                  if self.analysis.shares_lanes(load_argument(load, 1, "mask"), self.mask)]
+        axes = {axis for found in padded if found is not None and found.rank == 2 for axis in found.axes}
+        index = self.analysis.reduced_axis(reduction, 2)
+        keeps = padded and None not in padded and all(found.rank == 2 for found in padded if found is not None)
+        return Lanes(frozenset({ZERO})) if keeps and index in (0, 1) and index not in axes else REAL
 
     def _passed(self, reduction: ast.Call, depth: int) -> Lanes:
         """A reduction along an axis the padding does not vary on: a padded lane of the result reduces padded
