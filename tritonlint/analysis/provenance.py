@@ -498,7 +498,7 @@ class Provenance:
             return Origin("len", text, tensor=ast.unparse(node.args[0]))
         if isinstance(func, ast.Name) and func.id == "int" and len(node.args) == 1:
             return self.origin(node.args[0], depth + 1)
-        if method == "item" and not node.args:
+        if method in ("item", "cpu", "detach") and not node.args:
             return self.origin(func.value, depth + 1)  # type: ignore[attr-defined]
         if method in _CONTENT_READS and not node.args and not node.keywords and _LENGTHS.search(
                 tensor_name(ast.unparse(func.value))):  # type: ignore[attr-defined]
@@ -539,10 +539,11 @@ class Provenance:
         return text if _LENGTHS.search(tensor_name(text)) else None
 
 
-# Reductions of a tensor's values read on the host (`seqlens.max().item()`), and the tensors of lengths whose
-# values they read: the longest or the total length of the batch a call gets.
+# Reductions of a tensor's values read on the host (`seqlens.max().item()`), and the tensors of lengths or
+# counts whose values they read (`int(counts.max().cpu())`, a graph's most edges per node): the longest or the
+# total length of the batch a call gets.
 _CONTENT_READS = frozenset({"max", "amax", "sum"})
-_LENGTHS = re.compile(r"len|cu_?seq", re.IGNORECASE)
+_LENGTHS = re.compile(r"len|cu_?seq|counts", re.IGNORECASE)
 
 
 # ---- what an origin means ----------------------------------------------------------------------------------
@@ -745,16 +746,18 @@ def batch_of_small_items(origin: Origin) -> bool:
 # spherical-harmonic degree fixed per model).
 _SEQUENCE_NAMES = re.compile(r"^(max_?)?(q|kv|k|key|query|src|tgt|context|prompt)_?len(gth)?$", re.IGNORECASE)
 SEQUENCE_LETTERS = frozenset("TLStls")
+# Megatron's query and key sequence lengths (`sq, b, np, hn = q.shape`; `b, sq, d`), also only as a middle dimension.
+_SEQUENCE_ABBREVIATIONS = frozenset({"sq", "sk"})
 
 
 def sequence_length(origin: Origin) -> bool:
     """A shape named as a sequence length: `q_len = q.shape[0]`, or a middle dimension of a shape unpacking
-    named `T`, `L` or `S` (`B, T, C = x.shape`; not `L = basis.shape[2]`, a subscript of any tensor)."""
+    named `T`, `L`, `S`, `sq` or `sk` (`B, T, C = x.shape`; not `L = basis.shape[2]`, a subscript of any tensor)."""
     if origin.kind != "shape" or not origin.names:
         return False
     if any(_SEQUENCE_NAMES.search(name) for name in origin.names):
         return True
-    return origin.names[-1] in SEQUENCE_LETTERS and origin.middle
+    return (origin.names[-1] in SEQUENCE_LETTERS or origin.names[-1].lower() in _SEQUENCE_ABBREVIATIONS) and origin.middle
 
 
 def sequence_count(origin: Origin) -> bool:
