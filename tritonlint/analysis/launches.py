@@ -9,6 +9,8 @@ spread of unknown content may pass any parameter that is not bound, so nothing i
 from __future__ import annotations
 
 import ast
+import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tritonlint.analysis.flow import flow_of
@@ -223,19 +225,36 @@ def choice_candidates(model: ModuleModel, expr: ast.expr | None, depth: int = 3,
     return [name for arm in arms for name in arm or ()] or None
 
 
-def same_at_every_launch(model: ModuleModel, kernel: JitFunction, first: str, second: str) -> bool:
-    """Every launch of `kernel` in its module passes one host value for the parameters `first` and `second`
-    (`BLOCK_SIZE = dim` then `k[grid](x, dim, BLOCK_SIZE)`), read through single local assignments; there is
-    at least one such launch."""
+def same_at_every_launch(model: ModuleModel, kernel: JitFunction, first: str, second: ast.expr) -> bool:
+    """Every launch of `kernel` in its module passes one host value for the parameter `first` and for
+    `second`, a parameter or an expression of parameters (`BLOCK_SIZE = dim` then `k[grid](x, dim, BLOCK_SIZE)`;
+    `BLOCK = N * H * W` for `N * H * W`), read through single local assignments; there is at least one such
+    launch."""
+    names = {node.id for node in walk(second) if isinstance(node, ast.Name)}
     launches = _launches_of(model, kernel)
     for launch in launches:
         values = bind_launch(model, launch, kernel).values
-        if first not in values or second not in values:
+        if first not in values or not names <= values.keys():
             return False
         scope = HostScope.of(model, launch.scope)
-        if ast.unparse(_root(scope, values[first])) != ast.unparse(_root(scope, values[second])):
+        passed = ast.unparse(_root(scope, values[first]))
+        if passed not in (ast.unparse(_passed(second, values, lambda e: e)),
+                          ast.unparse(_passed(second, values, lambda e: _root(scope, e)))):
             return False
     return bool(launches)
+
+
+def _passed(expr: ast.expr, values: dict[str, ast.expr], read: Callable[[ast.expr], ast.expr]) -> ast.expr:
+    """`expr`, an expression of a kernel's parameters, with each parameter replaced by what a launch passes
+    for it (read through `read`)."""
+    if isinstance(expr, ast.Name):
+        return read(values[expr.id])
+
+    class _Replace(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.expr:
+            return read(values[node.id])
+
+    return _Replace().visit(copy.deepcopy(expr))  # type: ignore[no-any-return]
 
 
 def passed_at_every_launch(model: ModuleModel, kernel: JitFunction, name: str) -> ast.expr | None:

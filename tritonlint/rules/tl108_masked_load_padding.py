@@ -212,7 +212,15 @@ class _Launches:
         return all(any(p.name == name for p in self.kernel.params) for name in names)
 
     def same_value(self, end: str, bound: str) -> bool:
-        return self._params(end, bound) and same_at_every_launch(self.model, self.kernel, end, bound)
+        """Every launch passes one value for `end` and for `bound`, a parameter or a product or sum of them
+        (`offs < N * H * W` with `BLOCK = N * H * W`)."""
+        try:
+            expression = ast.parse(bound, mode="eval").body
+        except SyntaxError:
+            return False
+        names = [node.id for node in walk(expression) if isinstance(node, ast.Name)]
+        return bool(names) and all(isinstance(node, (ast.Name, ast.BinOp, ast.Load, ast.operator)) for node in walk(expression)) \
+            and self._params(end, *names) and same_at_every_launch(self.model, self.kernel, end, expression)
 
     def whole_blocks(self, block: str, count: str) -> bool:
         return (block, count) == self.whole or self._params(block, count) and (
