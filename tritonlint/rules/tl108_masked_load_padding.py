@@ -306,15 +306,19 @@ def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.
     # `tl.where` there, not a fill. Computed from these loads alone, the first of which reports it.
     # So is a fill neutral for a reduction along an unmasked axis (a dot product `sum(k * q, axis=1)` over a
     # padded token's features) that leaves the lanes, as its result, other than what a later one needs.
+    # A `tl.dot` the lanes pass through (keys' columns of `q @ k.T`) is such a fold too where math after it spoils
+    # them (`exp2(s * c - c)` of a 0 column): its other operand's loads are not at fault.
     folds = [r for r in reached.reductions if (not r.covered or id(r.call) in reached.passed) and r.needs == fill]
+    through = next((r for r in folds if id(r.call) in reached.passed), None)
     remask = [(r, partners) for r in wrong if (r.needs == fill or folds)
-              and (partners := _partners_feeding(analysis, call, r, node, folds[0] if r.needs != fill else None)) is not None] \
+              and (partners := _partners_feeding(analysis, call, r, node, folds[0] if r.needs != fill else through)) is not None
+              and (r.needs != fill or through is None or _only_through(analysis, call, r, through, partners[0]))] \
         if found is None and fill != UNDEF else []
     if remask:
         reach, partners = remask[0]
         also = [f"Also reached, needing {NEUTRAL_WORDS[_wanted(r)]}: {_describe(ctx, r)}." for r in wrong if r is not reach]
         return _remask_verdict(ctx, analysis, call, other, reach, partners,  # type: ignore[arg-type]
-                               folds[0] if reach.needs != fill else None, also)
+                               folds[0] if reach.needs != fill else None, also, through if reach.needs == fill else None)
     # An infinite fill right at every other reduction (a softmax's max and exp-sum) that reaches a plain sum as
     # that infinity (label smoothing's `tl.sum(logits)`): the sum is infinite whatever the data; that sum's
     # operand needs a `tl.where`, since no fill is right at both.
@@ -421,6 +425,15 @@ def _partners_feeding(analysis: PaddedLanes, call: ast.Call, reach: Reach, funct
     return partners, per_row
 
 
+def _only_through(analysis: PaddedLanes, call: ast.Call, reach: Reach, through: Reach, partners: list[ast.Call]) -> bool:
+    """What `reach` reduces is computed from the `tl.dot` the lanes pass `through` and constants or parameters
+    only (`exp2(s * c - c)`): its loads are this one, those padded alike and the dot's other operand's. Another
+    load (a recurrent state read before the loop) may hold 0 on those lanes too: the lanes are not known to change."""
+    feeding = analysis.loads_feeding(analysis.reduced(reach.call) or call, folded_by=reach.call)
+    allowed = {id(call)} | {id(p) for p in partners} | _other_operand_loads(analysis, call, through)
+    return feeding is not None and feeding <= allowed
+
+
 def _other_operand_loads(analysis: PaddedLanes, call: ast.Call, fold: Reach | None, ours: bool = True) -> set[int]:
     """Where `fold` is a `tl.dot` one operand of which reads this load: the loads only its other operand reads
     (`ours=False`: those only its second operand reads, this load among them where it feeds that one)."""
@@ -437,12 +450,16 @@ def _other_operand_loads(analysis: PaddedLanes, call: ast.Call, fold: Reach | No
 
 
 def _remask_verdict(ctx: MatchContext, analysis: PaddedLanes, call: ast.Call, other: ast.expr, reach: Reach,
-                    feeding: tuple[list[ast.Call], list[ast.Call]], fold: Reach | None, also: list[str]) -> Verdict:
+                    feeding: tuple[list[ast.Call], list[ast.Call]], fold: Reach | None, also: list[str],
+                    through: Reach | None = None) -> Verdict:
     """The fill is the neutral element of `reach`, but elementwise math between the load and it (a centring
-    `x - mean`) turns the masked-off lanes into something else; or (`fold`) it is the neutral element of a
-    reduction along an unmasked axis on the way, whose result on those lanes `reach` needs otherwise: a
-    `tl.where` under the mask is needed."""
-    mask = ast.unparse(load_argument(call, 1, "mask"))  # type: ignore[arg-type]
+    `x - mean`, after a `tl.dot` the lanes pass `through`) turns the masked-off lanes into something else; or
+    (`fold`) it is the neutral element of a reduction along an unmasked axis on the way, whose result on those
+    lanes `reach` needs otherwise: a `tl.where` under the mask is needed."""
+    kept = analysis.kept_mask(call, through.call) if through is not None else None
+    mask = kept or ast.unparse(load_argument(call, 1, "mask"))  # type: ignore[arg-type]
+    remasked = f"`tl.where({mask}, value, {NEUTRAL_TEXT[reach.needs]})`" if through is None or kept else \
+        f"`tl.where(mask, value, {NEUTRAL_TEXT[reach.needs]})` with the load's mask along the product's axes"
     neutral = NEUTRAL_TEXT[reach.needs]
     if fold is not None:
         kept = analysis.kept_mask(call, fold.call)
@@ -472,7 +489,7 @@ def _remask_verdict(ctx: MatchContext, analysis: PaddedLanes, call: ast.Call, ot
                           f"before {_describe(ctx, reach)}", "which needs them re-masked with `tl.where`",
                           [f"The fill is the neutral element of {_describe(ctx, reach)}, but the math between the load and "
                            f"line {reach.call.lineno} leaves the lanes other than {NEUTRAL_WORDS[reach.needs]} there. "
-                           f"Wrap {_wrapped(analysis, reach)} in `tl.where({mask}, value, {neutral})`: "
+                           f"Wrap {_wrapped(analysis, reach)} in {remasked}: "
                            "neither 0 nor an infinite `other` fixes it, so nothing is applied.", *also, *rows, *alike])
 
 
