@@ -746,13 +746,14 @@ def batch_of_small_items(origin: Origin) -> bool:
 # spherical-harmonic degree fixed per model).
 _SEQUENCE_NAMES = re.compile(r"^(max_?)?(q|kv|k|key|query|src|tgt|context|prompt)_?len(gth)?$", re.IGNORECASE)
 SEQUENCE_LETTERS = frozenset("TLStls")
-# Megatron's query and key sequence lengths (`sq, b, np, hn = q.shape`; `b, sq, d`), also only as a middle dimension.
-_SEQUENCE_ABBREVIATIONS = frozenset({"sq", "sk"})
+# Megatron's query and key sequence lengths (`sq, b, np, hn = q.shape`; `b, sq, d`) and a bare `seq` (`batch, seq,
+# d_model = x.shape`), also only as a middle dimension.
+_SEQUENCE_ABBREVIATIONS = frozenset({"sq", "sk", "seq"})
 
 
 def sequence_length(origin: Origin) -> bool:
     """A shape named as a sequence length: `q_len = q.shape[0]`, or a middle dimension of a shape unpacking
-    named `T`, `L`, `S`, `sq` or `sk` (`B, T, C = x.shape`; not `L = basis.shape[2]`, a subscript of any tensor)."""
+    named `T`, `L`, `S`, `sq`, `sk` or `seq` (`B, T, C = x.shape`; not `L = basis.shape[2]`, a subscript of any tensor)."""
     if origin.kind != "shape" or not origin.names:
         return False
     if any(_SEQUENCE_NAMES.search(name) for name in origin.names):
