@@ -800,7 +800,7 @@ class PaddedLanes:
         index = self._single_value(conjunct.left)
         if isinstance(index, ast.Subscript) and broadcast_axis(index) is not None:
             index = self._single_value(index.value)
-        end, bound = self._arange_end(index), ast.unparse(conjunct.comparators[0])
+        end, bound = self._arange_end(index) or self._stepped_lanes(index), ast.unparse(conjunct.comparators[0])
         if end == bound or self._block_of_whole_blocks(index, bound):
             return True
         axis = self._program_axis(index)  # `pid_b < b` with the grid's axis launched as b
@@ -882,6 +882,25 @@ class PaddedLanes:
                         and self.model.qualify(iterator.func) is None):
             return None
         return iterator.args
+
+    def _stepped_lanes(self, index: ast.expr) -> str | None:
+        """E where `index` is a name bound to `tl.arange(0, E)` (through `tl.max_contiguous` / `tl.multiple_of`)
+        and otherwise only stepped by `index += E` (a loop over the row's blocks): every value is a block of E
+        lanes at a multiple of E."""
+        if not isinstance(index, ast.Name):
+            return None
+        definitions = in_source_order(self.flow.reaching(index))
+        starts = [d for d in definitions if d.kind == "assign"]
+        if len(starts) != 1 or starts[0].value is None:
+            return None
+        value = starts[0].value
+        while isinstance(value, ast.Call) and self.model.qualify(value.func) in IDENTITY and value.args:
+            value = value.args[0]
+        end = self._arange_end(value)
+        steps = [d for d in definitions if d is not starts[0]]
+        return end if end is not None and all(
+            d.kind == "augassign" and isinstance(d.stmt, ast.AugAssign) and isinstance(d.stmt.op, ast.Add)
+            and ast.unparse(d.stmt.value) == end for d in steps) else None
 
     def _arange_end(self, expr: ast.expr) -> str | None:
         """The text of `end` in `tl.arange(0, end)`, else None."""
