@@ -52,6 +52,8 @@ SHAPE_OF = frozenset({f"{TL}.numel"})
 NEEDS = {**{f"{TL}.{n}": ZERO for n in ("sum",)},
          **{f"{TL}.{n}": NEG_INF for n in ("max", "argmax")},
          **{f"{TL}.{n}": POS_INF for n in ("min", "argmin")}}
+SOFTMAX = f"{TL}.softmax"  # a max and an exp-sum along `dim` (0 when not given): its padded lanes need -inf
+NEEDS[SOFTMAX] = NEG_INF
 METHOD_NEEDS = {"sum": ZERO, "max": NEG_INF, "argmax": NEG_INF, "min": POS_INF, "argmin": POS_INF}
 IDENTITY = frozenset(f"{TL}.{n}" for n in ("multiple_of", "max_contiguous", "cast"))
 _KEEP_SIGN = frozenset(f"{TL}.{n}" for n in ("sum", "max", "min", "cumsum"))  # reductions of non-negative values
@@ -419,7 +421,8 @@ class PaddedLanes:
                             result.reductions.append(reach)
                         else:
                             result.reductions[earlier] = reach
-                    passed = None if covered else self._passed_on(padded, parent)
+                    # a softmax keeps its shape: along another axis its lanes are not followed
+                    passed = None if covered or self.model.qualify(parent.func) == SOFTMAX else self._passed_on(padded, parent)
                     if passed is None:
                         return None
                     result.passed.add(id(parent))
@@ -535,6 +538,8 @@ class PaddedLanes:
         return None
 
     def _axis(self, call: ast.Call) -> ast.expr | None:
+        if self.model.qualify(call.func) == SOFTMAX:
+            return load_argument(call, 1, "dim") or ast.Constant(0)
         method = self.model.qualify(call.func) is None and isinstance(call.func, ast.Attribute)
         return load_argument(call, 0 if method else 1, "axis")
 
