@@ -49,11 +49,11 @@ CLAMP = f"{TL}.clamp"
 # Calls whose result is a compile-time property of their operand's shape, not of its lanes (`tl.numel(x)`).
 SHAPE_OF = frozenset({f"{TL}.numel"})
 # Reductions by the neutral element their padded lanes need.
+SOFTMAX = f"{TL}.softmax"  # a max and an exp-sum along `dim` (0 when not given): its padded lanes need -inf
 NEEDS = {**{f"{TL}.{n}": ZERO for n in ("sum",)},
          **{f"{TL}.{n}": NEG_INF for n in ("max", "argmax")},
-         **{f"{TL}.{n}": POS_INF for n in ("min", "argmin")}}
-SOFTMAX = f"{TL}.softmax"  # a max and an exp-sum along `dim` (0 when not given): its padded lanes need -inf
-NEEDS[SOFTMAX] = NEG_INF
+         **{f"{TL}.{n}": POS_INF for n in ("min", "argmin")},
+         SOFTMAX: NEG_INF}
 METHOD_NEEDS = {"sum": ZERO, "max": NEG_INF, "argmax": NEG_INF, "min": POS_INF, "argmin": POS_INF}
 IDENTITY = frozenset(f"{TL}.{n}" for n in ("multiple_of", "max_contiguous", "cast"))
 _KEEP_SIGN = frozenset(f"{TL}.{n}" for n in ("sum", "max", "min", "cumsum"))  # reductions of non-negative values
@@ -1623,10 +1623,12 @@ class _Evaluation:
             return REAL
         padded = [self.analysis.load_axes(load) for load in self.analysis.calls_among(feeding)
                   if self.analysis.shares_lanes(load_argument(load, 1, "mask"), self.mask)]
-        axes = {axis for found in padded if found is not None and found.rank == 2 for axis in found.axes}
+        tiles = [found for found in padded if found is not None and found.rank == 2]
+        if not tiles or len(tiles) != len(padded):
+            return REAL  # the rows' loads are not all 2-D tiles whose padded axes are known
         index = self.analysis.reduced_axis(reduction, 2)
-        keeps = padded and None not in padded and all(found.rank == 2 for found in padded if found is not None)
-        return Lanes(frozenset({ZERO})) if keeps and index in (0, 1) and index not in axes else REAL
+        along = any(index in found.axes for found in tiles)
+        return Lanes(frozenset({ZERO})) if index in (0, 1) and not along else REAL
 
     def _passed(self, reduction: ast.Call, depth: int) -> Lanes:
         """A reduction along an axis the padding does not vary on: a padded lane of the result reduces padded

@@ -218,9 +218,11 @@ class _Launches:
             expression = ast.parse(bound, mode="eval").body
         except SyntaxError:
             return False
-        names = [node.id for node in walk(expression) if isinstance(node, ast.Name)]
-        return bool(names) and all(isinstance(node, (ast.Name, ast.BinOp, ast.Load, ast.operator)) for node in walk(expression)) \
-            and self._params(end, *names) and same_at_every_launch(self.model, self.kernel, end, expression)
+        nodes = walk(expression)
+        names = [node.id for node in nodes if isinstance(node, ast.Name)]
+        arithmetic = all(isinstance(node, (ast.Name, ast.BinOp, ast.Load, ast.operator)) for node in nodes)
+        return bool(names) and arithmetic and self._params(end, *names) \
+            and same_at_every_launch(self.model, self.kernel, end, expression)
 
     def whole_blocks(self, block: str, count: str) -> bool:
         return (block, count) == self.whole or self._params(block, count) and (
@@ -456,11 +458,11 @@ def _remask_verdict(ctx: MatchContext, analysis: PaddedLanes, call: ast.Call, ot
     `x - mean`, after a `tl.dot` the lanes pass `through`) turns the masked-off lanes into something else; or
     (`fold`) it is the neutral element of a reduction along an unmasked axis on the way, whose result on those
     lanes `reach` needs otherwise: a `tl.where` under the mask is needed."""
+    neutral = NEUTRAL_TEXT[reach.needs]
     kept = analysis.kept_mask(call, through.call) if through is not None else None
     mask = kept or ast.unparse(load_argument(call, 1, "mask"))  # type: ignore[arg-type]
-    remasked = f"`tl.where({mask}, value, {NEUTRAL_TEXT[reach.needs]})`" if through is None or kept else \
-        f"`tl.where(mask, value, {NEUTRAL_TEXT[reach.needs]})` with the load's mask along the product's axes"
-    neutral = NEUTRAL_TEXT[reach.needs]
+    remasked = f"`tl.where({mask}, value, {neutral})`" if through is None or kept else \
+        f"`tl.where(mask, value, {neutral})` with the load's mask along the product's axes"
     if fold is not None:
         kept = analysis.kept_mask(call, fold.call)
         where = f"`tl.where({kept}, value, {neutral})`" if kept else \
