@@ -360,6 +360,29 @@ def test_same_value_at_every_launch_follows_local_names():
     assert not same_at_every_launch(model, kernel, "dim", "BLOCK")  # no launch in view
 
 
+def test_same_value_at_every_launch_reads_a_product_of_parameters():
+    from tritonlint.analysis.launches import same_at_every_launch
+
+    source = textwrap.dedent("""
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def k(x_ptr, N: tl.constexpr, H: tl.constexpr, BLOCK: tl.constexpr):
+            pass
+
+        def run(x):
+            N, H = x.shape
+            BLOCK = N * H
+            k[(1,)](x, N, H, BLOCK=BLOCK)
+        """)
+    model = _model(source, "a")
+    (kernel,) = [f for f in model.functions if f.name == "k"]
+    assert same_at_every_launch(model, kernel, "BLOCK", "N * H")
+    assert not same_at_every_launch(model, kernel, "BLOCK", "N + H")
+    assert not same_at_every_launch(model, kernel, "BLOCK", "N * W")  # W is no parameter
+
+
 def test_whole_blocks_at_every_launch_needs_a_factor_the_block_divides():
     source = textwrap.dedent("""
         import triton

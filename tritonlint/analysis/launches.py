@@ -225,12 +225,16 @@ def choice_candidates(model: ModuleModel, expr: ast.expr | None, depth: int = 3,
     return [name for arm in arms for name in arm or ()] or None
 
 
-def same_at_every_launch(model: ModuleModel, kernel: JitFunction, first: str, second: ast.expr) -> bool:
+def same_at_every_launch(model: ModuleModel, kernel: JitFunction, first: str, second: str) -> bool:
     """Every launch of `kernel` in its module passes one host value for the parameter `first` and for
-    `second`, a parameter or an expression of parameters (`BLOCK_SIZE = dim` then `k[grid](x, dim, BLOCK_SIZE)`;
-    `BLOCK = N * H * W` for `N * H * W`), read through single local assignments; there is at least one such
-    launch."""
-    names = {node.id for node in walk(second) if isinstance(node, ast.Name)}
+    `second`, the text of a parameter or of an expression of parameters (`BLOCK_SIZE = dim` then
+    `k[grid](x, dim, BLOCK_SIZE)`; `BLOCK = N * H * W` for `N * H * W`), read through single local assignments;
+    there is at least one such launch."""
+    try:
+        expression = ast.parse(second, mode="eval").body
+    except SyntaxError:
+        return False
+    names = {node.id for node in walk(expression) if isinstance(node, ast.Name)}
     launches = _launches_of(model, kernel)
     for launch in launches:
         values = bind_launch(model, launch, kernel).values
@@ -238,8 +242,8 @@ def same_at_every_launch(model: ModuleModel, kernel: JitFunction, first: str, se
             return False
         scope = HostScope.of(model, launch.scope)
         passed = ast.unparse(_root(scope, values[first]))
-        if passed not in (ast.unparse(_passed(second, values, lambda e: e)),
-                          ast.unparse(_passed(second, values, lambda e: _root(scope, e)))):
+        if passed not in (ast.unparse(_passed(expression, values, lambda e: e)),
+                          ast.unparse(_passed(expression, values, lambda e: _root(scope, e)))):
             return False
     return bool(launches)
 

@@ -215,14 +215,13 @@ class _Launches:
         """Every launch passes one value for `end` and for `bound`, a parameter or a product or sum of them
         (`offs < N * H * W` with `BLOCK = N * H * W`)."""
         try:
-            expression = ast.parse(bound, mode="eval").body
+            nodes = walk(ast.parse(bound, mode="eval").body)
         except SyntaxError:
             return False
-        nodes = walk(expression)
         names = [node.id for node in nodes if isinstance(node, ast.Name)]
         arithmetic = all(isinstance(node, (ast.Name, ast.BinOp, ast.Load, ast.operator)) for node in nodes)
         return bool(names) and arithmetic and self._params(end, *names) \
-            and same_at_every_launch(self.model, self.kernel, end, expression)
+            and same_at_every_launch(self.model, self.kernel, end, bound)
 
     def whole_blocks(self, block: str, count: str) -> bool:
         return (block, count) == self.whole or self._params(block, count) and (
