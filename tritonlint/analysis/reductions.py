@@ -1406,9 +1406,7 @@ class _Evaluation:
             # Rows (columns) of an operand that another load pads with 0 on the same lanes, `do` in `tl.dot(do,
             # tl.trans(v))`: those rows of the product are 0 too (flash attention's backward, `dp - Di`)
             operands = (load_argument(call, 0, "input"), load_argument(call, 1, "other"))
-            zero = any(operand is not None and (lanes := self.of(operand, depth + 1)).classes == {ZERO}
-                       and not lanes.tainted for operand in operands)
-            return Lanes(frozenset({ZERO})) if zero else REAL
+            return Lanes(frozenset({ZERO})) if any(self._zero_padded(o) for o in operands) else REAL
         if name in NEEDS:
             return self._zero_rows(call, depth)
         if name in SHAPE_OF or name in (f"{TL}.reduce", f"{TL}.xor_sum"):
@@ -1615,11 +1613,10 @@ class _Evaluation:
         1)` with `do` and `o` 0 on the rows past the sequence): those rows sum to 0. Any other reduction: real
         data as far as the load under study goes (its own reductions are checked where they are made)."""
         reduced = self.analysis.reduced(reduction)
-        if self.analysis.reduction_needs(reduction) != ZERO or reduced is None:
+        if self.analysis.reduction_needs(reduction) != ZERO or not self._zero_padded(reduced):
             return REAL
-        lanes = self.of(reduced, depth + 1)
-        feeding = self.analysis.loads_feeding(reduced)
-        if lanes.classes != {ZERO} or lanes.tainted or not feeding:
+        feeding = self.analysis.loads_feeding(reduced)  # type: ignore[arg-type]
+        if not feeding:
             return REAL
         padded = [self.analysis.load_axes(load) for load in self.analysis.calls_among(feeding)
                   if self.analysis.shares_lanes(load_argument(load, 1, "mask"), self.mask)]
@@ -1629,6 +1626,32 @@ class _Evaluation:
         index = self.analysis.reduced_axis(reduction, 2)
         along = any(index in found.axes for found in tiles)
         return Lanes(frozenset({ZERO})) if index in (0, 1) and not along else REAL
+
+    def _zero_padded(self, expr: ast.expr | None, depth: int = 0) -> bool:
+        """`expr` is another load that pads the lanes under study with 0 (or a product with one), read through
+        single assignments, casts and transposes: a cheap structural test, not an evaluation of the lanes."""
+        if expr is None or depth > 8:
+            return False
+        if isinstance(expr, ast.Name):
+            definitions = self.flow.reaching(expr)
+            if len(definitions) != 1:
+                return False
+            (definition,) = definitions
+            return definition.kind == "assign" and self._zero_padded(definition.value, depth + 1)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
+            return self._zero_padded(expr.left, depth + 1) or self._zero_padded(expr.right, depth + 1)
+        if not isinstance(expr, ast.Call) or expr is self.load:
+            return False
+        name = self.model.qualify(expr.func)
+        if name is None and isinstance(expr.func, ast.Attribute) and (
+                expr.func.attr in IDENTITY_METHODS or _method_transpose(expr)):
+            return self._zero_padded(expr.func.value, depth + 1)
+        if name in IDENTITY or name == TRANS:
+            return bool(expr.args) and self._zero_padded(expr.args[0], depth + 1)
+        if name != LOAD or not self.analysis.shares_lanes(load_argument(expr, 1, "mask"), self.mask, self.across):
+            return False
+        other = load_argument(expr, 2, "other")
+        return constant_class(other) == ZERO if other is not None else self.siblings_too and self.fill == ZERO
 
     def _passed(self, reduction: ast.Call, depth: int) -> Lanes:
         """A reduction along an axis the padding does not vary on: a padded lane of the result reduces padded
