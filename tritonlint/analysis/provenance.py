@@ -500,10 +500,10 @@ class Provenance:
             return self.origin(node.args[0], depth + 1)
         if method in ("item", "cpu", "detach") and not node.args:
             return self.origin(func.value, depth + 1)  # type: ignore[attr-defined]
-        if method in _CONTENT_READS and not node.args and not node.keywords and _LENGTHS.search(
-                tensor_name(ast.unparse(func.value))):  # type: ignore[attr-defined]
+        if method in _CONTENT_READS and not node.args and not node.keywords \
+                and (lengths := _lengths_tensor(func.value)) is not None:  # type: ignore[attr-defined]
             # `seqlens.max().item()`: a value of the batch the call gets, read on the host
-            return Origin("content", text, tensor=ast.unparse(func.value))  # type: ignore[attr-defined]
+            return Origin("content", text, tensor=lengths)
         if (name in ("triton.next_power_of_2", "triton.language.next_power_of_2")
                 or _NEXT_POWER_OF_TWO.search((name or "").rpartition(".")[2])) and len(node.args) == 1:
             return Origin("bucket", text, parts=(self.origin(node.args[0], depth + 1),))
@@ -535,8 +535,7 @@ class Provenance:
         tensor = node.func.value
         while isinstance(tensor, ast.Call) and isinstance(tensor.func, ast.Attribute) and tensor.func.attr in SAME_SIZE:
             tensor = tensor.func.value
-        text = ast.unparse(tensor)
-        return text if _LENGTHS.search(tensor_name(text)) else None
+        return _lengths_tensor(tensor)
 
 
 # Reductions of a tensor's values read on the host (`seqlens.max().item()`), and the tensors of lengths or
@@ -544,6 +543,12 @@ class Provenance:
 # total length of the batch a call gets.
 _CONTENT_READS = frozenset({"max", "amax", "sum"})
 _LENGTHS = re.compile(r"len|cu_?seq|counts", re.IGNORECASE)
+
+
+def _lengths_tensor(tensor: ast.expr) -> str | None:
+    """The source text of `tensor` where its name says it holds lengths or counts (`kv_lengths`, `counts`)."""
+    text = ast.unparse(tensor)
+    return text if _LENGTHS.search(tensor_name(text)) else None
 
 
 # ---- what an origin means ----------------------------------------------------------------------------------
@@ -753,12 +758,14 @@ _SEQUENCE_ABBREVIATIONS = frozenset({"sq", "sk", "seq"})
 
 def sequence_length(origin: Origin) -> bool:
     """A shape named as a sequence length: `q_len = q.shape[0]`, or a middle dimension of a shape unpacking
-    named `T`, `L`, `S`, `sq`, `sk` or `seq` (`B, T, C = x.shape`; not `L = basis.shape[2]`, a subscript of any tensor)."""
+    named `T`, `L`, `S`, `sq`, `sk` or `seq` (`B, T, C = x.shape`; not `L = basis.shape[2]`, a subscript of any
+    tensor)."""
     if origin.kind != "shape" or not origin.names:
         return False
     if any(_SEQUENCE_NAMES.search(name) for name in origin.names):
         return True
-    return (origin.names[-1] in SEQUENCE_LETTERS or origin.names[-1].lower() in _SEQUENCE_ABBREVIATIONS) and origin.middle
+    last = origin.names[-1]
+    return (last in SEQUENCE_LETTERS or last.lower() in _SEQUENCE_ABBREVIATIONS) and origin.middle
 
 
 def sequence_count(origin: Origin) -> bool:

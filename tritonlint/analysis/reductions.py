@@ -422,7 +422,8 @@ class PaddedLanes:
                         else:
                             result.reductions[earlier] = reach
                     # a softmax keeps its shape: along another axis its lanes are not followed
-                    passed = None if covered or self.model.qualify(parent.func) == SOFTMAX else self._passed_on(padded, parent)
+                    passed = None if covered or self.model.qualify(parent.func) == SOFTMAX \
+                        else self._passed_on(padded, parent)
                     if passed is None:
                         return None
                     result.passed.add(id(parent))
@@ -448,8 +449,8 @@ class PaddedLanes:
                     return (definition, padded) if definition is not None else None
                 result.other_ends.append(parent)
                 return None
-            elif isinstance(parent, ast.Subscript) and parent.value is child and padded is not None and padded.rank == 1 \
-                    and padded.axes and (axis := broadcast_axis(parent)) is not None:
+            elif isinstance(parent, ast.Subscript) and parent.value is child and padded is not None \
+                    and padded.rank == 1 and padded.axes and (axis := broadcast_axis(parent)) is not None:
                 # `v[:, None]`: the padded lanes of a 1-D value become rows (columns for `v[None, :]`) of a 2-D one
                 child, parent, padded = parent, self.flow.parents.get(id(parent)), PaddedAxes(2, frozenset({axis}))
                 continue
@@ -1648,10 +1649,10 @@ class _Evaluation:
             return self._zero_padded(expr.func.value, depth + 1)
         if name in IDENTITY or name == TRANS:
             return bool(expr.args) and self._zero_padded(expr.args[0], depth + 1)
-        if name != LOAD or not self.analysis.shares_lanes(load_argument(expr, 1, "mask"), self.mask, self.across):
+        if name != LOAD:
             return False
-        other = load_argument(expr, 2, "other")
-        return constant_class(other) == ZERO if other is not None else self.siblings_too and self.fill == ZERO
+        lanes = self._call(expr, depth)  # the load's own fill on the lanes it shares with the load under study
+        return lanes.classes == {ZERO} and not lanes.tainted
 
     def _passed(self, reduction: ast.Call, depth: int) -> Lanes:
         """A reduction along an axis the padding does not vary on: a padded lane of the result reduces padded

@@ -312,8 +312,8 @@ def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.
     folds = [r for r in reached.reductions if (not r.covered or id(r.call) in reached.passed) and r.needs == fill]
     through = next((r for r in folds if id(r.call) in reached.passed), None)
     remask = [(r, partners) for r in wrong if (r.needs == fill or folds)
-              and (partners := _partners_feeding(analysis, call, r, node, folds[0] if r.needs != fill else through)) is not None
-              and (r.needs != fill or through is None or _only_through(analysis, call, r, through, partners[0]))] \
+              and (partners := _partners_feeding(analysis, call, r, node, folds[0] if r.needs != fill else through,
+                                                 through=r.needs == fill and through is not None)) is not None] \
         if found is None and fill != UNDEF else []
     if remask:
         reach, partners = remask[0]
@@ -401,38 +401,31 @@ def _earlier_alike_feeds(analysis: PaddedLanes, call: ast.Call, reach: Reach, fu
 
 
 def _partners_feeding(analysis: PaddedLanes, call: ast.Call, reach: Reach, function: ast.AST,
-                      fold: Reach | None = None) -> tuple[list[ast.Call], list[ast.Call]] | None:
+                      fold: Reach | None = None, through: bool = False) -> tuple[list[ast.Call], list[ast.Call]] | None:
     """Where the value `reach` reduces is computed from this load, and perhaps from loads that turn off the same
     lanes and pad them with the same constant, of which this one comes first, and from rows' parameters (real
     on those lanes; with `fold`, a reduction along an unmasked axis on the way: also any load that turns off
     none of them, such as a query row that a dot product along the features folds in, or that reaches a `tl.dot`
     fold only as its other operand, whose lanes shared with this load lie along K, which the product sums): the
     loads padded alike, and those rows' parameters. Else None. A row's statistic reduced to one value (a first
-    pass's max) is a row's parameter too, not a load read here."""
+    pass's max) is a row's parameter too, not a load read here. With `through` (`fold` is a `tl.dot` the lanes
+    pass through, then math with constants and parameters, `exp2(s * c - c)`), only the dot's other operand may
+    be read beside: another load (a recurrent state read before the loop) may hold 0 on those lanes too."""
     feeding = analysis.loads_feeding(analysis.reduced(reach.call) or call, folded_by=reach.call)
     if feeding is None or id(call) not in feeding:
         return None
     mask = load_argument(call, 1, "mask")
     fed = [n for n in analysis.calls_among(feeding) if n is not call]
     partners = [p for p in analysis.filled_alike(call, function) if id(p) in feeding]
-    per_row = [n for n in fed if analysis.constant_along(n, call, reach)]
+    per_row = [] if through else [n for n in fed if analysis.constant_along(n, call, reach)]
     theirs = _other_operand_loads(analysis, call, fold)
     across = [n for n in fed if fold is not None and n not in partners and n not in per_row
-              and (id(n) in theirs or not (analysis.shares_lanes(load_argument(n, 1, "mask"), mask)
-                                           or analysis.off_wherever(load_argument(n, 1, "mask"), mask)))]
+              and (id(n) in theirs or not through and not (analysis.shares_lanes(load_argument(n, 1, "mask"), mask)
+                                                           or analysis.off_wherever(load_argument(n, 1, "mask"), mask)))]
     if len(partners) + len(per_row) + len(across) != len(feeding) - 1 \
             or any((p.lineno, p.col_offset) < (call.lineno, call.col_offset) for p in partners):
         return None
     return partners, per_row
-
-
-def _only_through(analysis: PaddedLanes, call: ast.Call, reach: Reach, through: Reach, partners: list[ast.Call]) -> bool:
-    """What `reach` reduces is computed from the `tl.dot` the lanes pass `through` and constants or parameters
-    only (`exp2(s * c - c)`): its loads are this one, those padded alike and the dot's other operand's. Another
-    load (a recurrent state read before the loop) may hold 0 on those lanes too: the lanes are not known to change."""
-    feeding = analysis.loads_feeding(analysis.reduced(reach.call) or call, folded_by=reach.call)
-    allowed = {id(call)} | {id(p) for p in partners} | _other_operand_loads(analysis, call, through)
-    return feeding is not None and feeding <= allowed
 
 
 def _other_operand_loads(analysis: PaddedLanes, call: ast.Call, fold: Reach | None, ours: bool = True) -> set[int]:
