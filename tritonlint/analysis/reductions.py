@@ -679,6 +679,8 @@ class PaddedLanes:
             return None
         if isinstance(mask, ast.Compare):
             parts = [self._operand_shape(e) for e in [mask.left, *mask.comparators]]
+            if self._before_own_rows(mask):  # true on every row kept: it pads no axis
+                parts = [(frozenset(), max((p[1] for p in parts if p is not None), default=0))]
         elif isinstance(mask, ast.BinOp) and isinstance(mask.op, (ast.BitAnd, ast.BitOr)):
             parts = [self._mask_shape(mask.left, depth + 1), self._mask_shape(mask.right, depth + 1)]
         elif isinstance(mask, ast.BoolOp):
@@ -807,7 +809,7 @@ class PaddedLanes:
         if isinstance(index, ast.Subscript) and broadcast_axis(index) is not None:
             index = self._single_value(index.value)
         end, bound = self._arange_end(index) or self._stepped_lanes(index), ast.unparse(conjunct.comparators[0])
-        if end == bound or self._block_of_whole_blocks(index, bound):
+        if end == bound or self._block_of_whole_blocks(index, bound) or self._before_own_rows(conjunct):
             return True
         axis = self._program_axis(index)  # `pid_b < b` with the grid's axis launched as b
         if axis is not None:
@@ -816,6 +818,39 @@ class PaddedLanes:
         return launches is not None and (end is not None and (launches.same_value(end, bound)
                                                               or launches.whole_blocks(end, bound))
                                          or self._block_at_multiple(index, bound, launches))
+
+    def _before_own_rows(self, conjunct: ast.expr) -> bool:
+        """`keys < n` with `keys = start + tl.arange(0, E)` in `for start in range(lo, hi, E)`, lo a multiple of E,
+        where hi starts the program's own lanes `hi + tl.arange(0, W)`, compared with the same n, hi a multiple of
+        W and E dividing W (integers, or constants every launch passes): a causal kernel's key blocks before its
+        query block. Every key is below hi, so it passes n only in a program whose own lanes all do: no row that
+        program keeps is padded."""
+        if not (isinstance(conjunct, ast.Compare) and len(conjunct.ops) == 1 and isinstance(conjunct.ops[0], ast.Lt)):
+            return False
+        index = self._single_value(_unbroadcast(conjunct.left))
+        bound = ast.unparse(conjunct.comparators[0])
+        for start, width in self._block_starts(index):
+            definitions = self.flow.reaching(start) if isinstance(start, ast.Name) else frozenset()
+            loop = next(iter(definitions)).stmt if len(definitions) == 1 else None
+            bounds = self._stepped_range(loop) if isinstance(loop, ast.For) \
+                and next(iter(definitions)).kind == "loop" else None
+            if bounds is None or ast.unparse(bounds[2]) != width or not self._multiple_of(bounds[0], width):
+                continue
+            stop = ast.unparse(self._single_value(bounds[1]))
+            for node in walk(self.flow.function):
+                if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Lt) \
+                        and ast.unparse(node.comparators[0]) == bound:
+                    for rows, own in self._block_starts(self._single_value(_unbroadcast(node.left))):
+                        if ast.unparse(self._single_value(rows)) == stop and self._multiple_of(rows, own) \
+                                and self._divides(width, own):
+                            return True
+        return False
+
+    def _divides(self, block: str, width: str) -> bool:
+        """The integer `block` divides `width` (literals, or parameters every launch passes one constant for)."""
+        values = [literal_number(ast.parse(t, mode="eval").body) if t[:1].isdigit() else self.launched.get(t)
+                  for t in (block, width)]
+        return values[0] is not None and values[1] is not None and values[0] > 0 and values[1] % values[0] == 0
 
     def _block_of_whole_blocks(self, index: ast.expr, bound: str) -> bool:
         """`g * E + tl.arange(0, E)` with `g = i % (bound // E)`: block g of E lanes, g below the count of whole
