@@ -215,14 +215,41 @@ def _imports_backend(tree: ast.Module, patterns: tuple[str, ...]) -> bool:
     return False
 
 
+_DEVICE_QUERIES = frozenset({"get_device_properties", "device"})  # `driver.active.utils.get_device_properties("npu")`
+
+
+def _asks_for_backend_device(tree: ast.Module, patterns: tuple[str, ...]) -> bool:
+    """The module asks, outside any branch, for a device of the backend by its name: the Triton driver's
+    `get_device_properties("npu")` (the vendor driver's form; CUDA's takes an index) or `torch.device("npu")`.
+    Code that picks a device by a test (`"npu" if is_npu() else "cuda"`, `if hasattr(torch, "npu"):`) does not count."""
+    matches = _pattern_matcher(patterns)
+    pending: list[ast.AST] = list(tree.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.If, ast.IfExp, ast.Try, ast.Match, ast.BoolOp)):
+            continue  # taken on some devices only
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
+                and isinstance(node.args[0].value, str) and isinstance(node.func, (ast.Attribute, ast.Name)) \
+                and (node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id) in _DEVICE_QUERIES \
+                and any(map(matches, name_tokens(node.args[0].value))):
+            return True
+        pending.extend(child for name, child in ast.iter_fields(node) if name not in LEAF_FIELDS
+                       for child in (child if isinstance(child, list) else [child]) if isinstance(child, ast.AST))
+    return False
+
+
 def other_backend(path: str, function: str | None, text: str, model: ModuleModel, patterns: tuple[str, ...]) -> bool:
     """Whether code is written for another backend: a word (split at `_`, `-`, `.`) of the file's folder and
-    file names, of a module it imports unconditionally, or of the enclosing jit function's name, matches one of
+    file names, of a module it imports unconditionally, of a device it asks for by name outside any branch
+    (`get_device_properties("npu")`), or of the enclosing jit function's name, matches one of
     `patterns` (shell patterns such as `gfx*`), or the module defines or uses that function only in branches taken on such a backend
     (`if _is_hip:`, `if current_platform.is_rocm():`)."""
     if _path_names_backend(path, patterns):
         return True
     if model.memoized(("imports backend", patterns), lambda: _imports_backend(model.tree, patterns)):
+        return True
+    if model.memoized(("asks for backend device", patterns), lambda: _may_mention_backend(text, patterns)
+                      and _asks_for_backend_device(model.tree, patterns)):
         return True
     if function is None:
         return False
