@@ -66,8 +66,9 @@ ABS = frozenset({f"{TL}.abs", f"{TL}.math.abs", f"{TL}.extra.libdevice.abs"})
 LOG = frozenset({f"{TL}.log", f"{TL}.math.log", f"{TL}.extra.libdevice.log", f"{TL}.extra.cuda.libdevice.log"})
 NON_NEGATIVE = EXP | ABS | frozenset({f"{TL}.sqrt", f"{TL}.math.sqrt", f"{TL}.sqrt_rn", f"{TL}.sigmoid"})
 # Calls that map each lane of their operands to the same lane of the result (the padded lanes' path is followed).
+FMA = f"{TL}.fma"  # `tl.fma(a, b, c)`: a * b + c on each lane
 ELEMENTWISE = IDENTITY | NON_NEGATIVE | frozenset({f"{TL}.where", f"{TL}.maximum", f"{TL}.minimum", f"{TL}.log",
-                                                   f"{TL}.log2", CLAMP})
+                                                   f"{TL}.log2", CLAMP, FMA})
 
 
 def each_once(pending: list[ast.AST]) -> Iterator[ast.AST]:
@@ -1477,6 +1478,8 @@ class _Evaluation:
         tainted = any(a.tainted for a in arguments)
         if name in IDENTITY and arguments:
             return arguments[0]
+        if name == FMA and len(arguments) == 3:
+            return self._binop(ast.Add(), self._binop(ast.Mult(), arguments[0], arguments[1]), arguments[2])
         if name in EXP and len(arguments) == 1:
             return Lanes(frozenset(map(_exp, arguments[0].classes)), tainted)
         if name in ABS and len(arguments) == 1:
@@ -1632,6 +1635,8 @@ class _Evaluation:
         known: list[float] = values  # type: ignore[assignment]
         if name in IDENTITY and known:
             return known[0]
+        if name == FMA and len(known) == 3:
+            return known[0] * known[1] + known[2]
         if name in _EXTREMES and len(known) == 2:
             return _EXTREMES[name](*known)
         if name == WHERE and len(known) == 3:

@@ -313,7 +313,8 @@ def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.
     through = next((r for r in folds if id(r.call) in reached.passed), None)
     remask = [(r, partners) for r in wrong if (r.needs == fill or folds)
               and (partners := _partners_feeding(analysis, call, r, node, folds[0] if r.needs != fill else through,
-                                                 through=r.needs == fill and through is not None)) is not None] \
+                                                 through=r.needs == fill and through is not None)) is not None
+              and not _partner_fill_fixes(ctx, analysis, partners[0], r, node, whole)] \
         if found is None and fill != UNDEF else []
     if remask:
         reach, partners = remask[0]
@@ -426,6 +427,18 @@ def _partners_feeding(analysis: PaddedLanes, call: ast.Call, reach: Reach, funct
             or any((p.lineno, p.col_offset) < (call.lineno, call.col_offset) for p in partners):
         return None
     return partners, per_row
+
+
+def _partner_fill_fixes(ctx: MatchContext, analysis: PaddedLanes, partners: list[ast.Call], reach: Reach,
+                        node: ast.AST, whole: tuple[str, str] | None) -> bool:
+    """A later load padded alike fixes the reduction with its own fill (a k-means distance `fma(dot(x, c.T), -2,
+    c_sqnorm)`: `c_sqnorm` padded with +inf puts every padded centroid at +inf), and is reported: its finding
+    gives that fill, and no `tl.where` is needed."""
+    reduced = analysis.reduced(reach.call)
+    return reduced is not None and any(
+        constant_class(load_argument(p, 2, "other")) != reach.needs
+        and satisfies(analysis.lanes(reduced, p, reach.needs, True, reach), reach.needs, reach.nonnegative) is True
+        and _judged(ctx, p, analysis, node, whole) is not None for p in partners)
 
 
 def _other_operand_loads(analysis: PaddedLanes, call: ast.Call, fold: Reach | None, ours: bool = True) -> set[int]:
