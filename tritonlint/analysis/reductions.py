@@ -1006,10 +1006,10 @@ class PaddedLanes:
         return self.same_mask(condition, mask) or self._conjuncts(mask) <= self._conjuncts(condition)
 
     # ---- the real lanes' sign ------------------------------------------------------------------------
-    def nonnegative(self, expr: ast.expr | None, depth: int = 0) -> bool:
+    def nonnegative(self, expr: ast.expr | None, depth: int = 0, visiting: frozenset[int] = frozenset()) -> bool:
         """The real lanes of `expr` are never negative: abs, exp, sqrt, squares, a non-negative literal, a
         maximum with one such side, a minimum, sum, product or quotient of such values, a product with 0, a
-        `tl.where` whose two branches are such values (`tl.where(mask, tl.abs(x), 0.0)`), a sum, max, min or
+        `tl.where` or conditional expression whose two branches are such values (`tl.where(mask, tl.abs(x), 0.0)`), a sum, max, min or
         cumulative sum over such values, and any of these broadcast or indexed (`s[:, None]`)."""
         if expr is None or depth > 8:
             return False
@@ -1021,30 +1021,34 @@ class PaddedLanes:
             if name in NON_NEGATIVE:
                 return True
             if name is None and isinstance(expr.func, ast.Attribute) and expr.func.attr in IDENTITY_METHODS:
-                return self.nonnegative(expr.func.value, depth + 1)
+                return self.nonnegative(expr.func.value, depth + 1, visiting)
             if name in IDENTITY and expr.args:
-                return self.nonnegative(expr.args[0], depth + 1)
+                return self.nonnegative(expr.args[0], depth + 1, visiting)
             if name == f"{TL}.maximum" and len(expr.args) == 2:
-                return any(self.nonnegative(a, depth + 1) for a in expr.args)
+                return any(self.nonnegative(a, depth + 1, visiting) for a in expr.args)
             if name == f"{TL}.minimum" and len(expr.args) == 2:
-                return all(self.nonnegative(a, depth + 1) for a in expr.args)
+                return all(self.nonnegative(a, depth + 1, visiting) for a in expr.args)
             if name == f"{TL}.where" and len(expr.args) == 3:
-                return all(self.nonnegative(a, depth + 1) for a in expr.args[1:])
+                return all(self.nonnegative(a, depth + 1, visiting) for a in expr.args[1:])
             if name in _KEEP_SIGN and expr.args:  # a softmax's `sum(exp(...))`: a sum of such values
-                return self.nonnegative(expr.args[0], depth + 1)
+                return self.nonnegative(expr.args[0], depth + 1, visiting)
             return False
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
             return ast.dump(expr.left) == ast.dump(expr.right) or \
                 any(constant_class(side) == ZERO for side in (expr.left, expr.right)) or \
-                all(self.nonnegative(side, depth + 1) for side in (expr.left, expr.right))
+                all(self.nonnegative(side, depth + 1, visiting) for side in (expr.left, expr.right))
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Div)):
-            return all(self.nonnegative(side, depth + 1) for side in (expr.left, expr.right))
+            return all(self.nonnegative(side, depth + 1, visiting) for side in (expr.left, expr.right))
         if isinstance(expr, ast.Subscript):  # `s[:, None]`: the same values, broadcast
-            return self.nonnegative(expr.value, depth + 1)
+            return self.nonnegative(expr.value, depth + 1, visiting)
+        if isinstance(expr, ast.IfExp):  # `a if a > m else m`: a running max spelled as a select
+            return all(self.nonnegative(side, depth + 1, visiting) for side in (expr.body, expr.orelse))
         if isinstance(expr, ast.Name):
+            # A definition met again on the way (a loop's `m = x if x > m else m`) adds no other sign.
             definitions = self.flow.reaching(expr)
-            return bool(definitions) and all(d.kind == "assign" and self.nonnegative(d.value, depth + 1)
-                                             for d in definitions)
+            return bool(definitions) and all(
+                id(d) in visiting or d.kind == "assign" and self.nonnegative(d.value, depth + 1, visiting | {id(d)})
+                for d in definitions)
         return False
 
     # ---- where a reduction's result goes -------------------------------------------------------------
