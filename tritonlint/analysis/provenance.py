@@ -570,6 +570,7 @@ _TABLES = re.compile(r"cos|sin|freq|rope|cache|table|weight|^w_|_w$|^w[a-z]{0,2}
                      r"(^|_)sizes$|^offs$",
                      re.IGNORECASE)
 # Counts of items rather than of data: per-request, draft and page counts, requests and sequences.
+_STYLED_SIZE = re.compile(r"^[a-z]?_size$", re.IGNORECASE)  # `m_size`: a count named with a `_size` suffix
 _SMALL_WORDS = re.compile(r"per_|_per|draft|spec|page|req|seqs\b|num_seq|n_seq|program|partial|layer|slot",
                           re.IGNORECASE)
 # Tensors that hold offsets, indices or lengths (one entry per sequence, group or request), not data.
@@ -784,7 +785,11 @@ def large_count(origin: Origin) -> str | None:
     count, or a product with one of those. Not: ceiling divisions by a block (they stay small for counts
     that fit in memory), counts of index or offset tensors (one entry per sequence or group), values that
     pass through a name of a model dimension, batch, request or per-item count."""
-    if any(_MODEL_WORDS.search(n) or _SMALL_WORDS.search(n) for n in origin.names):
+    # The row count of a tensor flattened to rows is one by its making: a `_size` name only styles it (`m_size, k_size =
+    # x.view(-1, x.shape[-1]).shape`), where other model words (`hidden`, `batch`) still say what it counts.
+    flattened = origin.kind == "shape" and origin.rows
+    if any(_MODEL_WORDS.search(n) and not (flattened and _STYLED_SIZE.search(n)) or _SMALL_WORDS.search(n)
+           for n in origin.names):
         return None
     if origin.kind == "numel":
         if not data_tensor(origin.tensor):
