@@ -1007,10 +1007,11 @@ class PaddedLanes:
 
     # ---- the real lanes' sign ------------------------------------------------------------------------
     def nonnegative(self, expr: ast.expr | None, depth: int = 0, visiting: frozenset[int] = frozenset()) -> bool:
-        """The real lanes of `expr` are never negative: abs, exp, sqrt, squares, a non-negative literal, a
-        maximum with one such side, a minimum, sum, product or quotient of such values, a product with 0, a
-        `tl.where` or conditional expression whose two branches are such values (`tl.where(mask, tl.abs(x), 0.0)`), a sum, max, min or
-        cumulative sum over such values, and any of these broadcast or indexed (`s[:, None]`)."""
+        """The real lanes of `expr` are never negative: abs, exp, sqrt, squares, a non-negative literal (also as
+        `tl.zeros` or `tl.full`), a maximum with one such side, a minimum, sum, product or quotient of such values,
+        a product with 0, a `tl.where` or conditional expression whose two branches are such values
+        (`tl.where(mask, tl.abs(x), 0.0)`), a sum, max, min or cumulative sum over such values, and any of these
+        broadcast or indexed (`s[:, None]`)."""
         if expr is None or depth > 8:
             return False
         number = literal_number(expr)
@@ -1018,8 +1019,10 @@ class PaddedLanes:
             return number >= 0
         if isinstance(expr, ast.Call):
             name = self.model.qualify(expr.func)
-            if name in NON_NEGATIVE:
+            if name in NON_NEGATIVE or name in (f"{TL}.zeros", f"{TL}.zeros_like"):
                 return True
+            if name == f"{TL}.full" and len(expr.args) >= 2:
+                return self.nonnegative(expr.args[1], depth + 1, visiting)
             if name is None and isinstance(expr.func, ast.Attribute) and expr.func.attr in IDENTITY_METHODS:
                 return self.nonnegative(expr.func.value, depth + 1, visiting)
             if name in IDENTITY and expr.args:
