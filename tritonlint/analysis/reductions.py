@@ -580,10 +580,27 @@ class PaddedLanes:
         if theirs is None and pointer is not None and self.indices.of(pointer).rank == 0 \
                 and not any(isinstance(n, ast.Call) and self.model.qualify(n.func) == LOAD for n in walk(pointer)):
             return True  # one value for every lane, a row's `mean` loaded from a buffer of the forward's statistics
+        if theirs is None and pointer is not None and ours is not None and not self._reads_through(pointer, ours):
+            return True  # unmasked, at addresses the mask's indices do not move: a channel's `k_mean[None, :]`
         if reach.across is None or theirs is None or ours is None:
             return False
         conjuncts = self._conjuncts(theirs)
         return bool(conjuncts) and not conjuncts & reach.across and conjuncts <= self._conjuncts(ours)
+
+    def _reads_through(self, pointer: ast.expr, mask: ast.expr) -> bool:
+        """The pointer mentions a name that the mask's conjuncts compare (through single assignments), or a load."""
+        def names(expr: ast.expr, depth: int = 0) -> set[str]:
+            found: set[str] = set()
+            for node in walk(expr):
+                if isinstance(node, ast.Call) and self.model.qualify(node.func) == LOAD:
+                    found.add("<load>")
+                elif isinstance(node, ast.Name):
+                    found.add(node.id)
+                    value = self._single_value(node)
+                    if value is not node and depth < 4:
+                        found |= names(value, depth + 1)
+            return found
+        return bool(names(pointer) & (names(mask) | {"<load>"}) - {"tl", "triton"})
 
     def load_axes(self, load: ast.Call) -> PaddedAxes | None:
         """The load's rank (its pointer's; where that is not an index the analysis reads, a gather through

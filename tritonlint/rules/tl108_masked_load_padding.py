@@ -287,7 +287,9 @@ def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.
         return None  # a max of what an earlier kernel wrote non-negative (partial maxima of |x|): 0 is neutral
     if not wrong:
         return None
-    order = [wrong[0].needs] + [c for c in (ZERO, NEG_INF, POS_INF) if c != wrong[0].needs]
+    # 0 first before a max of values that cannot be negative (`tl.max(tl.abs(x - mean))`: a 0 lane adds |mean|, which
+    # the real values may outweigh; a -inf lane arrives as +inf and always wins).
+    order = [_wanted(wrong[0])] + [c for c in (ZERO, NEG_INF, POS_INF) if c != _wanted(wrong[0])]
     # A candidate fill is judged as the fix would leave the kernel: on this load and on every load that
     # turns off the same lanes with no `other` (`seq - pre`, both unpadded, summed).
     found = next((c for c in order if all(status(r, c, True) is True for r in covered)), None)
@@ -311,16 +313,16 @@ def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.
     # them (`exp2(s * c - c)` of a 0 column): its other operand's loads are not at fault.
     folds = [r for r in reached.reductions if (not r.covered or id(r.call) in reached.passed) and r.needs == fill]
     through = next((r for r in folds if id(r.call) in reached.passed), None)
-    remask = [(r, partners) for r in wrong if (r.needs == fill or folds)
-              and (partners := _partners_feeding(analysis, call, r, node, folds[0] if r.needs != fill else through,
-                                                 through=r.needs == fill and through is not None)) is not None
+    remask = [(r, partners) for r in wrong if (_wanted(r) == fill or folds)
+              and (partners := _partners_feeding(analysis, call, r, node, folds[0] if _wanted(r) != fill else through,
+                                                 through=_wanted(r) == fill and through is not None)) is not None
               and not _partner_fill_fixes(ctx, analysis, partners[0], r, node, whole)] \
         if found is None and fill != UNDEF else []
     if remask:
         reach, partners = remask[0]
         also = [f"Also reached, needing {NEUTRAL_WORDS[_wanted(r)]}: {_describe(ctx, r)}." for r in wrong if r is not reach]
         return _remask_verdict(ctx, analysis, call, other, reach, partners,  # type: ignore[arg-type]
-                               folds[0] if reach.needs != fill else None, also, through if reach.needs == fill else None)
+                               folds[0] if _wanted(reach) != fill else None, also, through if _wanted(reach) == fill else None)
     # An infinite fill right at every other reduction (a softmax's max and exp-sum) that reaches a plain sum as
     # that infinity (label smoothing's `tl.sum(logits)`): the sum is infinite whatever the data; that sum's
     # operand needs a `tl.where`, since no fill is right at both.
@@ -351,9 +353,9 @@ def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.
         unsettled = next(r for r in covered if status(r, neutral, True) is not True)
         notes.append(f"No single `other` is shown right at every reduction these lanes reach: with "
                      f"`other={NEUTRAL_TEXT[neutral]}`, the math on the way can still bring them to "
-                     f"{_describe(ctx, unsettled)} as something other than {NEUTRAL_WORDS[unsettled.needs]}. Pad "
-                     f"with `other={NEUTRAL_TEXT[neutral]}` and set them to {NEUTRAL_WORDS[unsettled.needs]} before "
-                     f"that reduction with `tl.where(mask, ..., {NEUTRAL_TEXT[unsettled.needs]})`; the suggested fix "
+                     f"{_describe(ctx, unsettled)} as something other than {NEUTRAL_WORDS[_wanted(unsettled)]}. Pad "
+                     f"with `other={NEUTRAL_TEXT[neutral]}` and set them to {NEUTRAL_WORDS[_wanted(unsettled)]} before "
+                     f"that reduction with `tl.where(mask, ..., {NEUTRAL_TEXT[_wanted(unsettled)]})`; the suggested fix "
                      f"is only the first step, so it is never applied automatically.")
     elif (fill == UNDEF or not all(status(r, neutral) is True for r in covered)) \
             and (lines := sorted({s.lineno for s in analysis.unfilled_siblings(call, node)
@@ -463,7 +465,7 @@ def _remask_verdict(ctx: MatchContext, analysis: PaddedLanes, call: ast.Call, ot
     `x - mean`, after a `tl.dot` the lanes pass `through`) turns the masked-off lanes into something else; or
     (`fold`) it is the neutral element of a reduction along an unmasked axis on the way, whose result on those
     lanes `reach` needs otherwise: a `tl.where` under the mask is needed."""
-    neutral = NEUTRAL_TEXT[reach.needs]
+    neutral = NEUTRAL_TEXT[_wanted(reach)]
     kept = analysis.kept_mask(call, through.call) if through is not None else None
     mask = kept or ast.unparse(load_argument(call, 1, "mask"))  # type: ignore[arg-type]
     remasked = f"`tl.where({mask}, value, {neutral})`" if through is None or kept else \
@@ -480,22 +482,23 @@ def _remask_verdict(ctx: MatchContext, analysis: PaddedLanes, call: ast.Call, ot
                               f"before {_describe(ctx, reach)}", "which needs a `tl.where`",
                               [f"The fill is right for {_describe(ctx, fold)}, which folds each masked-off {part} along an "
                                f"unmasked axis, but the {part}s it leaves hold {NEUTRAL_WORDS.get(fold.needs, 'that value')} "
-                               f"where {_describe(ctx, reach)} needs {NEUTRAL_WORDS[reach.needs]}. Wrap {_wrapped(analysis, reach)} "
+                               f"where {_describe(ctx, reach)} needs {NEUTRAL_WORDS[_wanted(reach)]}. Wrap {_wrapped(analysis, reach)} "
                                f"in {where}; an infinite `other` would meet the other operand's "
                                f"values of either sign (or 0) and give NaN, so no fill fixes it and nothing is applied.",
                                *also])
     partners, per_row = feeding
     rows = [f"The load{'s' if len(per_row) > 1 else ''} at line{'s' if len(per_row) > 1 else ''} "
             f"{', '.join(str(p.lineno) for p in per_row)} {'hold' if len(per_row) > 1 else 'holds'} one value per row "
-            f"(a row's parameter{'s' if len(per_row) > 1 else ''}, such as a length or a scale): real data on the padded "
-            f"lanes too, where the math on the way reads {'them' if len(per_row) > 1 else 'it'}."] if per_row else []
+            f"or column (a row's or a channel's parameter{'s' if len(per_row) > 1 else ''}, such as a length, a scale "
+            f"or a mean): real data on the padded lanes too, where the math on the way reads "
+            f"{'them' if len(per_row) > 1 else 'it'}."] if per_row else []
     alike = [f"The math also reads the load{'s' if len(partners) > 1 else ''} at line "
              f"{', '.join(str(p.lineno) for p in partners)}, padded alike: this finding stands for "
              f"{'them' if len(partners) > 1 else 'it'}."] if partners else []
     return _where_verdict(call, f"Masked load pads with `other={ast.unparse(other)}`, but math changes those lanes",
                           f"before {_describe(ctx, reach)}", "which needs them re-masked with `tl.where`",
                           [f"The fill is the neutral element of {_describe(ctx, reach)}, but the math between the load and "
-                           f"line {reach.call.lineno} leaves the lanes other than {NEUTRAL_WORDS[reach.needs]} there. "
+                           f"line {reach.call.lineno} leaves the lanes other than {NEUTRAL_WORDS[_wanted(reach)]} there. "
                            f"Wrap {_wrapped(analysis, reach)} in {remasked}: "
                            "neither 0 nor an infinite `other` fixes it, so nothing is applied.", *also, *rows, *alike])
 
