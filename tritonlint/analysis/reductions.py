@@ -1104,32 +1104,9 @@ class PaddedLanes:
                     and len(parent.args) == 2 and not parent.keywords and use in parent.args):
                 return False
             floor = parent.args[1] if parent.args[0] is use else parent.args[0]
-            if not self._never_negative(floor, set(), 0):
+            if not self.nonnegative(floor):
                 return False
         return True
-
-    def _never_negative(self, expr: ast.expr, visiting: set[int], depth: int) -> bool:
-        """Zeros, a non-negative constant, a non-negative expression (`nonnegative`), or a `tl.maximum` with
-        one such side: a loop-carried accumulator counts by induction from its first definition."""
-        if depth > 8:
-            return False
-        if isinstance(expr, ast.Call):
-            name = self.model.qualify(expr.func)
-            if name == f"{TL}.zeros":
-                return True
-            if name == f"{TL}.full" and len(expr.args) >= 2:
-                value = literal_number(expr.args[1])
-                return value is not None and value >= 0
-            if name == f"{TL}.maximum" and len(expr.args) == 2:
-                return any(self._never_negative(a, visiting, depth + 1) for a in expr.args)
-        if isinstance(expr, ast.Name):
-            definitions = self.flow.reaching(expr)
-            if not definitions or any(d.kind != "assign" or d.value is None for d in definitions):
-                return False
-            fresh = [d for d in in_source_order(definitions) if id(d) not in visiting]
-            visiting.update(id(d) for d in fresh)
-            return all(self._never_negative(d.value, visiting, depth + 1) for d in fresh if d.value is not None)
-        return self.nonnegative(expr, depth)
 
     def zeroed_where_masked(self, reduction: ast.Call, mask: ast.expr) -> bool:
         """The value `reduction` folds is set to 0 on the load's masked-off lanes just before: `p = tl.where(mask,
