@@ -797,7 +797,7 @@ def large_count(origin: Origin) -> str | None:
         return f"{origin.describe()} counts every element of `{origin.tensor}`"
     if origin.kind == "shape" and origin.rows:
         return f"{origin.describe()} is the row count of `{origin.tensor}` flattened to rows"
-    if origin.kind == "shape" and origin.index == 0 and origin.siblings and _VOCABULARY.search(origin.siblings[-1]):
+    if origin.kind == "shape" and origin.index == 0 and origin.siblings and _vocabulary(origin.siblings[-1], origin.tensor):
         if len(origin.siblings) > 1:  # `seq_len, batch, vocab = logits.shape`: each item holds several tokens' rows
             return (f"{origin.describe()} counts the items of `{origin.tensor}`, each `{' * '.join(origin.siblings)}` "
                     f"wide: rows of tokens as wide as the vocabulary `{origin.siblings[-1]}`")
@@ -840,6 +840,12 @@ def pixel_count(origin: Origin) -> str | None:
 
 
 _VOCABULARY = re.compile(r"vocab", re.IGNORECASE)
+_LOGITS = re.compile(r"logit", re.IGNORECASE)
+
+
+def _vocabulary(dimension: str, tensor: str | None) -> bool:
+    """A last dimension named as a vocabulary, or `V` of a tensor of logits (`M, V = logits.shape`)."""
+    return bool(_VOCABULARY.search(dimension)) or dimension == "V" and bool(tensor and _LOGITS.search(tensor))
 
 
 def _word(name: str) -> str:
