@@ -279,7 +279,9 @@ def passed_at_every_launch(model: ModuleModel, kernel: JitFunction, name: str) -
 def whole_blocks_at_every_launch(model: ModuleModel, kernel: JitFunction, block: str, count: str) -> bool:
     """Every launch of `kernel` in its module passes for `count` a product with a factor that the integer it
     passes for `block` divides (`n = x.shape[0] * 256` with `BLOCK_SIZE = 128`): the count is a whole number of
-    blocks. There is at least one such launch."""
+    blocks; or passes the block's own expression as a factor of the count, also as a dimension of the tensor whose
+    `numel()` it passes (`data = data.reshape(rows, groups, group_size)`, `data.numel()` with `group_size`).
+    There is at least one such launch."""
     launches = _launches_of(model, kernel)
     for launch in launches:
         values = bind_launch(model, launch, kernel).values
@@ -287,15 +289,38 @@ def whole_blocks_at_every_launch(model: ModuleModel, kernel: JitFunction, block:
             return False
         scope = HostScope.of(model, launch.scope)
         evaluator = scope.evaluator()
+        factors = _factors(_root(scope, values[count]))
         width = evaluator.evaluate(values[block])
-        if width is None or width.value <= 0:
+        if width is None:
+            passed = ast.unparse(_root(scope, values[block]))
+            if not any(ast.unparse(f) == passed for f in factors + _numel_factors(scope, factors, launch.line)):
+                return False
+            continue
+        if width.value <= 0:
             return False
         if width.value == 1:
             continue  # blocks of one lane: every count is whole blocks
-        factors = _factors(_root(scope, values[count]))
         if not any((f := evaluator.evaluate(factor)) is not None and f.value % width.value == 0 for factor in factors):
             return False
     return bool(launches)
+
+
+def _numel_factors(scope: HostScope, factors: list[ast.expr], line: int) -> list[ast.expr]:
+    """The dimensions of each tensor whose `numel()` is a factor, as its last assignment above `line` reshapes or
+    views it (`x.reshape(a, b * c)`, `x.view((a, -1))`): each divides the element count."""
+    found: list[ast.expr] = []
+    for factor in factors:
+        if not (isinstance(factor, ast.Call) and isinstance(factor.func, ast.Attribute) and factor.func.attr == "numel"
+                and isinstance(factor.func.value, ast.Name) and not factor.args):
+            continue
+        value = scope.value_reaching(factor.func.value.id, line)
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+                and value.func.attr in ("reshape", "view")):
+            continue
+        shape = _root(scope, value.args[0]) if len(value.args) == 1 else None  # `x.reshape(new_shape)`
+        dims = shape.elts if isinstance(shape, (ast.Tuple, ast.List)) else value.args
+        found += [f for dim in dims for f in _factors(dim)]
+    return found
 
 
 def grid_axis_at_every_launch(model: ModuleModel, kernel: JitFunction, axis: int, count: str,

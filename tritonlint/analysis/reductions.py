@@ -899,9 +899,12 @@ class PaddedLanes:
         return False
 
     def _block_starts(self, index: ast.expr) -> Iterator[tuple[ast.expr, str]]:
-        """For `start + tl.arange(0, E)` (either order): the start and E's text."""
+        """For `start + tl.arange(0, E)` (either order; also a tile's `rows[:, None] * E + tl.arange(0, E)[None, :]`):
+        the start and E's text."""
         if isinstance(index, ast.BinOp) and isinstance(index.op, ast.Add):
             for start, lanes in ((index.left, index.right), (index.right, index.left)):
+                if isinstance(lanes, ast.Subscript) and broadcast_axis(lanes) is not None:
+                    lanes = lanes.value
                 end = self._arange_end(self._single_value(lanes))
                 if end is not None:
                     yield start, end
