@@ -512,3 +512,23 @@ def test_a_dimension_every_caller_unsqueezes_is_one(tmp_path):
     assert codes() == []
     (tmp_path / "attn.py").write_text(CACHED_ATTN + DECODE_CALLER + PREFILL_CALLER)  # a prefill's queries as they are
     assert codes() == ["TL107", "TL109"]
+
+
+@pytest.mark.parametrize("tensor, held", [("counts", "counts"), ("lengths", "lengths")])
+def test_a_content_read_names_what_the_tensor_holds(rules, tensor, held):
+    """`int(counts.max().item())` reads counts, `lengths.max().item()` lengths: the note says which (R184s)."""
+    code = textwrap.dedent(f'''
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def per_group(x_ptr, MAX_N: tl.constexpr, BLOCK: tl.constexpr):
+            for i in tl.range(0, MAX_N):
+                tl.store(x_ptr + i * BLOCK + tl.arange(0, BLOCK), 0.0)
+
+        def run(x, {tensor}):
+            per_group[(1,)](x, MAX_N=int({tensor}.max().item()), BLOCK=128)
+        ''')
+    found = [d for d in lint_code(code, rules, select=["TL107"]).diagnostics if d.code == "TL107"]
+    assert len(found) == 1
+    assert any(f"it is read from the {held} in `{tensor}`" in note for note in found[0].notes), found[0].notes

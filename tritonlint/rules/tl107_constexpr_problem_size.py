@@ -240,7 +240,8 @@ def _backing(provenance: Provenance, launch: LaunchSite, param: str, origin: Ori
         if sequence_length(leaf):
             return f"`{leaf.names[-1]}` names a sequence length of `{leaf.tensor}`", True
         if leaf.kind == "content":
-            return f"it is read from the lengths in `{leaf.tensor}`, which each batch sets", True
+            held = "counts" if "count" in (leaf.tensor or "").lower() else "lengths"
+            return f"it is read from the {held} in `{leaf.tensor}`, which each batch sets", True
     host = provenance.host
     received = [leaf for leaf in leaves if is_received(host, leaf.tensor)]
     varlen = any(_VARLEN.search(p) for p in parameter_names(host.node))
