@@ -50,15 +50,6 @@ def _text(node: ast.AST) -> str:
     return " ".join(ast.unparse(node).split())
 
 
-def _single_value(flow: FunctionFlow, name: ast.Name) -> ast.expr | None:
-    defs = flow.reaching(name)
-    if len(defs) == 1:
-        (definition,) = defs
-        if definition.kind == "assign":
-            return definition.value
-    return None
-
-
 def _terms(flow: FunctionFlow, expr: ast.expr, increments: list[ast.expr], depth: int = 0) -> list[ast.expr]:
     """The additive terms of a pointer expression, following local names that are sums; `a_ptrs += d`
     definitions reaching the use are collected in `increments`."""
@@ -96,8 +87,8 @@ def _strip(flow: FunctionFlow, model: ModuleModel, expr: ast.expr, axis: Axis) -
     wrap-around's `M` bounds the axis unless a mask says otherwise (the descriptor zero-fills instead)."""
     for _ in range(6):
         if isinstance(expr, ast.Name):
-            value = _single_value(flow, expr)
-            if value is None:
+            value = flow.single_value(expr)
+            if value is expr:
                 return expr
             expr = value
         elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "to":
@@ -133,7 +124,7 @@ def _block_and_offset(flow: FunctionFlow, model: ModuleModel, vector: ast.expr, 
 def _bounds(flow: FunctionFlow, call: ast.Call, loop: Loop, layout: Layout) -> None:
     mask = next((k.value for k in call.keywords if k.arg == "mask"), call.args[1] if len(call.args) > 1 else None)
     if isinstance(mask, ast.Name):
-        mask = _single_value(flow, mask) or mask
+        mask = flow.single_value(mask)
     if mask is None:
         return
     loop_vars = _names_in(loop.target) if isinstance(loop, ast.For) else set()

@@ -65,6 +65,17 @@ class FunctionFlow:
         env = self._before.get(id(stmt), {}) if stmt is not None else {}
         return env.get(name.id, frozenset())
 
+    def single_value(self, expr: ast.expr) -> ast.expr:
+        """The value of a name's single reaching assignment (`x` of `x = a + b`: `a + b`); the expression itself
+        otherwise."""
+        if isinstance(expr, ast.Name):
+            definitions = self.reaching(expr)
+            if len(definitions) == 1:
+                (definition,) = definitions
+                if definition.kind == "assign" and definition.value is not None:
+                    return definition.value
+        return expr
+
     def defined_before(self, stmt: ast.stmt, name: str) -> frozenset[Definition]:
         """The definitions of `name` that reach the start of `stmt`."""
         return self._before.get(id(stmt), {}).get(name, frozenset())

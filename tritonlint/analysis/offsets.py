@@ -276,27 +276,17 @@ class OffsetWidths:
     def _quotient_scaled_back(self, derived: ast.expr, multiplier: ast.expr) -> bool:
         """`(x // d) * m` with m's factors among d's (`n = offs // (C * HW)` times `C`): at most x, an index the
         kernel already forms, whose own products are judged where they are made."""
-        quotient = self._single_value(derived)
+        quotient = self.flow.single_value(derived)
         if not (isinstance(quotient, ast.BinOp) and isinstance(quotient.op, ast.FloorDiv)):
             return False
         return not Counter(self._factors(multiplier, 0)) - Counter(self._factors(quotient.right, 0))
 
     def _factors(self, expr: ast.expr, depth: int) -> list[str]:
         """The texts of a product's factors, names read through their single assignment."""
-        value = self._single_value(expr) if depth < 8 else expr
+        value = self.flow.single_value(expr) if depth < 8 else expr
         if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
             return self._factors(value.left, depth + 1) + self._factors(value.right, depth + 1)
         return [ast.unparse(value)]
-
-    def _single_value(self, expr: ast.expr) -> ast.expr:
-        """A name's single assigned value (the expression itself otherwise)."""
-        if isinstance(expr, ast.Name):
-            definitions = self.flow.reaching(expr)
-            if len(definitions) == 1:
-                (definition,) = definitions
-                if definition.kind == "assign" and definition.value is not None:
-                    return definition.value
-        return expr
 
     # ---- a row of features that one block covers -----------------------------------------------------
     def _feature_rows_of(self, multiplier: str) -> tuple[tuple[str, tuple[ast.expr, ...]], ...]:

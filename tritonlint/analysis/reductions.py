@@ -596,7 +596,7 @@ class PaddedLanes:
                     found.add("<load>")
                 elif isinstance(node, ast.Name):
                     found.add(node.id)
-                    value = self._single_value(node)
+                    value = self.flow.single_value(node)
                     if value is not node and depth < 4:
                         found |= names(value, depth + 1)
             return found
@@ -760,7 +760,7 @@ class PaddedLanes:
         shifted = set()
         for conjunct in self._conjunct_nodes(theirs, 0, as_text=True):
             if isinstance(conjunct, ast.Compare) and len(conjunct.ops) == 1 and isinstance(conjunct.ops[0], ast.Lt):
-                index = self._single_value(conjunct.left)
+                index = self.flow.single_value(conjunct.left)
                 if isinstance(index, ast.BinOp) and isinstance(index.op, ast.Add):
                     for base, step in ((index.left, index.right), (index.right, index.left)):
                         number = literal_number(step)
@@ -775,16 +775,6 @@ class PaddedLanes:
             self._conjunct_texts[id(mask)] = (mask, {ast.unparse(n) for n in self._conjunct_nodes(mask, 0, as_text=True)})
         return self._conjunct_texts[id(mask)][1]
 
-    def _single_value(self, expr: ast.expr) -> ast.expr:
-        """A name's single assigned value (the name itself otherwise)."""
-        if isinstance(expr, ast.Name):
-            definitions = self.flow.reaching(expr)
-            if len(definitions) == 1:
-                (definition,) = definitions
-                if definition.kind == "assign" and definition.value is not None:
-                    return definition.value
-        return expr
-
     def upper_bounds(self, mask: ast.expr | None) -> set[str]:
         """The texts of the upper bounds a mask's conjuncts compare against (`V` of `offs < V`)."""
         found = set()
@@ -795,7 +785,7 @@ class PaddedLanes:
 
     def _upper_bound(self, mask: ast.expr) -> tuple[ast.Name, str] | None:
         """`index < bound` (a name's single assignment read through): the index name and the bound's text."""
-        compare = self._single_value(mask)
+        compare = self.flow.single_value(mask)
         if isinstance(compare, ast.Compare) and len(compare.ops) == 1 and isinstance(compare.ops[0], ast.Lt) \
                 and isinstance(compare.left, ast.Name):
             return compare.left, ast.unparse(compare.comparators[0])
@@ -823,9 +813,9 @@ class PaddedLanes:
     def _all_true(self, conjunct: ast.expr, launches: LaunchFacts | None) -> bool:
         if not (isinstance(conjunct, ast.Compare) and len(conjunct.ops) == 1 and isinstance(conjunct.ops[0], ast.Lt)):
             return False
-        index = self._single_value(conjunct.left)
+        index = self.flow.single_value(conjunct.left)
         if isinstance(index, ast.Subscript) and broadcast_axis(index) is not None:
-            index = self._single_value(index.value)
+            index = self.flow.single_value(index.value)
         end, bound = self._arange_end(index) or self._stepped_lanes(index), ast.unparse(conjunct.comparators[0])
         if end == bound or self._block_of_whole_blocks(index, bound) or self._before_own_rows(conjunct):
             return True
@@ -845,21 +835,18 @@ class PaddedLanes:
         program keeps is padded."""
         if not (isinstance(conjunct, ast.Compare) and len(conjunct.ops) == 1 and isinstance(conjunct.ops[0], ast.Lt)):
             return False
-        index = self._single_value(_unbroadcast(conjunct.left))
+        index = self.flow.single_value(_unbroadcast(conjunct.left))
         bound = ast.unparse(conjunct.comparators[0])
         for start, width in self._block_starts(index):
-            definitions = self.flow.reaching(start) if isinstance(start, ast.Name) else frozenset()
-            loop = next(iter(definitions)).stmt if len(definitions) == 1 else None
-            bounds = self._stepped_range(loop) if isinstance(loop, ast.For) \
-                and next(iter(definitions)).kind == "loop" else None
+            bounds = self._loop_range(start)
             if bounds is None or ast.unparse(bounds[2]) != width or not self._multiple_of(bounds[0], width):
                 continue
-            stop = ast.unparse(self._single_value(bounds[1]))
+            stop = ast.unparse(self.flow.single_value(bounds[1]))
             for node in walk(self.flow.function):
                 if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.Lt) \
                         and ast.unparse(node.comparators[0]) == bound:
-                    for rows, own in self._block_starts(self._single_value(_unbroadcast(node.left))):
-                        if ast.unparse(self._single_value(rows)) == stop and self._multiple_of(rows, own) \
+                    for rows, own in self._block_starts(self.flow.single_value(_unbroadcast(node.left))):
+                        if ast.unparse(self.flow.single_value(rows)) == stop and self._multiple_of(rows, own) \
                                 and self._divides(width, own):
                             return True
         return False
@@ -877,9 +864,9 @@ class PaddedLanes:
         for start, end in self._block_starts(index):
             if isinstance(start, ast.BinOp) and isinstance(start.op, ast.Mult):
                 for block, width in ((start.left, start.right), (start.right, start.left)):
-                    chosen = self._single_value(block)
+                    chosen = self.flow.single_value(block)
                     if ast.unparse(width) == end and isinstance(chosen, ast.BinOp) and isinstance(chosen.op, ast.Mod) \
-                            and ast.unparse(self._single_value(chosen.right)) == f"{bound} // {end}":
+                            and ast.unparse(self.flow.single_value(chosen.right)) == f"{bound} // {end}":
                         return True
         return False
 
@@ -890,10 +877,10 @@ class PaddedLanes:
         for start, end in self._block_starts(index):
             if self._multiple_of(start, end) and launches.whole_blocks(end, bound):
                 return True
-            start = self._single_value(start)
+            start = self.flow.single_value(start)
             if isinstance(start, ast.BinOp) and isinstance(start.op, ast.Mult):
                 for block, width in ((start.left, start.right), (start.right, start.left)):
-                    axis = self._program_axis(self._single_value(block))
+                    axis = self._program_axis(self.flow.single_value(block))
                     if ast.unparse(width) == end and axis is not None and launches.floored_grid(axis, end, bound):
                         return True
         return False
@@ -905,7 +892,7 @@ class PaddedLanes:
             for start, lanes in ((index.left, index.right), (index.right, index.left)):
                 if isinstance(lanes, ast.Subscript) and broadcast_axis(lanes) is not None:
                     lanes = lanes.value
-                end = self._arange_end(self._single_value(lanes))
+                end = self._arange_end(self.flow.single_value(lanes))
                 if end is not None:
                     yield start, end
 
@@ -918,22 +905,24 @@ class PaddedLanes:
     def _multiple_of(self, start: ast.expr, width: str) -> bool:
         """`start` is a multiple of the block `width`: `i * E`, `tl.multiple_of(x, E)`, or the target of a loop
         `for start in range(0, n, E)` (a start of 0 or itself a multiple), read through single assignments."""
-        start = self._single_value(start)
+        start = self.flow.single_value(start)
         if isinstance(start, ast.BinOp) and isinstance(start.op, ast.Mult):
             return width in (ast.unparse(start.left), ast.unparse(start.right))
         if isinstance(start, ast.Call) and self.model.qualify(start.func) == f"{TL}.multiple_of" and len(start.args) == 2:
             return ast.unparse(start.args[1]) == width
         if isinstance(start, ast.Constant):
             return start.value == 0
-        if not isinstance(start, ast.Name):
-            return False
-        definitions = self.flow.reaching(start)
+        bounds = self._loop_range(start)
+        return bounds is not None and ast.unparse(bounds[2]) == width and self._multiple_of(bounds[0], width)
+
+    def _loop_range(self, target: ast.expr) -> list[ast.expr] | None:
+        """The start, stop and step of the `for target in range(lo, hi, step)` that alone defines `target`."""
+        definitions = self.flow.reaching(target) if isinstance(target, ast.Name) else frozenset()
         if len(definitions) != 1:
-            return False
+            return None
         (definition,) = definitions
         loop = definition.stmt
-        bounds = self._stepped_range(loop) if definition.kind == "loop" and isinstance(loop, ast.For) else None
-        return bounds is not None and ast.unparse(bounds[2]) == width and self._multiple_of(bounds[0], width)
+        return self._stepped_range(loop) if definition.kind == "loop" and isinstance(loop, ast.For) else None
 
     def _stepped_range(self, loop: ast.For) -> list[ast.expr] | None:
         """The start, stop and step of `for i in range(lo, hi, step)` (also `tl.range`, `tl.static_range`)."""
@@ -1005,17 +994,17 @@ class PaddedLanes:
                                         depth + 1, as_text)
         if as_text and isinstance(mask, ast.Compare) and len(mask.ops) == 1 and isinstance(mask.left, ast.Name):
             # `cols_a < N` and `cols_b < N` with both names bound to `start + tl.arange(0, B)`: the same lanes
-            index = self._single_value(mask.left)
+            index = self.flow.single_value(mask.left)
             if index is not mask.left:
                 return [mask, ast.Compare(left=index, ops=mask.ops, comparators=mask.comparators)]
-        value = self._single_value(mask)
+        value = self.flow.single_value(mask)
         if value is not mask:
             return self._conjunct_nodes(value, depth + 1, as_text) + ([mask] if as_text else [])
         return [mask]
 
     def _mask_text(self, expr: ast.expr) -> str:
         """A mask's text with a name standing for its single assignment replaced by that assignment."""
-        return ast.unparse(self._single_value(expr))
+        return ast.unparse(self.flow.single_value(expr))
 
     def masks_lanes(self, condition: ast.expr, mask: ast.expr | None) -> bool:
         """`tl.where(condition, ...)` picks its second operand on every lane the load's mask turns off:
@@ -1116,7 +1105,7 @@ class PaddedLanes:
         p, 0.0)` (the mask written as the load's, or its name, or a stricter condition among whose conjuncts it is:
         `(cols == target) & mask`) read through single assignments, casts and
         transposes; for a `tl.dot`, the operand that carries them."""
-        masks = {ast.unparse(mask), ast.unparse(self._single_value(mask))}
+        masks = {ast.unparse(mask), ast.unparse(self.flow.single_value(mask))}
         value = self.reduced(reduction)
         operands = [value.left, value.right] if isinstance(value, ast.BinOp) and self.model.qualify(reduction.func) == DOT \
             else [value]
@@ -1131,10 +1120,10 @@ class PaddedLanes:
                     break
                 depth += 1
             if isinstance(expr, ast.Name) and depth < 8:
-                single = self._single_value(expr)
+                single = self.flow.single_value(expr)
                 return single is not expr and zeroed(single, depth + 1)
             return isinstance(expr, ast.Call) and self.model.qualify(expr.func) == WHERE and len(expr.args) == 3 \
-                and (ast.unparse(expr.args[0]) in masks | {ast.unparse(self._single_value(expr.args[0]))} - {""}
+                and (ast.unparse(expr.args[0]) in masks | {ast.unparse(self.flow.single_value(expr.args[0]))} - {""}
                      or self._conjuncts(mask) <= self._conjuncts(expr.args[0])) \
                 and constant_class(expr.args[2]) == ZERO
         return any(zeroed(operand) for operand in operands)
@@ -1250,7 +1239,7 @@ class PaddedLanes:
         bounds = self._stepped_range(loop)
         if bound is None or not isinstance(loop.target, ast.Name) or bounds is None or ast.unparse(bounds[1]) != bound[1]:
             return False
-        offsets = self._single_value(bound[0])
+        offsets = self.flow.single_value(bound[0])
         if not (isinstance(offsets, ast.BinOp) and isinstance(offsets.op, ast.Add)):
             return False
         for start, span in ((offsets.left, offsets.right), (offsets.right, offsets.left)):
