@@ -1404,7 +1404,18 @@ class _Evaluation:
         return UNKNOWN_LANES if found else REAL
 
     def _mentions_load(self, expr: ast.expr, depth: int) -> bool:
-        return any(n is self.load or isinstance(n, ast.Name) and self.of(n, depth + 1).tainted for n in ast.walk(expr))
+        """The load, or a name its lanes reach, appears in `expr` outside reductions along the padded axis
+        (`tl.maximum(tl.max(qk, 1), m_i)`: a reduction's result is real data here, checked where it is made)."""
+        pending: list[ast.AST] = [expr]
+        while pending:
+            node = pending.pop()
+            if node is self.load or isinstance(node, ast.Name) and self.of(node, depth + 1).tainted:
+                return True
+            if isinstance(node, ast.Call) and id(node) not in self.passed \
+                    and self.analysis.reduction_needs(node) is not None:
+                continue
+            pending.extend(ast.iter_child_nodes(node))
+        return False
 
     def _binop(self, op: ast.operator, left: Lanes, right: Lanes) -> Lanes:
         tainted = left.tainted or right.tainted
