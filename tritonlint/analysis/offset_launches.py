@@ -48,6 +48,7 @@ SPANS = "spans"
 # of grid axis 1 or 2 (at most 65,535 programs), and for axis 0 or a loaded index (up to 2^31 values) when it
 # is a tiny stride such as a column stride of 1 or 2.
 SMALL_LITERAL = {1: 2 ** 15, 2: 2 ** 15}
+GRID_AXIS_LIMIT = 65_535  # programs on grid axis 1 or 2
 TINY_LITERAL = 16
 # The per-request steps of serving launch one program per running request (or a few per request), not per
 # token: a decode step (its "tokens" are the batch), a speculative draft step, counting the accepted draft
@@ -273,6 +274,18 @@ def _inner_dimension(origin: Origin) -> bool:
         and sequence_count(origin)
 
 
+def _bounded_at_launch(host: HostScope, origin: Origin, at: ast.AST) -> bool:
+    """Every factor that makes the grid count large is a name that a test around the launch, an assert or an
+    early exit bounds by at most 65,535 (`else:` of `if n_rows >= NUM_SMS:`): no more programs than grid axes 1
+    and 2 start."""
+    if origin.kind == "cdiv" and origin.parts:
+        return _bounded_at_launch(host, origin.parts[0], at)
+    parts = [part for part in origin.parts if large_count(part)] if origin.kind == "product" else [origin]
+    provenance = Provenance.of(host)
+    bounds = [provenance.upper_bound(part.names[0], at) if part.names else None for part in parts]
+    return bool(bounds) and all(bound is not None and bound <= GRID_AXIS_LIMIT for bound in bounds)
+
+
 def _counted(origin: Origin) -> str | None:
     """The tensor whose rows or elements the grid axis counts: of the origin, or of the factor of a product
     that makes it large (`num_tokens * n_group` with `num_tokens = scores.shape[0]`)."""
@@ -389,7 +402,8 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
             origin = Provenance.of(host).origin(axes[axis])
             named = large_count(origin) or _blocks_of_rows(origin, products)
             why = named or _spans_tensor(origin, strides)
-            if (axis in SMALL_LITERAL or _inner_dimension(origin)) and _within_one_item(host, products, strides):
+            if (axis in SMALL_LITERAL or _inner_dimension(origin) or _bounded_at_launch(host, origin, launch.node)) \
+                    and _within_one_item(host, products, strides):
                 why = None
             counted = _counted(origin)
             if (why is not None and not per_request and not _per_request_host(launch) and not routing_tensor(counted)

@@ -372,9 +372,12 @@ class OffsetWidths:
         return []
 
     def _bare(self, expr: ast.expr, depth: int = 0) -> bool:
-        """`expr` is a source call's value itself: the call, or a name every definition of which binds it."""
+        """`expr` is a source call's value itself, or a quotient or remainder of it (`pid // programs_per_row`, at
+        most the value): the call, or a name every definition of which binds it."""
         if isinstance(expr, ast.Call):
             return self.model.qualify(expr.func) in (PROGRAM_ID, LOAD)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.FloorDiv, ast.Mod)) and depth <= 8:
+            return self._bare(expr.left, depth + 1)
         if not isinstance(expr, ast.Name) or depth > 8:
             return False
         definitions = self.flow.reaching(expr)

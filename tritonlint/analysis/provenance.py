@@ -58,6 +58,9 @@ def _literal_int(node: ast.expr) -> int | None:
 # A function named for the next power of two (a project's own `next_power_of_two(n)`, `next_pow2`): a bucket.
 _NEXT_POWER_OF_TWO = re.compile(r"next_?pow(er)?_?(of_?)?(2|two)$", re.IGNORECASE)
 FEW_VALUES = 64  # an upper bound this small leaves few distinct values (few compilations)
+# The device's count of multiprocessors (compute units on ROCm) read from its properties: no GPU has more (H200
+# 132, MI300X 304). A name a test compares below it is bounded by it, as by a constant.
+DEVICE_UNITS = 1024
 
 
 def _asserted_bounds(test: ast.expr, constant: Callable[[ast.expr], int | None]) -> dict[str, int]:
@@ -189,15 +192,15 @@ class Provenance:
         if host.node is not None:
             for statement in host.node.body:
                 if isinstance(statement, ast.If) and _exits(statement.body) and not statement.orelse:
-                    _tightest(self.bounds, _guarded_bounds(statement.test, self._constant))
+                    _tightest(self.bounds, _guarded_bounds(statement.test, self._limit))
         # names a branch bounds where it runs (`if m > 1: ... else: launch(m)`): (first line, last line, bounds)
         self.branch_bounds: list[tuple[int, int, dict[str, int]]] = []
         for node in walk(root):
             if isinstance(node, ast.Assert):
-                _tightest(self.bounds, _asserted_bounds(node.test, self._constant))
+                _tightest(self.bounds, _asserted_bounds(node.test, self._limit))
             if isinstance(node, ast.If) and host.node is not None:
                 test, flipped = _label_choice(host, node.test)
-                bounds = (_asserted_bounds(test, self._constant), _guarded_bounds(test, self._constant))
+                bounds = (_asserted_bounds(test, self._limit), _guarded_bounds(test, self._limit))
                 for branch, names in zip((node.body, node.orelse), bounds[::-1] if flipped else bounds):
                     if branch and names:
                         self.branch_bounds.append((branch[0].lineno, branch[-1].end_lineno or branch[-1].lineno, names))
@@ -409,6 +412,19 @@ class Provenance:
         found = [] if branches_only or name not in self.bounds else [self.bounds[name]]
         found += [names[name] for first, last, names in self.branch_bounds if first <= at.lineno <= last and name in names]
         return min(found) if found else None
+
+    def _limit(self, node: ast.expr, depth: int = 0) -> int | None:
+        """What a test's bound is at most: a constant, or a device's multiprocessor count (`NUM_SMS =
+        torch.cuda.get_device_properties(d).multi_processor_count`, Triton's `["multiprocessor_count"]`)."""
+        constant = self._constant(node)
+        if constant is not None:
+            return constant
+        if isinstance(node, ast.Name) and depth < 4 and (value := self.host.value_of(node.id)) is not None:
+            return self._limit(value, depth + 1)
+        if isinstance(node, ast.Attribute) and node.attr == "multi_processor_count" or isinstance(node, ast.Subscript) \
+                and isinstance(node.slice, ast.Constant) and node.slice.value == "multiprocessor_count":
+            return DEVICE_UNITS
+        return None
 
     def _constant(self, node: ast.expr, depth: int = 0) -> int | None:
         if isinstance(node, ast.Name) and depth < 4 and (local := self.host.value_of(node.id)) is not None:
