@@ -336,6 +336,8 @@ class KernelEffects:
     def _scan(self) -> None:
         summary = self.summary
         plain_stores: list[ast.Call] = []
+        overwritten: list[tuple[str, ast.Call]] = []  # stores into an argument of a value not read from it there
+        stored_values: list[ast.expr | None] = []
         for node in walk(self.function):
             if isinstance(node, ast.Return) and node.value is not None:
                 summary.returns_loaded |= {param for param, _ in self.loaded_from(node.value)}
@@ -361,12 +363,15 @@ class KernelEffects:
                 value = _value_arg(node, 1 if short == "store" else 2)  # store_tensor_descriptor(desc, offsets, value)
                 targets = self.roots(_pointer_arg(node)) & self.params - self.scalars
                 plain_stores.append(node)
+                stored_values.append(value)
                 if _is_zero(value, self.model):
                     summary.resets |= targets
                 for param in sorted(targets):
                     if any(p == param and self.same_address(load, node) and not self.exclusive(load, node)
                            for p, load in self.loaded_from(value)) and not self.idempotent(value, param):
                         summary.effects.append(Effect(param, "in-place", "store", node))
+                    else:
+                        overwritten.append((param, node))
             elif name in IDEMPOTENT_ATOMICS:
                 continue
             elif isinstance(node.func, ast.Attribute) and name is None and node.func.attr in ("store", "scatter", "atomic_add"):
@@ -394,6 +399,14 @@ class KernelEffects:
                                 summary.effects.append(Effect(own, effect.kind, effect.op, node, ast.unparse(node.func)))
                     if param in helper.summary.resets:
                         summary.resets |= mine
+        # A store that overwrites what an earlier load read at the same addresses for another output (`prev =
+        # tl.load(p)`, `tl.store(p, new)`, `tl.store(out, new - prev)`): a second run reads the first run's value.
+        for param, store in overwritten:
+            read = frozenset().union(*(self.loaded_from(value) for other, value in zip(plain_stores, stored_values)
+                                       if other is not store))
+            if any(p == param and self.same_address(load, store) and self._precedes(load, store)
+                   and not self.exclusive(load, store) for p, load in read):
+                summary.effects.append(Effect(param, "in-place", "store", store))
         # A lock or counter the kernel writes 0 into again (`tl.atomic_xchg(lock, 0)`, the last program
         # resetting a tile counter) is back where it started after every run; so is an address the kernel
         # stores into before adding to it (`tl.store(dx + offs, dx_row)`, later `tl.atomic_add(dx + offs, dr)`).
@@ -441,9 +454,25 @@ class KernelEffects:
         else:
             return False
         if name == f"{TL}.where" and not independent(value.args[0]):
-            return False
+            # a test of the value itself picks a constant or keeps it (`tl.where(r == inf, -inf, r)`): a lane the
+            # first run kept fails the test again, one it replaced is replaced alike
+            return any(independent(c) for c in choices) and all(independent(c) or self._itself(c, param) for c in choices)
         return all(independent(c) or self.idempotent(c, param, depth + 1) for c in choices) \
             and not all(independent(c) for c in choices)
+
+    def _itself(self, value: ast.expr, param: str, depth: int = 0) -> bool:
+        """`value` is what a load of `param` read, unchanged (through casts and single assignments)."""
+        if depth > 8:
+            return False
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to":
+            return self._itself(value.func.value, param, depth + 1)
+        if isinstance(value, ast.Name):
+            reaching = self.flow.reaching(value)
+            (definition, *others) = reaching if reaching else (None,)
+            return definition is not None and not others and definition.kind == "assign" \
+                and definition.value is not None and self._itself(definition.value, param, depth + 1)
+        return isinstance(value, ast.Call) and self.model.qualify(value.func) in LOADS \
+            and param in self.roots(_pointer_arg(value))
 
     def exclusive(self, first: ast.AST, second: ast.AST) -> bool:
         """Whether two places sit under opposite arms of one test of constexpr parameters (`if HAS_SCALE:` load,

@@ -31,6 +31,15 @@ def _kernel_of(model: ModuleModel, call: ast.Call) -> JitFunction | None:
     return next((f for f in model.functions if f.autotune is not None and f.autotune.node is call), None)
 
 
+def _run_hooked(model: ModuleModel, kernel: JitFunction) -> bool:
+    """The module attaches a pre-run hook to the kernel (`kernel.fn.add_pre_run_hook(prepare)`): Triton runs it
+    before every launch, each benchmark run included, so the author's own code decides what each run starts from."""
+    receivers = {kernel.name, f"{kernel.name}.fn"}
+    return any(isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+               and node.func.attr == "add_pre_run_hook" and ast.unparse(node.func.value) in receivers
+               for node in walk(model.tree))
+
+
 def _has_autotune(model: ModuleModel, target: int | None) -> bool:
     return any(f.autotune is not None for f in model.functions)
 
@@ -168,6 +177,8 @@ def autotune_side_effects(ctx: MatchContext) -> Verdict | None:
         return None  # one config: no benchmarking
     if {"pre_hook", "post_hook"} & set(autotune.keywords) or len(call.args) > 3:  # type: ignore[union-attr]
         return None  # the author's own hooks replace reset_to_zero/restore_value; positional lists: rare
+    if _run_hooked(ctx.model, kernel):
+        return None
     if not _splats_known(ctx.model, call):  # type: ignore[arg-type]
         return None
     if autotune.configs is None and not _configs_traceable(ctx.model, ctx.project, call):  # type: ignore[arg-type]
