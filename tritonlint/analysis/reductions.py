@@ -173,6 +173,26 @@ def _mul(a: str, b: str) -> str:
     return _exact_if(next((c for c in (a, b) if c in (NEG_INF, POS_INF)), FINITE), exact)
 
 
+def _maximum(a: str, b: str) -> str:
+    """`tl.maximum` of two lanes' classes where the infinities decide it: +inf wins, -inf gives way to another
+    infinity; anything else is unknown (a running maximum's finite lanes may stand below the row's true maximum,
+    which no class says). A NaN side is not followed (Triton returns the other operand unless asked)."""
+    if UNKNOWN in (a, b) or NAN in (a, b):
+        return UNKNOWN
+    if UNDEF in (a, b):
+        return UNDEF
+    for side, other in ((a, b), (b, a)):
+        if plain(side) == POS_INF:
+            return side if plain(other) != POS_INF else _exact_if(POS_INF, side == other == POS_INF_EXACT)
+    if plain(a) == plain(b) == NEG_INF:
+        return _exact_if(NEG_INF, a == b == NEG_INF_EXACT)
+    return UNKNOWN
+
+
+def _minimum(a: str, b: str) -> str:
+    return _neg(_maximum(_neg(a), _neg(b)))
+
+
 def _zero_bits(op: ast.operator, left: Lanes, right: Lanes) -> bool:
     """A bitwise operation that gives 0 on the lanes: `packed & 15` or `packed >> 4` of a zero-filled packed
     load (a 4-bit index unpacked from padding is 0), `a | b` of two zero sides."""
@@ -1251,11 +1271,13 @@ class PaddedLanes:
 
     # ---- what the lanes hold -------------------------------------------------------------------------
     def lanes(self, expr: ast.expr, load: ast.Call, fill: str, siblings_too: bool = False,
-              reach: Reach | None = None) -> Lanes:
+              reach: Reach | None = None, stand_in: bool = False) -> Lanes:
         """The padded lanes at `expr` when `load` fills them with `fill`; `siblings_too`: so does every load
         that turns off the same lanes with no `other` (the fix sets it on each). With `reach`, only the lanes
-        that reduction folds into rows it keeps."""
+        that reduction folds into rows it keeps. `stand_in`: an infinite fill is a huge finite value (-1e30)."""
         evaluation = _Evaluation(self, load, fill, siblings_too, reach)
+        if stand_in:
+            evaluation.exact_fill = False
         found = evaluation.of(expr)
         if found.tainted and found.classes == {FINITE}:
             value = evaluation.exact(expr)
@@ -1476,8 +1498,10 @@ class _Evaluation:
             return Lanes(frozenset({_exact_if(constant_class(other) or FINITE, exact)}))
         if name in (f"{TL}.zeros", f"{TL}.zeros_like"):
             return Lanes(frozenset({ZERO}))
-        if name == f"{TL}.full" and len(call.args) >= 2:
-            return Lanes(frozenset({constant_class(call.args[1]) or FINITE}))
+        if name == f"{TL}.full" and (filled := load_argument(call, 1, "value")) is not None:
+            # `tl.full(shape, float("-inf"))`: a true infinity is exactly one (two meeting, `m - m_new`, are NaN)
+            number = literal_number(filled)
+            return Lanes(frozenset({_exact_if(constant_class(filled) or FINITE, number is not None and math.isinf(number))}))
         arguments = [self.of(a, depth + 1) for a in call.args]
         tainted = any(a.tainted for a in arguments)
         if name in IDENTITY and arguments:
@@ -1524,6 +1548,10 @@ class _Evaluation:
             value = self._exact(call, depth)  # `tl.maximum(1.0 - x * y, 0.0)` of two zero-padded loads: 1.0
             if value is not None:
                 return Lanes(frozenset({_class_of(value)}), tainted)
+            if tainted and len(arguments) == 2 and all(a.classes and UNKNOWN not in a.classes for a in arguments):
+                # a running maximum `tl.maximum(m, x)`: the lanes' classes side by side
+                extreme = _maximum if name == f"{TL}.maximum" else _minimum
+                return Lanes(_pairwise(extreme, arguments[0].classes, arguments[1].classes), tainted)
         return UNKNOWN_LANES if tainted or self._mentions_load(call, depth) or self._of_alike_loads(call) else REAL
 
     def exact(self, expr: ast.expr) -> float | None:
@@ -1769,8 +1797,9 @@ class _Evaluation:
 
     def _start_class(self, value: ast.expr | None) -> str | None:
         """The class of a start value: a literal, `tl.full(shape, literal)`, or `tl.zeros(shape) + literal`."""
-        if isinstance(value, ast.Call) and self.model.qualify(value.func) == f"{TL}.full" and len(value.args) >= 2:
-            return constant_class(value.args[1])
+        if isinstance(value, ast.Call) and self.model.qualify(value.func) == f"{TL}.full" \
+                and (filled := load_argument(value, 1, "value")) is not None:
+            return constant_class(filled)
         if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
             for zeros, other in ((value.left, value.right), (value.right, value.left)):
                 if isinstance(zeros, ast.Call) and self.model.qualify(zeros.func) == f"{TL}.zeros":
@@ -1889,7 +1918,9 @@ def satisfies(lanes: Lanes, needs: str, nonnegative: bool) -> bool | None:
     """True: the padded lanes arrive as the reduction's neutral element; False: definitely not; None: unknown."""
     if not lanes.tainted or not lanes.classes:
         return True
-    if UNKNOWN in lanes.classes or NAN in lanes.classes and needs != ZERO:
+    if NAN in lanes.classes and needs == ZERO:
+        return False  # a lane that some path makes NaN spoils the sum, whatever the others are
+    if UNKNOWN in lanes.classes or NAN in lanes.classes:
         return None  # how a max or min treats NaN depends on its `propagate_nan`
     ok = {needs}
     if needs == NEG_INF and nonnegative:

@@ -299,9 +299,13 @@ def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.
     # An infinite fill (or a log of a zero one) that meets an exact 0 on the way (`labels * (lse - logits)`,
     # `x * tl.log(x)`) arrives at a sum as NaN: no fill is right there either, a `tl.where` is.
     # Loads padded alike that feed it (`p * tl.log(q)`): the first reports it.
+    # A NaN that every fill of this load leaves comes from another load's fill (`exp(s - lse)` of rows padded
+    # with -inf, times this load's 0): that load's finding gives it, not this one.
     nan = [r for r in wrong if r.needs == ZERO
            and NAN in analysis.lanes(analysis.reduced(r.call) or call, call, fill, True, r).classes
-           and not _earlier_alike_feeds(analysis, call, r, node)] if found is None and fill != UNDEF else []
+           and not _earlier_alike_feeds(analysis, call, r, node)
+           and not all(NAN in analysis.lanes(analysis.reduced(r.call) or call, call, c, True, r).classes
+                       for c in (ZERO, NEG_INF, POS_INF))] if found is None and fill != UNDEF else []
     if nan:
         return _nan_verdict(analysis, call, other, nan[0])  # type: ignore[arg-type]
     # A fill that is already the neutral element of a reduction the math on the way still spoils (`x - mean`
@@ -520,13 +524,22 @@ def _nan_verdict(analysis: PaddedLanes, call: ast.Call, other: ast.expr, reach: 
     """The fill (or its log) meets an exact 0 on the way to a sum (0 * inf, or 0 / 0 of two zero-padded loads):
     the lanes are NaN, and so is the sum."""
     mask = ast.unparse(load_argument(call, 1, "mask"))  # type: ignore[arg-type]
+    fill = constant_class(other)
+    reduced = analysis.reduced(reach.call) or call
+    if fill in (NEG_INF, POS_INF) and NAN not in analysis.lanes(reduced, call, fill, True, reach, stand_in=True).classes:
+        # the fill meets another exact infinity (a running maximum started at -inf that only padded lanes reach,
+        # `m - m_new`): a re-mask at the sum would also drop what earlier passes kept on those lanes
+        remedy = ("Here the fill meets another infinity exactly, as a running maximum started at -inf that only "
+                  "padded lanes have reached (`m - m_new` is -inf - (-inf)): keep those lanes out of that update "
+                  "(`tl.where(m_new == float(\"-inf\"), old, new)`), or pad with a large finite value the data's "
+                  "dtype holds (`-1e30` in float32); nothing is applied")
+    else:
+        remedy = f"Wrap {_wrapped(analysis, reach)} in `tl.where({mask}, value, 0.0)`; a fill alone does not fix it, so nothing is applied"
     return _where_verdict(call, f"Masked load pads with `other={ast.unparse(other)}`: the math makes its lanes NaN",
                           f"before `{ast.unparse(reach.call.func)}` at line {reach.call.lineno}", "which needs a `tl.where`",
                           [f"An infinity times 0 is NaN, as are 0 / 0 and an infinity minus itself (-inf - (-inf)), and "
                            f"a sum with one NaN lane is NaN for the whole row "
-                           f"({evidence.fixture_phrase(ENTROPY_NAN)}). Wrap {_wrapped(analysis, reach)} "
-                           f"in `tl.where({mask}, value, 0.0)`; a fill alone does not fix it, so "
-                           f"nothing is applied."], severity="error")
+                           f"({evidence.fixture_phrase(ENTROPY_NAN)}). {remedy}."], severity="error")
 
 
 def _infinite_sum_verdict(ctx: MatchContext, analysis: PaddedLanes, call: ast.Call, other: ast.expr, fill: str, reach: Reach,
