@@ -370,7 +370,7 @@ class KernelEffects:
                     if any(p == param and self.same_address(load, node) and not self.exclusive(load, node)
                            for p, load in self.loaded_from(value)) and not self.idempotent(value, param):
                         summary.effects.append(Effect(param, "in-place", "store", node))
-                    else:
+                    elif not self._itself(value, param):  # writing back what was read changes nothing
                         overwritten.append((param, node))
             elif name in IDEMPOTENT_ATOMICS:
                 continue
