@@ -1275,9 +1275,7 @@ class PaddedLanes:
         """The padded lanes at `expr` when `load` fills them with `fill`; `siblings_too`: so does every load
         that turns off the same lanes with no `other` (the fix sets it on each). With `reach`, only the lanes
         that reduction folds into rows it keeps. `stand_in`: an infinite fill is a huge finite value (-1e30)."""
-        evaluation = _Evaluation(self, load, fill, siblings_too, reach)
-        if stand_in:
-            evaluation.exact_fill = False
+        evaluation = _Evaluation(self, load, fill, siblings_too, reach, stand_in)
         found = evaluation.of(expr)
         if found.tainted and found.classes == {FINITE}:
             value = evaluation.exact(expr)
@@ -1358,7 +1356,7 @@ class PaddedLanes:
 
 class _Evaluation:
     def __init__(self, analysis: PaddedLanes, load: ast.Call, fill: str, siblings_too: bool,
-                 reach: Reach | None = None) -> None:
+                 reach: Reach | None = None, stand_in: bool = False) -> None:
         self.analysis = analysis
         self.across = reach.across if reach is not None else None
         self.reach = reach
@@ -1379,7 +1377,8 @@ class _Evaluation:
         # An infinite fill is exactly so unless the load's own `other` is a huge finite stand-in (-1e30): a fix
         # writes float("-inf").
         own = literal_number(load_argument(load, 2, "other"))
-        self.exact_fill = own is None or math.isinf(own) or constant_class(load_argument(load, 2, "other")) != fill
+        self.exact_fill = not stand_in and (
+            own is None or math.isinf(own) or constant_class(load_argument(load, 2, "other")) != fill)
         self.fill_value = own if own is not None and not self.exact_fill else _FILL_VALUES.get(fill)
 
     def of(self, expr: ast.expr | None, depth: int = 0) -> Lanes:

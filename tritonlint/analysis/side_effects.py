@@ -460,9 +460,9 @@ class KernelEffects:
         return all(independent(c) or self.idempotent(c, param, depth + 1) for c in choices) \
             and not all(independent(c) for c in choices)
 
-    def _itself(self, value: ast.expr, param: str, depth: int = 0) -> bool:
+    def _itself(self, value: ast.expr | None, param: str, depth: int = 0) -> bool:
         """`value` is what a load of `param` read, unchanged (through casts and single assignments)."""
-        if depth > 8:
+        if value is None or depth > 8:
             return False
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to":
             return self._itself(value.func.value, param, depth + 1)
