@@ -286,6 +286,26 @@ def _bounded_at_launch(host: HostScope, origin: Origin, at: ast.AST) -> bool:
     return bool(bounds) and all(bound is not None and bound <= GRID_AXIS_LIMIT for bound in bounds)
 
 
+def _capped_products(host: HostScope, products: list[Product], values: dict[str, ast.expr], params: set[str],
+                     count: ast.expr, at: ast.AST) -> dict[str, str] | None:
+    """Where the launch caps the grid axis's count and every product is the program id itself times a
+    multiplier it caps too, so that their product stays below 2^31 (a merge pass over at most `NUM_SMS` rows
+    times `programs_per_row = min(..., max(1, NUM_SMS // n_rows))`): why, for each multiplier; else None."""
+    provenance = Provenance.of(host)
+    programs = provenance.upper_limit(count, at)
+    if programs is None or not products:
+        return None
+    reasons = {}
+    for product in products:
+        value = values.get(product.multiplier) if product.multiplier in params else None
+        most = provenance.upper_limit(value, at) if value is not None and product.bare else None
+        if most is None or programs * most > INT32_LIMIT:
+            return None
+        reasons[product.multiplier] = (f"at most {programs} programs times `{ast.unparse(value)}`, at most "  # type: ignore[arg-type]
+                                       f"{most}, stay below 2^31")
+    return reasons
+
+
 def _counted(origin: Origin) -> str | None:
     """The tensor whose rows or elements the grid axis counts: of the origin, or of the factor of a product
     that makes it large (`num_tokens * n_group` with `num_tokens = scores.shape[0]`)."""
@@ -394,16 +414,18 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
             reasons.append(f"at {where} the launching function refuses sizes of 2^31 elements or more (line {guard})")
             continue
         origin: Origin | None = None  # of the program id's grid axis
+        capped: dict[str, str] | None = None  # why each product stays small, where the axis and multipliers are capped
         if grid is not None and axis is not None:
             axes, _ = grid
             if axis >= len(axes):
                 reasons.append(f"the grid of {where} has no axis {axis}: the program id is 0")
                 continue
             origin = Provenance.of(host).origin(axes[axis])
+            capped = _capped_products(host, products, bound.values, params, axes[axis], launch.node)
             named = large_count(origin) or _blocks_of_rows(origin, products)
             why = named or _spans_tensor(origin, strides)
             if (axis in SMALL_LITERAL or _inner_dimension(origin) or _bounded_at_launch(host, origin, launch.node)) \
-                    and _within_one_item(host, products, strides):
+                    and _within_one_item(host, products, strides) or capped is not None:
                 why = None
             counted = _counted(origin)
             if (why is not None and not per_request and not _per_request_host(launch) and not routing_tensor(counted)
@@ -419,6 +441,8 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
         for product in products:
             value = bound.values.get(product.multiplier) if product.multiplier in params else None
             why = _small_multiplier(host, value, limit, launch.line) if value is not None else None
+            if why is None and value is not None and capped is not None:
+                why = capped[product.multiplier]
             if why is None:
                 small_everywhere = False
                 break

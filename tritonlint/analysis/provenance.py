@@ -413,6 +413,33 @@ class Provenance:
         found += [names[name] for first, last, names in self.branch_bounds if first <= at.lineno <= last and name in names]
         return min(found) if found else None
 
+    def upper_limit(self, node: ast.expr, at: ast.AST, depth: int = 0) -> int | None:
+        """The most a count can be at `at`: a constant or a device's multiprocessor count, a name a test around
+        `at`, an assert or an early exit bounds, else its single value's; `min(...)` of a part that has one,
+        `max(...)` of parts that all have one, a quotient `a // b` of a count `a` (at most `a`); None where
+        nothing bounds it."""
+        if depth > 6:
+            return None
+        limit = self._limit(node)
+        if limit is not None:
+            return limit
+        if isinstance(node, ast.Name):
+            bound = self.upper_bound(node.id, at)
+            if bound is not None:
+                return bound
+            value = self.host.value_of(node.id)
+            return self.upper_limit(value, at, depth + 1) if value is not None else None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
+            return self.upper_limit(node.left, at, depth + 1)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("min", "max") \
+                and node.args and not node.keywords:
+            limits = [self.upper_limit(arg, at, depth + 1) for arg in node.args]
+            known = [limit for limit in limits if limit is not None]
+            if node.func.id == "min":
+                return min(known) if known else None
+            return max(known) if len(known) == len(limits) else None
+        return None
+
     def _limit(self, node: ast.expr, depth: int = 0) -> int | None:
         """What a test's bound is at most: a constant, or a device's multiprocessor count (`NUM_SMS =
         torch.cuda.get_device_properties(d).multi_processor_count`, Triton's `["multiprocessor_count"]`)."""
