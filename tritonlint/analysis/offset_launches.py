@@ -209,9 +209,11 @@ def _narrow_rows(host: HostScope, strides: Strides, line: int) -> bool:
                for _, stride in strides)
 
 
-def _block_length(host: HostScope, function: JitFunction, end: ast.expr, values: dict[str, ast.expr]) -> int | None:
-    """The largest value a launch gives the end of a `tl.arange(0, END)`: a literal, or a constexpr the launch
-    passes as a constant, else the autotune configs' values (every config must set it), else its default."""
+def _block_length(host: HostScope, function: JitFunction, end: ast.expr, values: dict[str, ast.expr],
+                  at: ast.AST) -> int | None:
+    """The largest value a launch (at `at`) gives the end of a `tl.arange(0, END)`: a literal, or a constexpr the
+    launch passes as a constant or caps (`next_power_of_2(n_cols)` under `if n_cols <= 1024:`), else the
+    autotune configs' values (every config must set it), else its default."""
     if isinstance(end, ast.Constant):
         return end.value if type(end.value) is int else None
     param = next((p for p in function.params if isinstance(end, ast.Name) and p.name == end.id and p.is_constexpr), None)
@@ -219,7 +221,9 @@ def _block_length(host: HostScope, function: JitFunction, end: ast.expr, values:
         return None
     if param.name in values:
         folded = host.evaluator().evaluate(values[param.name])
-        return folded.value if folded is not None and type(folded.value) is int else None
+        if folded is not None and type(folded.value) is int:
+            return folded.value
+        return Provenance.of(host).upper_limit(values[param.name], at)
     if function.autotune is not None and function.autotune.configs:
         tuned = [config.meta.get(param.name) for config in function.autotune.configs]
         lengths = [v for v in tuned if type(v) is int]
@@ -227,7 +231,8 @@ def _block_length(host: HostScope, function: JitFunction, end: ast.expr, values:
     return param.default_value if type(param.default_value) is int else None
 
 
-def _feature_rows(host: HostScope, function: JitFunction, products: list[Product], values: dict[str, ast.expr]) -> bool:
+def _feature_rows(host: HostScope, function: JitFunction, products: list[Product], values: dict[str, ast.expr],
+                  at: ast.AST) -> bool:
     """Every product multiplies the row index by the width of a row of one token's features that a single
     block covers (`Product.feature_rows`: a norm over `tl.arange(0, BLOCK)` lanes masked by `cols <
     n_cols`, with a per-feature weight), or by a row stride this launch passes as that very width
@@ -238,7 +243,7 @@ def _feature_rows(host: HostScope, function: JitFunction, products: list[Product
         stride = values.get(product.multiplier)
         ends = next((ends for width, ends in product.feature_rows if width == product.multiplier or (
             stride is not None and width in values and ast.dump(values[width]) == ast.dump(stride))), ())
-        lengths = [_block_length(host, function, end, values) for end in ends]
+        lengths = [_block_length(host, function, end, values, at) for end in ends]
         return bool(lengths) and all(n is not None and n <= FEATURE_ROW_BLOCK for n in lengths)
     return all(bounded(product) for product in products)
 
@@ -430,7 +435,7 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
             counted = _counted(origin)
             if (why is not None and not per_request and not _per_request_host(launch) and not routing_tensor(counted)
                     and not router_scores(counted, *names, _host_name(launch)) and not _over_routing_rows(origin, strides)
-                    and not _narrow_rows(host, strides, launch.line) and not _feature_rows(host, function, products, bound.values)):
+                    and not _narrow_rows(host, strides, launch.line) and not _feature_rows(host, function, products, bound.values, launch.node)):
                 if named is not None:
                     return Extent(LARGE, f"the launch at {where} starts one program per unit of a large count: {why}")
                 shown = shown or f"the launch at {where} starts one program per {why}"

@@ -431,6 +431,9 @@ class Provenance:
             return self.upper_limit(value, at, depth + 1) if value is not None else None
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
             return self.upper_limit(node.left, at, depth + 1)
+        if isinstance(node, ast.Call) and len(node.args) == 1 and _NEXT_POWER_OF_TWO.search(ast.unparse(node.func)):
+            inner = self.upper_limit(node.args[0], at, depth + 1)  # `triton.next_power_of_2(n_cols)`
+            return 1 << max(inner - 1, 0).bit_length() if inner is not None else None
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("min", "max") \
                 and node.args and not node.keywords:
             limits = [self.upper_limit(arg, at, depth + 1) for arg in node.args]
