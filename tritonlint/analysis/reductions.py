@@ -1486,6 +1486,12 @@ class _Evaluation:
                 or self.analysis.off_wherever(mask, self.mask) \
                 or self.fill != UNDEF and self.analysis.bounds_the_same_index(self.mask, mask)
             if not sharing:
+                # A load padded with an infinity under a mask over the same block of indices in another form (a
+                # mask tile `(start_n + offs_n) < H` added to scores whose keys stop at `block * H + start_n +
+                # offs_n < M * H`) may set the lanes under study to that infinity: not taken as real data.
+                if constant_class(load_argument(call, 2, "other")) in (NEG_INF, POS_INF) \
+                        and self._bounds_an_index_of_the_mask(mask):
+                    return UNKNOWN_LANES
                 return REAL if not self._mentions_load(call, depth) else UNKNOWN_LANES
             other = load_argument(call, 2, "other")
             if other is None:
