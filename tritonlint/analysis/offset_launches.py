@@ -429,8 +429,9 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
             capped = _capped_products(host, products, bound.values, params, axes[axis], launch.node)
             named = large_count(origin) or _blocks_of_rows(origin, products)
             why = named or _spans_tensor(origin, strides)
-            if (axis in SMALL_LITERAL or _inner_dimension(origin) or _bounded_at_launch(host, origin, launch.node)) \
-                    and _within_one_item(host, products, strides) or capped is not None:
+            if capped is not None or (axis in SMALL_LITERAL or _inner_dimension(origin)
+                                      or _bounded_at_launch(host, origin, launch.node)) \
+                    and _within_one_item(host, products, strides):
                 why = None
             counted = _counted(origin)
             if (why is not None and not per_request and not _per_request_host(launch) and not routing_tensor(counted)

@@ -430,16 +430,8 @@ class KernelEffects:
         """A stored value that a second run would leave as it is: the loaded value itself, a select that
         keeps it or writes something that does not depend on it (`tl.where(mask, fill, x)`, masked_fill),
         or a clamp by such a value (`tl.maximum(x, 0.0)`, relu)."""
-        if value is None or depth > 8:
-            return False
-        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to":
-            return self.idempotent(value.func.value, param, depth + 1)
-        if isinstance(value, ast.Name):
-            reaching = self.flow.reaching(value)
-            (definition, *others) = reaching if reaching else (None,)
-            return definition is not None and not others and definition.kind == "assign" \
-                and self.idempotent(definition.value, param, depth + 1)
-        if not isinstance(value, ast.Call):
+        value = self._unwrapped(value)
+        if depth > 8 or not isinstance(value, ast.Call):
             return False
         name = self.model.qualify(value.func)
         if name in LOADS:
@@ -460,19 +452,25 @@ class KernelEffects:
         return all(independent(c) or self.idempotent(c, param, depth + 1) for c in choices) \
             and not all(independent(c) for c in choices)
 
-    def _itself(self, value: ast.expr | None, param: str, depth: int = 0) -> bool:
+    def _itself(self, value: ast.expr | None, param: str) -> bool:
         """`value` is what a load of `param` read, unchanged (through casts and single assignments)."""
+        value = self._unwrapped(value)
+        return isinstance(value, ast.Call) and self.model.qualify(value.func) in LOADS \
+            and param in self.roots(_pointer_arg(value))
+
+    def _unwrapped(self, value: ast.expr | None, depth: int = 0) -> ast.expr | None:
+        """`value` read through casts (`x.to(...)`) and names with a single assignment reaching them."""
         if value is None or depth > 8:
-            return False
+            return None
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to":
-            return self._itself(value.func.value, param, depth + 1)
+            return self._unwrapped(value.func.value, depth + 1)
         if isinstance(value, ast.Name):
             reaching = self.flow.reaching(value)
             (definition, *others) = reaching if reaching else (None,)
-            return definition is not None and not others and definition.kind == "assign" \
-                and definition.value is not None and self._itself(definition.value, param, depth + 1)
-        return isinstance(value, ast.Call) and self.model.qualify(value.func) in LOADS \
-            and param in self.roots(_pointer_arg(value))
+            if definition is None or others or definition.kind != "assign":
+                return None
+            return self._unwrapped(definition.value, depth + 1)
+        return value
 
     def exclusive(self, first: ast.AST, second: ast.AST) -> bool:
         """Whether two places sit under opposite arms of one test of constexpr parameters (`if HAS_SCALE:` load,

@@ -305,7 +305,7 @@ def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.
            and NAN in analysis.lanes(analysis.reduced(r.call) or call, call, fill, True, r).classes
            and not _earlier_alike_feeds(analysis, call, r, node)
            and not all(NAN in analysis.lanes(analysis.reduced(r.call) or call, call, c, True, r).classes
-                       for c in (ZERO, NEG_INF, POS_INF))] if found is None and fill != UNDEF else []
+                       for c in {ZERO, NEG_INF, POS_INF} - {fill})] if found is None and fill != UNDEF else []
     if nan:
         return _nan_verdict(analysis, call, other, nan[0])  # type: ignore[arg-type]
     # A fill that is already the neutral element of a reduction the math on the way still spoils (`x - mean`
