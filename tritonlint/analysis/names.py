@@ -8,6 +8,12 @@ import re
 _NOT_A_SIZE = frozenset({"use", "has", "is", "num", "count", "counts", "total", "per", "idx", "indices", "ids", "ptr",
                          "stride", "offset", "offsets", "mode", "order"})
 
+# Words that name a dtype: a flag like IS_FP8 or USE_BF16 mirrors a tensor's dtype, which Triton's autotune key
+# holds already (it appends every tensor argument's dtype).
+DTYPE_WORDS = frozenset({"dtype", "fp8", "fp16", "f16", "bf16", "bfloat16", "float16", "half", "fp32", "f32", "float32",
+                         "tf32", "fp64", "int8", "int4", "uint8", "fp4", "nvfp4", "mxfp4", "mxfp8", "e4m3", "e5m2",
+                         "float8", "i8"})
+
 
 def name_words(name: str) -> list[str]:
     """`CACHE_KEY_SEQLEN_Q` -> cache, key, seqlen, q; `blockSizeM` -> block, size, m."""

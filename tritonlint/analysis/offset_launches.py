@@ -137,6 +137,15 @@ def _over_routing_rows(origin: Origin, strides: Strides) -> bool:
     return routing_rows(origin) and bool(strides) and all(stride == (origin.tensor, 0) for _, stride in strides)
 
 
+def _over_routing_data(strides: Strides, *names: str) -> bool:
+    """Every product steps over the rows of per-token routing data, by the strided tensor's name
+    (`top_k_values.stride(0)`, the `logits.stride(0)` of a router kernel): rows as wide as the experts or the
+    top-k, far below 2^31 elements at 1M tokens, whatever count the grid takes its size from."""
+    return bool(strides) and all(stride is not None and stride[1] == 0
+                                 and (routing_tensor(stride[0]) or router_scores(stride[0], *names))
+                                 for _, stride in strides)
+
+
 def _blocks_of_rows(origin: Origin, products: list[Product]) -> str | None:
     """A grid of blocks over the rows or elements of a tensor (`cdiv(M, BLOCK_M)` with `M` the rows of
     `x.view(-1, K)`, or `cdiv(x.numel(), BLOCK)`) whose every product scales the program id (`(pid * BLOCK_M +
@@ -436,6 +445,7 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
             counted = _counted(origin)
             if (why is not None and not per_request and not _per_request_host(launch) and not routing_tensor(counted)
                     and not router_scores(counted, *names, _host_name(launch)) and not _over_routing_rows(origin, strides)
+                    and not _over_routing_data(strides, *names, _host_name(launch))
                     and not _narrow_rows(host, strides, launch.line) and not _feature_rows(host, function, products, bound.values, launch.node)):
                 if named is not None:
                     return Extent(LARGE, f"the launch at {where} starts one program per unit of a large count: {why}")

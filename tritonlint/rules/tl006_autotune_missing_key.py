@@ -31,7 +31,7 @@ from tritonlint.analysis.model import (
     ModuleModel,
     Param,
 )
-from tritonlint.analysis.names import is_block_name, last_name, name_words
+from tritonlint.analysis.names import DTYPE_WORDS, is_block_name, last_name, name_words
 from tritonlint.analysis.project import Project, jit_function_in
 from tritonlint.analysis.triton_names import DESCRIPTOR_METHODS, MEMORY_CALLS, TL
 from tritonlint.context import (
@@ -66,10 +66,6 @@ BUCKET_WORDS = frozenset({"bucket", "buckets", "bucketed", "closest", "rounded",
 # Words that name a property of the device (NUM_SMS, sm_count, num_cores): the same on every call of a process.
 TOPOLOGY_WORDS = frozenset({"rank", "ranks", "nranks", "world", "nnodes"})  # rank, num_ranks, WORLD_SIZE, nnodes
 DEVICE_WORDS = frozenset({"sms", "sm", "cores", "core", "multiprocessors", "cus"})
-# Words that name a dtype: a flag like IS_FP8 or USE_BF16 mirrors a tensor's dtype, which Triton keys already.
-DTYPE_WORDS = frozenset({"dtype", "fp8", "fp16", "f16", "bf16", "bfloat16", "float16", "half", "fp32", "f32", "float32",
-                         "tf32", "fp64", "int8", "int4", "uint8", "fp4", "nvfp4", "mxfp4", "mxfp8", "e4m3", "e5m2",
-                         "float8", "i8"})
 # Math helpers imported from utility modules (`from .op import exp2, log`, `softplus`, `fast_exp`): elementwise
 # math like tl.exp, which changes the work only inside a loop.
 MATH_HELPER_WORDS = TRANSCENDENTAL | {"softplus", "expf", "exp2f", "logf", "log2f"}

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ast
+from typing import Callable
 
 from tritonlint.analysis.model import Autotune, JitFunction, ModuleModel
-from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
+from tritonlint.analysis.names import DTYPE_WORDS, name_words
+from tritonlint.context import Exemption, MatchContext, RawEdits, Verdict, condition, fixer
 from tritonlint.walk import walk
 
 
@@ -60,6 +62,16 @@ def _shared_names(model: ModuleModel, kernel: JitFunction) -> set[str]:
             for p in other.params}
 
 
+# Reasons an entry that names no parameter takes nothing from the key (given the entry and the kernel's parameter
+# names); the rule doc lists each.
+EXEMPTIONS: tuple[Exemption[Callable[[str, list[str]], bool]], ...] = (
+    Exemption("dtype-entry", "an entry named as a dtype (`DTYPE`, `acc_dtype`, `IS_FP8`) that misspells no parameter: "
+              "Triton's autotuner appends every tensor argument's dtype to the key, so what the entry meant to "
+              "tell apart is told apart already",
+              lambda entry, params: bool(set(name_words(entry)) & DTYPE_WORDS) and closest(entry, params)[1] is None),
+)
+
+
 def _entries(unknown: list[ast.Constant]) -> str:
     listed = ", ".join(f'"{e.value!s}"' for e in unknown)
     return f"entry {listed} is not a parameter" if len(unknown) == 1 else f"entries {listed} are not parameters"
@@ -84,7 +96,8 @@ def autotune_key_unknown_entry(ctx: MatchContext) -> Verdict | None:
     shared = _shared_names(ctx.model, kernel)
     # An entry another kernel sharing the list takes is for that kernel, unless it misspells one of this one's.
     unknown = [e for e in entries or () if e.value not in params
-               and (e.value not in shared or closest(str(e.value), params)[1] is not None)]
+               and (e.value not in shared or closest(str(e.value), params)[1] is not None)
+               and not any(exemption.applies(str(e.value), params) for exemption in EXEMPTIONS)]
     if not unknown:
         return None
     # Not a name the key already holds, nor one the caller never passes: the autotuner reads the key from the
