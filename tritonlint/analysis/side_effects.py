@@ -78,6 +78,15 @@ def _value_arg(call: ast.Call, position: int = 1) -> ast.expr | None:
     return next((k.value for k in call.keywords if k.arg in ("value", "val")), None)
 
 
+def _counts_from_zero(iterable: ast.expr, model: ModuleModel) -> bool:
+    """`range(n)`, `range(0, n)` or `range(0, n, step)` (also `tl.range`): a loop whose first pass has 0."""
+    if not (isinstance(iterable, ast.Call) and iterable.args and not iterable.keywords
+            and (isinstance(iterable.func, ast.Name) and iterable.func.id == "range"
+                 or model.qualify(iterable.func) in (f"{TL}.range", f"{TL}.static_range"))):
+        return False
+    return len(iterable.args) == 1 or _is_zero(iterable.args[0], model)
+
+
 def _is_zero(node: ast.expr | None, model: ModuleModel) -> bool:
     if isinstance(node, ast.Constant):
         return node.value == 0 and not isinstance(node.value, str)
@@ -409,10 +418,59 @@ class KernelEffects:
                 summary.effects.append(Effect(param, "in-place", "store", store))
         # A lock or counter the kernel writes 0 into again (`tl.atomic_xchg(lock, 0)`, the last program
         # resetting a tile counter) is back where it started after every run; so is an address the kernel
-        # stores into before adding to it (`tl.store(dx + offs, dx_row)`, later `tl.atomic_add(dx + offs, dr)`).
+        # stores into before adding to it (`tl.store(dx + offs, dx_row)`, later `tl.atomic_add(dx + offs, dr)`),
+        # also as the first lane of the first block of a loop over a row's blocks (`for c in range(n_chunks):
+        # tl.store(d + (c * C + tl.arange(0, C)) * s, ...)`, later `tl.atomic_add(d, d0)`).
         summary.effects = [e for e in summary.effects if not (e.kind == "atomic" and (
             e.param in summary.resets or (e.via is None and any(
-                self.same_address(store, e.node) and self._precedes(store, e.node) for store in plain_stores))))]
+                self.same_address(store, e.node) and self._precedes(store, e.node)
+                or self._stored_first(store, e.node) for store in plain_stores))))]
+
+    def _stored_first(self, store: ast.Call, atomic: ast.Call) -> bool:
+        """The store sits in a loop `for c in range(...)` (from 0) that runs before the atomic whenever it runs,
+        and writes the atomic's address in the loop's first pass on its first lane: its pointer is the
+        atomic's plus an offset that is 0 there (`(c * C + tl.arange(0, C)) * stride`), under no mask or a mask
+        `offs < n` on that offset (0 < n whenever the row has an element)."""
+        pointer, target = _pointer_arg(store), _pointer_arg(atomic)
+        loops = self.flow.enclosing_loops(store)
+        loop = loops[0] if loops and isinstance(loops[0], ast.For) else None
+        if not (isinstance(pointer, ast.BinOp) and isinstance(pointer.op, ast.Add) and target is not None
+                and loop is not None and isinstance(loop.target, ast.Name) and _counts_from_zero(loop.iter, self.model)
+                and self._precedes(loop, atomic)):
+            return False
+        first = {loop.target.id}
+        mask = next((k.value for k in store.keywords if k.arg == "mask"), store.args[2] if len(store.args) > 2 else None)
+        if isinstance(mask, ast.Name):  # `mask = offs < n`, assigned once
+            (definition, *others) = self.flow.reaching(mask) or (None,)
+            mask = definition.value if definition is not None and not others and definition.kind == "assign" else mask
+        return self._canonical(pointer.left) == self._canonical(target) and self._zero_first(pointer.right, first) \
+            and (mask is None or isinstance(mask, ast.Compare) and len(mask.ops) == 1
+                 and isinstance(mask.ops[0], ast.Lt) and self._zero_first(mask.left, first))
+
+    def _zero_first(self, expr: ast.expr, first: set[str], depth: int = 0) -> bool:
+        """`expr` is 0 on lane 0 of the pass where the names in `first` are 0: the loop counter, `tl.arange(0,
+        ...)`, a literal 0, products with such a factor, sums of such terms, through single assignments."""
+        if depth > 6:
+            return False
+        if isinstance(expr, ast.Constant):
+            return expr.value == 0 and type(expr.value) is int
+        if isinstance(expr, ast.Name):
+            if expr.id in first:
+                return True
+            reaching = self.flow.reaching(expr)
+            (definition, *others) = reaching if reaching else (None,)
+            return definition is not None and not others and definition.kind == "assign" \
+                and definition.value is not None and self._zero_first(definition.value, first, depth + 1)
+        if isinstance(expr, ast.Subscript):  # offs[:, None]
+            return self._zero_first(expr.value, first, depth + 1)
+        if isinstance(expr, ast.Call):
+            return self.model.qualify(expr.func) == f"{TL}.arange" and bool(expr.args) \
+                and self._zero_first(expr.args[0], first, depth + 1)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mult):
+            return self._zero_first(expr.left, first, depth + 1) or self._zero_first(expr.right, first, depth + 1)
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+            return self._zero_first(expr.left, first, depth + 1) and self._zero_first(expr.right, first, depth + 1)
+        return False
 
     def _precedes(self, earlier: ast.AST, later: ast.AST) -> bool:
         """Whether `earlier`'s statement runs before `later` whenever `later` runs: it sits earlier in a block
