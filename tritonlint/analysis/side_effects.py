@@ -441,11 +441,15 @@ class KernelEffects:
         first = {loop.target.id}
         mask = next((k.value for k in store.keywords if k.arg == "mask"), store.args[2] if len(store.args) > 2 else None)
         if isinstance(mask, ast.Name):  # `mask = offs < n`, assigned once
-            (definition, *others) = self.flow.reaching(mask) or (None,)
-            mask = definition.value if definition is not None and not others and definition.kind == "assign" else mask
+            mask = self._assigned(mask) or mask
         return self._canonical(pointer.left) == self._canonical(target) and self._zero_first(pointer.right, first) \
             and (mask is None or isinstance(mask, ast.Compare) and len(mask.ops) == 1
                  and isinstance(mask.ops[0], ast.Lt) and self._zero_first(mask.left, first))
+
+    def _assigned(self, name: ast.Name) -> ast.expr | None:
+        """The value of the one plain assignment that reaches `name`; None where several, or another kind, do."""
+        (definition, *others) = self.flow.reaching(name) or (None,)
+        return definition.value if definition is not None and not others and definition.kind == "assign" else None
 
     def _zero_first(self, expr: ast.expr, first: set[str], depth: int = 0) -> bool:
         """`expr` is 0 on lane 0 of the pass where the names in `first` are 0: the loop counter, `tl.arange(0,
@@ -455,12 +459,8 @@ class KernelEffects:
         if isinstance(expr, ast.Constant):
             return expr.value == 0 and type(expr.value) is int
         if isinstance(expr, ast.Name):
-            if expr.id in first:
-                return True
-            reaching = self.flow.reaching(expr)
-            (definition, *others) = reaching if reaching else (None,)
-            return definition is not None and not others and definition.kind == "assign" \
-                and definition.value is not None and self._zero_first(definition.value, first, depth + 1)
+            value = self._assigned(expr)
+            return expr.id in first or value is not None and self._zero_first(value, first, depth + 1)
         if isinstance(expr, ast.Subscript):  # offs[:, None]
             return self._zero_first(expr.value, first, depth + 1)
         if isinstance(expr, ast.Call):
@@ -570,12 +570,11 @@ class KernelEffects:
         names = [n for n in walk(expr) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
         spelled = []
         for name in names:
-            reaching = self.flow.reaching(name)
-            (definition, *others) = reaching if reaching else (None,)
-            if definition is not None and not others and definition.kind == "assign" and depth < 6:
-                spelled.append("(" + self._canonical(definition.value, depth + 1) + ")")  # type: ignore[arg-type]
+            value = self._assigned(name) if depth < 6 else None
+            if value is not None:
+                spelled.append("(" + self._canonical(value, depth + 1) + ")")
             else:
-                spelled.append(name.id + "@" + ",".join(sorted(str(id(d)) for d in reaching)))
+                spelled.append(name.id + "@" + ",".join(sorted(str(id(d)) for d in self.flow.reaching(name))))
         originals = [name.id for name in names]
         try:  # spell the expression with its names replaced; the tree is put back right after
             for name, text in zip(names, spelled):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Callable
+from collections.abc import Callable
 
 from tritonlint.analysis.model import Autotune, JitFunction, ModuleModel
 from tritonlint.analysis.names import DTYPE_WORDS, name_words
