@@ -130,20 +130,19 @@ def _spans_tensor(origin: Origin, strides: Strides) -> str | None:
     return None
 
 
-def _over_routing_rows(origin: Origin, strides: Strides) -> bool:
-    """The grid counts the rows of per-token routing data named by its width (`n_tokens, n_experts =
-    scores.shape`) and every product steps over those rows (`scores.stride(0)`): rows as wide as the experts,
-    far below 2^31 elements at 1M tokens. A product over another tensor's rows (the hidden states) still counts."""
-    return routing_rows(origin) and bool(strides) and all(stride == (origin.tensor, 0) for _, stride in strides)
-
-
-def _over_routing_data(strides: Strides, *names: str) -> bool:
-    """Every product steps over the rows of per-token routing data, by the strided tensor's name
-    (`top_k_values.stride(0)`, the `logits.stride(0)` of a router kernel): rows as wide as the experts or the
-    top-k, far below 2^31 elements at 1M tokens, whatever count the grid takes its size from."""
-    return bool(strides) and all(stride is not None and stride[1] == 0
-                                 and (routing_tensor(stride[0]) or router_scores(stride[0], *names))
-                                 for _, stride in strides)
+def _over_routing_data(origin: Origin, strides: Strides, *names: str) -> bool:
+    """Every product steps over the rows of per-token routing data: rows as wide as the experts or the top-k,
+    far below 2^31 elements at 1M tokens. Either the grid counts the rows of a tensor whose shape unpacking names
+    its width so (`n_tokens, n_experts = scores.shape`) and every product steps over those rows
+    (`scores.stride(0)`; a product over another tensor's rows, the hidden states, still counts), or every
+    strided tensor is named as routing data (`top_k_values.stride(0)`, the `logits.stride(0)` of a router
+    kernel), whatever count the grid takes its size from."""
+    if not strides:
+        return False
+    if routing_rows(origin) and all(stride == (origin.tensor, 0) for _, stride in strides):
+        return True
+    return all(stride is not None and stride[1] == 0 and (routing_tensor(stride[0]) or router_scores(stride[0], *names))
+               for _, stride in strides)
 
 
 def _blocks_of_rows(origin: Origin, products: list[Product]) -> str | None:
@@ -444,8 +443,8 @@ def launch_extent(model: ModuleModel, function: JitFunction, source: ast.Call, p
                 why = None
             counted = _counted(origin)
             if (why is not None and not per_request and not _per_request_host(launch) and not routing_tensor(counted)
-                    and not router_scores(counted, *names, _host_name(launch)) and not _over_routing_rows(origin, strides)
-                    and not _over_routing_data(strides, *names, _host_name(launch))
+                    and not router_scores(counted, *names, _host_name(launch))
+                    and not _over_routing_data(origin, strides, *names, _host_name(launch))
                     and not _narrow_rows(host, strides, launch.line) and not _feature_rows(host, function, products, bound.values, launch.node)):
                 if named is not None:
                     return Extent(LARGE, f"the launch at {where} starts one program per unit of a large count: {why}")

@@ -523,11 +523,7 @@ class KernelEffects:
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "to":
             return self._unwrapped(value.func.value, depth + 1)
         if isinstance(value, ast.Name):
-            reaching = self.flow.reaching(value)
-            (definition, *others) = reaching if reaching else (None,)
-            if definition is None or others or definition.kind != "assign":
-                return None
-            return self._unwrapped(definition.value, depth + 1)
+            return self._unwrapped(self._assigned(value), depth + 1)
         return value
 
     def exclusive(self, first: ast.AST, second: ast.AST) -> bool:

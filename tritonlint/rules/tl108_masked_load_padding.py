@@ -301,11 +301,11 @@ def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.
     # Loads padded alike that feed it (`p * tl.log(q)`): the first reports it.
     # A NaN that every fill of this load leaves comes from another load's fill (`exp(s - lse)` of rows padded
     # with -inf, times this load's 0): that load's finding gives it, not this one.
-    nan = [r for r in wrong if r.needs == ZERO
-           and NAN in analysis.lanes(analysis.reduced(r.call) or call, call, fill, True, r).classes
-           and not _earlier_alike_feeds(analysis, call, r, node)
-           and not all(NAN in analysis.lanes(analysis.reduced(r.call) or call, call, c, True, r).classes
-                       for c in {ZERO, NEG_INF, POS_INF} - {fill})] if found is None and fill != UNDEF else []
+    def nan_with(reach: Reach, candidate: str) -> bool:
+        return NAN in analysis.lanes(analysis.reduced(reach.call) or call, call, candidate, True, reach).classes
+
+    nan = [r for r in wrong if r.needs == ZERO and nan_with(r, fill) and not _earlier_alike_feeds(analysis, call, r, node)
+           and not all(nan_with(r, c) for c in {ZERO, NEG_INF, POS_INF} - {fill})] if found is None and fill != UNDEF else []
     if nan:
         return _nan_verdict(analysis, call, other, nan[0])  # type: ignore[arg-type]
     # A fill that is already the neutral element of a reduction the math on the way still spoils (`x - mean`
