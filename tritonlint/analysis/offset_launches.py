@@ -33,7 +33,7 @@ from tritonlint.analysis.offsets import Product
 from tritonlint.analysis.project import Project
 from tritonlint.analysis.provenance import (Origin, Provenance, batch_of_small_items, data_tensor, feature_width,
                                             grid_axes, kv_cache, large_count, latent_row, rotary_table,
-                                            router_scores, routing_rows, routing_tensor, sequence_count,
+                                            router_scores, routing_rows, routing_tensor, routing_width, sequence_count,
                                             small_item)
 from tritonlint.walk import walk
 
@@ -136,13 +136,15 @@ def _over_routing_data(origin: Origin, strides: Strides, *names: str) -> bool:
     its width so (`n_tokens, n_experts = scores.shape`) and every product steps over those rows
     (`scores.stride(0)`; a product over another tensor's rows, the hidden states, still counts), or every
     strided tensor is named as routing data (`top_k_values.stride(0)`, the `logits.stride(0)` of a router
-    kernel), whatever count the grid takes its size from."""
+    kernel), or the launch passes the multiplier as the rows' width, an expert count or top-k
+    (`token * num_experts`), whatever count the grid takes its size from."""
     if not strides:
         return False
     if routing_rows(origin) and all(stride == (origin.tensor, 0) for _, stride in strides):
         return True
     return all(stride is not None and stride[1] == 0 and (routing_tensor(stride[0]) or router_scores(stride[0], *names))
-               for _, stride in strides)
+               or stride is None and value is not None and routing_width(ast.unparse(value))
+               for value, stride in strides)
 
 
 def _blocks_of_rows(origin: Origin, products: list[Product]) -> str | None:

@@ -647,6 +647,16 @@ def routing_tensor(text: str | None) -> bool:
     return text is not None and bool(_ROUTING.search(tensor_name(text)))
 
 
+# The width of a row of routing data passed as a count: the experts or the top-k (`num_experts`,
+# `self.config.num_experts`, `n_expts_act`, `top_k`); not a size of one expert (`expert_hidden_size`).
+_ROUTING_WIDTH = re.compile(r"^(num_|n_)?(local_|routed_)?(experts|expts(_act)?|top_?k|experts_per_tok)$", re.IGNORECASE)
+
+
+def routing_width(text: str) -> bool:
+    """`text` names an expert count or a top-k: `token * num_experts` steps over rows of routing data."""
+    return bool(_ROUTING_WIDTH.match(tensor_name(text)))
+
+
 def routing_rows(origin: Origin) -> bool:
     """`origin` is the rows of a 2-D tensor whose other dimension its shape unpacking names as an expert count
     or a top-k (`n_tokens, n_experts = scores.shape`): per-token routing data, as wide as the experts."""

@@ -839,6 +839,8 @@ class PaddedLanes:
         end, bound = self._arange_end(index) or self._stepped_lanes(index), ast.unparse(conjunct.comparators[0])
         if end == bound or self._block_of_whole_blocks(index, bound) or self._before_own_rows(conjunct):
             return True
+        if launches is not None and self._upper_half(index, bound, launches):
+            return True
         axis = self._program_axis(index)  # `pid_b < b` with the grid's axis launched as b
         if axis is not None:
             return launches is not None and launches.grid_extent(axis, bound)
@@ -870,6 +872,12 @@ class PaddedLanes:
                                 and self._divides(width, own):
                             return True
         return False
+
+    def _upper_half(self, index: ast.expr, bound: str, launches: LaunchFacts) -> bool:
+        """`E + tl.arange(0, E)` under `< n`, every launch passing `E = n // 2`: the second half of a row
+        (a rotary or packed pair's upper lanes) ends at 2 * (n // 2) - 1, below n."""
+        return any(ast.unparse(self.flow.single_value(start)) == end and launches.same_value(end, f"{bound} // 2")
+                   for start, end in self._block_starts(index))
 
     def _divides(self, block: str, width: str) -> bool:
         """The integer `block` divides `width` (literals, or parameters every launch passes one constant for)."""

@@ -212,14 +212,15 @@ class _Launches:
         return all(any(p.name == name for p in self.kernel.params) for name in names)
 
     def same_value(self, end: str, bound: str) -> bool:
-        """Every launch passes one value for `end` and for `bound`, a parameter or a product or sum of them
-        (`offs < N * H * W` with `BLOCK = N * H * W`)."""
+        """Every launch passes one value for `end` and for `bound`, a parameter or arithmetic of them and
+        integers (`offs < N * H * W` with `BLOCK = N * H * W`; `HALF = head_dim // 2` for `head_dim // 2`)."""
         try:
             nodes = walk(ast.parse(bound, mode="eval").body)
         except SyntaxError:
             return False
         names = [node.id for node in nodes if isinstance(node, ast.Name)]
-        arithmetic = all(isinstance(node, (ast.Name, ast.BinOp, ast.Load, ast.operator)) for node in nodes)
+        arithmetic = all(isinstance(node, (ast.Name, ast.BinOp, ast.Load, ast.operator))
+                         or isinstance(node, ast.Constant) and type(node.value) is int for node in nodes)
         return bool(names) and arithmetic and self._params(end, *names) \
             and same_at_every_launch(self.model, self.kernel, end, bound)
 
