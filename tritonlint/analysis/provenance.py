@@ -584,17 +584,23 @@ class Provenance:
         return _lengths_tensor(tensor)
 
 
-# Reductions of a tensor's values read on the host (`seqlens.max().item()`), and the tensors of lengths or
-# counts whose values they read (`int(counts.max().cpu())`, a graph's most edges per node): the longest or the
-# total length of the batch a call gets.
+# Reductions of a tensor's values read on the host (`seqlens.max().item()`, `int(counts.max().cpu())`, a
+# graph's most edges per node, `tensor_k.max().item()`, the largest k of a batch): a value of the data the call
+# gets, the longest or the total length where the tensor holds lengths or counts.
 _CONTENT_READS = frozenset({"max", "amax", "sum"})
 _LENGTHS = re.compile(r"len|cu_?seq|counts", re.IGNORECASE)
 
 
+def lengths_tensor(text: str) -> bool:
+    """A tensor named as holding lengths or counts (`kv_lengths`, `cu_seqlens`, `counts`)."""
+    return bool(_LENGTHS.search(tensor_name(text)))
+
+
 def _lengths_tensor(tensor: ast.expr) -> str | None:
-    """The source text of `tensor` where its name says it holds lengths or counts (`kv_lengths`, `counts`)."""
+    """The source text of a tensor whose values a call's data sets: not a module's state (`self.scale`) nor a
+    tensor named as a weight, table or pool (`table`), fixed once the model is built."""
     text = ast.unparse(tensor)
-    return text if _LENGTHS.search(tensor_name(text)) else None
+    return None if text.startswith("self.") or table(text) else text
 
 
 # ---- what an origin means ----------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from tritonlint.analysis.provenance import (
     Provenance,
     count_like,
     grid_axes,
+    lengths_tensor,
     model_dimension,
     pool_size,
     sequence_length,
@@ -240,8 +241,9 @@ def _backing(provenance: Provenance, launch: LaunchSite, param: str, origin: Ori
         if sequence_length(leaf):
             return f"`{leaf.names[-1]}` names a sequence length of `{leaf.tensor}`", True
         if leaf.kind == "content":
-            held = "counts" if "count" in (leaf.tensor or "").lower() else "lengths"
-            return f"it is read from the {held} in `{leaf.tensor}`, which each batch sets", True
+            tensor = leaf.tensor or ""
+            held = "values" if not lengths_tensor(tensor) else "counts" if "count" in tensor.lower() else "lengths"
+            return f"it is read from the {held} in `{tensor}`, which each batch sets", True
     host = provenance.host
     received = [leaf for leaf in leaves if is_received(host, leaf.tensor)]
     varlen = any(_VARLEN.search(p) for p in parameter_names(host.node))
