@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable
 
 from tritonlint import evidence
+from tritonlint.analysis.cuda_graphs import captured_only
 from tritonlint.analysis.host import HostScope, parameter_names
 from tritonlint.analysis.host_tensors import (
     allocation_positions,
@@ -47,6 +48,11 @@ EXEMPTIONS: tuple[Exemption[Callable[[ModuleModel, LaunchSite], bool]], ...] = (
               "defines `pattern` and `replacement` or `replacement_func`): it runs only inside the captured "
               "graph the pattern matched, at that graph's traced shapes, one compilation for them",
               lambda model, launch: model.is_pattern_replacement),
+    Exemption("cuda-graph-capture", "the launching function records a CUDA graph (`graph.capture_begin()`, "
+              "`with torch.cuda.graph(g):`) or is called in its module only by functions that do, or that are "
+              "so called: a replay starts the recorded kernels without any host code, so the launch runs at "
+              "the capture's shapes, one compilation for them",
+              lambda model, launch: captured_only(model, launch.scope)),
 )
 
 
