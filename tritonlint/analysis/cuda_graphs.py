@@ -36,14 +36,15 @@ def _captured(model: ModuleModel) -> frozenset[int]:
 
     callers: dict[int, set[object]] = defaultdict(set)  # callee id -> calling function ids, or _MODULE
     roots: set[int] = set()
+    inside: set[int] = set()  # the nodes of those functions
     for function in functions:
         for node in walk(function):
+            inside.add(id(node))
             if isinstance(node, ast.Call):
                 for callee in _callees(node, owner.get(id(function)), module_functions, methods):
                     callers[id(callee)].add(id(function))
             if _records(model, node):
                 roots.add(id(function))
-    inside = {id(node) for function in functions for node in walk(function)}
     for node in walk(model.tree):
         if isinstance(node, ast.Call) and id(node) not in inside:
             for callee in _callees(node, None, module_functions, methods):

@@ -547,9 +547,9 @@ class Provenance:
         if method in ("item", "cpu", "detach") and not node.args:
             return self.origin(func.value, depth + 1)  # type: ignore[attr-defined]
         if method in _CONTENT_READS and not node.args and not node.keywords \
-                and (lengths := _lengths_tensor(func.value)) is not None:  # type: ignore[attr-defined]
+                and (read := _call_data_tensor(func.value)) is not None:  # type: ignore[attr-defined]
             # `seqlens.max().item()`: a value of the batch the call gets, read on the host
-            return Origin("content", text, tensor=lengths)
+            return Origin("content", text, tensor=read)
         if (name in ("triton.next_power_of_2", "triton.language.next_power_of_2")
                 or _NEXT_POWER_OF_TWO.search((name or "").rpartition(".")[2])) and len(node.args) == 1:
             return Origin("bucket", text, parts=(self.origin(node.args[0], depth + 1),))
@@ -557,9 +557,9 @@ class Provenance:
             parts = tuple(self.origin(a, depth + 1) for a in node.args)
             return Origin("cdiv", text, parts=parts, divisor=_nested_divisor(parts[0], self._constant(node.args[1])))
         if isinstance(func, ast.Name) and func.id in ("max", "sum") and func.id not in model.local_names \
-                and len(node.args) == 1 and (lengths := self._listed_lengths(node.args[0], depth)) is not None:
+                and len(node.args) == 1 and (read := self._listed_values(node.args[0], depth)) is not None:
             # `max(lengths.tolist())`: as `lengths.max().item()`, through a host list of the values
-            return Origin("content", text, tensor=lengths)
+            return Origin("content", text, tensor=read)
         if isinstance(func, ast.Name) and func.id in ("min", "max") and func.id not in model.local_names:
             parts = tuple(self.origin(a, depth + 1) for a in node.args)
             if func.id == "min" and any(p.kind in ("literal", "constant") for p in parts):
@@ -567,21 +567,21 @@ class Provenance:
             return Origin("product" if func.id == "max" else "bounded", text, parts=parts)
         return Origin("unknown", text)
 
-    def _listed_lengths(self, node: ast.expr, depth: int) -> str | None:
-        """The tensor of lengths whose values `node` lists on the host: `lengths.cpu().tolist()`, a list
-        comprehension over it, or a local name bound to one of those."""
+    def _listed_values(self, node: ast.expr, depth: int) -> str | None:
+        """The tensor whose values `node` lists on the host (`_call_data_tensor`): `lengths.cpu().tolist()`, a
+        list comprehension over it, or a local name bound to one of those."""
         if depth > 8:
             return None
         if isinstance(node, ast.Name) and (value := self.host.value_of(node.id)) is not None:
-            return self._listed_lengths(value, depth + 1)
+            return self._listed_values(value, depth + 1)
         if isinstance(node, ast.ListComp) and len(node.generators) == 1:
-            return self._listed_lengths(node.generators[0].iter, depth + 1)
+            return self._listed_values(node.generators[0].iter, depth + 1)
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "tolist"):
             return None
         tensor = node.func.value
         while isinstance(tensor, ast.Call) and isinstance(tensor.func, ast.Attribute) and tensor.func.attr in SAME_SIZE:
             tensor = tensor.func.value
-        return _lengths_tensor(tensor)
+        return _call_data_tensor(tensor)
 
 
 # Reductions of a tensor's values read on the host (`seqlens.max().item()`, `int(counts.max().cpu())`, a
@@ -596,7 +596,7 @@ def lengths_tensor(text: str) -> bool:
     return bool(_LENGTHS.search(tensor_name(text)))
 
 
-def _lengths_tensor(tensor: ast.expr) -> str | None:
+def _call_data_tensor(tensor: ast.expr) -> str | None:
     """The source text of a tensor whose values a call's data sets: not a module's state (`self.scale`) nor a
     tensor named as a weight, table or pool (`table`), fixed once the model is built."""
     text = ast.unparse(tensor)
