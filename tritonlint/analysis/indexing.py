@@ -156,6 +156,16 @@ def arange_end(model: ModuleModel, expr: ast.expr) -> ast.expr | None:
     return None
 
 
+def range_arguments(model: ModuleModel, iterable: ast.expr) -> list[ast.expr] | None:
+    """The positional arguments of a kernel loop's `range(...)` (the builtin, not a name the module binds),
+    `tl.range(...)` or `tl.static_range(...)`; None for any other iterable."""
+    if isinstance(iterable, ast.Call) and (
+            model.qualify(iterable.func) in (f"{TL}.range", f"{TL}.static_range")
+            or isinstance(iterable.func, ast.Name) and iterable.func.id == "range" and model.qualify(iterable.func) is None):
+        return iterable.args
+    return None
+
+
 def load_pointer(call: ast.Call) -> ast.expr | None:
     if call.args:
         return call.args[0]

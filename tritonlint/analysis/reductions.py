@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from tritonlint.analysis.flow import Definition, FunctionFlow, in_source_order
-from tritonlint.analysis.indexing import Indices, arange_end, broadcast_axis, load_pointer
+from tritonlint.analysis.indexing import Indices, arange_end, broadcast_axis, load_pointer, range_arguments
 from tritonlint.analysis.model import PROGRAM_ID, ModuleModel, program_id_axis
 from tritonlint.analysis.triton_names import TL
 from tritonlint.walk import walk
@@ -954,13 +954,8 @@ class PaddedLanes:
 
     def _stepped_range(self, loop: ast.For) -> list[ast.expr] | None:
         """The start, stop and step of `for i in range(lo, hi, step)` (also `tl.range`, `tl.static_range`)."""
-        iterator = loop.iter
-        if not isinstance(iterator, ast.Call) or len(iterator.args) != 3 \
-                or not (self.model.qualify(iterator.func) in (f"{TL}.range", f"{TL}.static_range")
-                        or isinstance(iterator.func, ast.Name) and iterator.func.id == "range"
-                        and self.model.qualify(iterator.func) is None):
-            return None
-        return iterator.args
+        args = range_arguments(self.model, loop.iter)
+        return args if args is not None and len(args) == 3 else None
 
     def _stepped_lanes(self, index: ast.expr) -> str | None:
         """E where `index` is a name bound to `tl.arange(0, E)` (through `tl.max_contiguous` / `tl.multiple_of`)

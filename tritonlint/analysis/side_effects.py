@@ -16,9 +16,11 @@ from dataclasses import dataclass, field
 
 from tritonlint.analysis.consteval import Binding
 from tritonlint.analysis.flow import Definition, FunctionFlow, flow_of
+from tritonlint.analysis.indexing import range_arguments
 from tritonlint.analysis.kernel import scenarios
 from tritonlint.analysis.model import JitFunction, ModuleModel
 from tritonlint.analysis.project import jit_function_in
+from tritonlint.analysis.reductions import load_argument
 from tritonlint.analysis.scope import LocalScope
 from tritonlint.analysis.triton_names import (
     IDEMPOTENT_ATOMICS,
@@ -80,11 +82,10 @@ def _value_arg(call: ast.Call, position: int = 1) -> ast.expr | None:
 
 def _counts_from_zero(iterable: ast.expr, model: ModuleModel) -> bool:
     """`range(n)`, `range(0, n)` or `range(0, n, step)` (also `tl.range`): a loop whose first pass has 0."""
-    if not (isinstance(iterable, ast.Call) and iterable.args and not iterable.keywords
-            and (isinstance(iterable.func, ast.Name) and iterable.func.id == "range"
-                 or model.qualify(iterable.func) in (f"{TL}.range", f"{TL}.static_range"))):
+    args = range_arguments(model, iterable)
+    if not args or not isinstance(iterable, ast.Call) or iterable.keywords:
         return False
-    return len(iterable.args) == 1 or _is_zero(iterable.args[0], model)
+    return len(args) == 1 or _is_zero(args[0], model)
 
 
 def _is_zero(node: ast.expr | None, model: ModuleModel) -> bool:
@@ -439,7 +440,7 @@ class KernelEffects:
                 and self._precedes(loop, atomic)):
             return False
         first = {loop.target.id}
-        mask = next((k.value for k in store.keywords if k.arg == "mask"), store.args[2] if len(store.args) > 2 else None)
+        mask = load_argument(store, 2, "mask")
         if isinstance(mask, ast.Name):  # `mask = offs < n`, assigned once
             mask = self._assigned(mask) or mask
         return self._canonical(pointer.left) == self._canonical(target) and self._zero_first(pointer.right, first) \
