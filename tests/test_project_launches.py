@@ -13,6 +13,7 @@ import pytest
 from tritonlint.analysis.launch_index import build_index, module_links, resolve
 from tritonlint.analysis.launches import (
     grid_axis_at_every_launch,
+    kernel_parameter,
     launch_candidates,
     passed_at_every_launch,
     whole_blocks_at_every_launch,
@@ -326,6 +327,64 @@ def test_a_wrapper_that_receives_the_kernel_launches_it_with_its_spreads(rules):
     (finding,) = lint_code(WRAPPED_BY_A_HELPER.replace("K=64)", "K=x.shape[1])"), rules,
                            select=["TL006"]).diagnostics
     assert finding.severity == "warning"
+
+
+HANDED_TO_A_HELPER = KERNEL + textwrap.dedent("""
+    def run(kernel, x, width):
+        out = x.new_empty(x.shape[0])
+        kernel[(1,)](x, out, x.shape[0], width)
+        return out
+
+    def rowsum(x):
+        return run(rowsum_kernel, x, 64)
+""")
+
+
+def test_a_helper_handed_the_kernel_launches_it_with_its_own_arguments(rules):
+    model = _model(HANDED_TO_A_HELPER, "a")
+    (launch,) = model.launches
+    assert launch.target is None and launch_candidates(model, launch) == ["a.rowsum_kernel"]
+    assert kernel_parameter(model, launch) == (0, "kernel")
+    assert lint_code(HANDED_TO_A_HELPER, rules, select=["TL006"]).diagnostics == []  # K is 64 at the one call
+    varying = HANDED_TO_A_HELPER.replace("x.shape[0], width)", "x.shape[0], x.shape[1])")
+    (finding,) = lint_code(varying, rules, select=["TL006"]).diagnostics
+    assert finding.severity == "warning" and "leaves out K" in finding.message
+
+
+def test_a_helper_that_passes_on_its_callers_arguments_or_rebinds_the_kernel_launches_no_parameter():
+    model = _model(KERNEL + textwrap.dedent("""
+        def forward(kernel, grid, **kwargs):
+            kernel[grid](BLOCK=64, **kwargs)
+
+        def rebound(kernel, x, fast):
+            if fast:
+                kernel = kernel.fn
+            kernel[(1,)](x)
+
+        def rowsum(x):
+            forward(rowsum_kernel, (1,), x_ptr=x)
+            rebound(rowsum_kernel, x, True)
+    """), "a")
+    assert [kernel_parameter(model, launch) for launch in model.launches] == [None, None]
+
+
+HELPER = textwrap.dedent("""
+    import torch
+
+    def run(kernel, x):
+        out = torch.empty(x.shape[0], device=x.device)
+        kernel[(1,)](x, out, x.shape[0], 64)
+        return out
+""")
+
+
+def test_a_kernel_handed_to_a_helper_of_another_module_is_judged_from_its_launch(tmp_path):
+    repo = _repo(tmp_path, launch=HELPER)
+    (repo / "a.py").write_text(KERNEL + "\nfrom b import run\n\ndef rowsum(x):\n    return run(rowsum_kernel, x)\n")
+    assert _tl006(repo, ".", cache=("--no-cache",)) == []  # K is 64 at the helper's launch
+    (repo / "b.py").write_text(HELPER.replace("x.shape[0], 64)", "x.shape[0], x.shape[1])"))
+    (finding,) = _tl006(repo, ".", cache=("--no-cache",))
+    assert finding["filename"] == "a.py" and "Judged with the launch at b.py:6." in finding["notes"]
 
 
 def test_a_partial_run_given_only_the_launching_module_reports_the_kernel_it_judges(tmp_path):

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from tritonlint.analysis.launches import handed_kernels
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.analysis.project import Project, source_root
 from tritonlint.source import ParsedFile
@@ -150,11 +151,22 @@ class MatchContext:
 
     def kernel_for(self, launch: LaunchSite) -> JitFunction | None:
         """The launched kernel: defined in this module, or in another module of the project (found through
-        the imports, never by bare name); a target in this module that is no jit function is none."""
+        the imports, never by bare name); a target in this module that is no jit function is none. A launch
+        through a kernel parameter starts the one kernel this module's calls hand the helper, when there is one."""
         local = self.model.kernel_for(launch)
-        if local is not None or launch.target is None or launch.target.startswith(self.model.module + "."):
+        target = launch.target
+        if local is None and target is None and len(handed := handed_kernels(self.model, launch)) == 1:
+            target = handed[0]
+            local = next(iter(f for f in self.model.functions if f.qualname == target), None)
+        if local is not None or target is None or target.startswith(self.model.module + "."):
             return local
-        return self.project.kernel(launch.target, self.source_root)
+        return self.project.kernel(target, self.source_root)
+
+    @staticmethod
+    def launched_name(launch: LaunchSite, kernel: JitFunction) -> str:
+        """How a message names the launched kernel: as the launch spells it, or by its own name where the launch
+        starts a kernel parameter (`kernel[grid](...)` in a helper handed `scale_rows`)."""
+        return kernel.name if launch.target is None and launch.callee_text.isidentifier() else launch.callee_text
 
     @cached_property
     def source_root(self) -> str:

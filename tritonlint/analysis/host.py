@@ -190,6 +190,18 @@ def parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef | None) -> 
     return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
 
 
+def passed_for(call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> ast.expr | None:
+    """What a call passes for a parameter, None when it cannot be told (a `*args` or `**kwargs` spread)."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return None
+    positional = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
+    for keyword in call.keywords:
+        if keyword.arg == param:
+            return keyword.value
+    index = positional.index(param) if param in positional else len(call.args)
+    return call.args[index] if index < len(call.args) else None
+
+
 def _module_tuple_constants(model: ModuleModel) -> dict[str, Binding]:
     """`BLOCK_M, BLOCK_N = 64, 32` at module level: constants the kernel model (single targets only) skips."""
     found: dict[str, Binding] = {}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from tritonlint.analysis.host import NESTED_SCOPES, HostScope, own_nodes, parameter_names
+from tritonlint.analysis.host import NESTED_SCOPES, HostScope, own_nodes, parameter_names, passed_for
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.names import name_words
 from tritonlint.analysis.project import Project
@@ -274,7 +274,7 @@ def _callers_all_pass(project: Project, host: HostScope, tensor: str | None,
 
     def passed(callers: list[ModuleModel]) -> list[tuple[HostScope, ast.expr | None]]:
         # Each call with the scope it sits in (a class body or a lambda reads its names as the module does).
-        return [(HostScope.of(caller, scope), _argument(node, function, param)) for caller in callers
+        return [(HostScope.of(caller, scope), passed_for(node, function, param)) for caller in callers
                 for scope in [caller.tree, *(n for n in walk(caller.tree) if isinstance(n, NESTED_SCOPES))]
                 for node in own_nodes(scope) if isinstance(node, ast.Call) and _calls(caller, node, qualname)]
 
@@ -316,18 +316,6 @@ def _received_parameter(host: HostScope, tensor: str | None) -> str | None:
             return None
         name = value.id
     return None
-
-
-def _argument(call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDef, param: str) -> ast.expr | None:
-    """What a call passes for a parameter, None when it cannot be told (a `*args` or `**kwargs` spread)."""
-    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-        return None
-    positional = [a.arg for a in [*function.args.posonlyargs, *function.args.args]]
-    for keyword in call.keywords:
-        if keyword.arg == param:
-            return keyword.value
-    index = positional.index(param) if param in positional else len(call.args)
-    return call.args[index] if index < len(call.args) else None
 
 
 def _model_state(value: ast.expr) -> bool:

@@ -7,7 +7,7 @@ import ast
 from collections.abc import Iterator
 
 from tritonlint.analysis.consteval import Binding, literal_value
-from tritonlint.analysis.launches import bind_launch
+from tritonlint.analysis.launches import bind_launch, launches_starting
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel, TuneConfig
 from tritonlint.analysis.scope import LocalScope
 from tritonlint.analysis.triton_names import DESCRIPTOR_METHODS, DOTS, MEMORY_CALLS
@@ -51,7 +51,7 @@ def runs_dot(model: ModuleModel, body: list[ast.stmt]) -> bool:
 
 
 def launches_of(model: ModuleModel, function: JitFunction) -> list[LaunchSite]:
-    return [launch for launch in model.launches if model.kernel_for(launch) is function]
+    return launches_starting(model, function)
 
 
 def scenarios(model: ModuleModel, function: JitFunction, limit: int = 64) -> list[dict[str, Binding]]:

@@ -1,7 +1,9 @@
 """The project's reverse launch index: for each autotuned kernel, and each kernel its own module never launches
 (TL102 reads what a wrapper module passes it), the other modules of the project that launch it, through their
 imports and the re-exports of package modules (`from pkg import kernel` where pkg/__init__.py imports it from
-pkg.ops).
+pkg.ops). A module that hands one of its kernels to another module's helper, which launches its parameter
+(`run_triton_kernel(q4_0_kernel, w, x)` with `kernel[grid](...)` in pkg.utils), counts the helper's module as
+launching it, by the name `pkg.utils.run_triton_kernel(kernel)` (launches.parameter_key).
 
 Each linted or context module contributes small plain data (`ModuleLinks`: what its launches name, what its
 imports bind, which kernels it defines under autotune or never launches), kept in the result cache beside the
@@ -18,6 +20,7 @@ them depends on each (`<module>.@calls`) and on the set, compared by the runner 
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -39,6 +42,10 @@ class ModuleLinks:
     imports: tuple[tuple[str, str], ...] = ()  # (local name, qualified target) of imports of project modules
     autotuned: tuple[str, ...] = ()  # qualified names of the autotuned kernels it defines
     unlaunched: tuple[str, ...] = ()  # qualified names of the kernels it defines and never launches itself
+    # (function, position or -1 for keyword-only, parameter) of its functions that launch a parameter they are handed
+    kernel_parameters: tuple[tuple[str, int, str], ...] = ()
+    # (callee, position or -1, keyword or "", kernel) of its calls that hand one of its kernels to another module
+    handed: tuple[tuple[str, int, str, str], ...] = ()
 
     @property
     def indexed(self) -> tuple[str, ...]:
@@ -48,7 +55,7 @@ class ModuleLinks:
 
 def module_links(model: ModuleModel, project_modules: frozenset[str]) -> ModuleLinks | None:
     """The links of a module of the project, None when it has none."""
-    from tritonlint.analysis.launches import launch_candidates  # the binder: not needed to read cached links
+    from tritonlint.analysis.launches import kernel_parameter, launch_candidates  # not needed to read cached links
 
     def in_project(name: str | None) -> bool:
         return name is not None and defining_module(name, project_modules) is not None
@@ -61,9 +68,34 @@ def module_links(model: ModuleModel, project_modules: frozenset[str]) -> ModuleL
     autotuned = tuple(f.qualname for f in defined if f.autotune is not None)
     own = {id(kernel.node) for launch in model.launches if (kernel := model.kernel_for(launch)) is not None}
     unlaunched = tuple(f.qualname for f in defined if f.autotune is None and id(f.node) not in own)
-    if not (launched or imports or autotuned or unlaunched):
+    parameters = sorted({(f"{model.module}.{launch.scope.name}", -1 if found[0] is None else found[0], found[1])  # type: ignore[union-attr]
+                         for launch in model.launches if (found := kernel_parameter(model, launch)) is not None})
+    handed = _handed(model, {f.qualname for f in defined}, in_project)
+    if not (launched or imports or autotuned or unlaunched or parameters or handed):
         return None
-    return ModuleLinks(tuple(sorted(launched)), imports, autotuned, unlaunched)
+    return ModuleLinks(tuple(sorted(launched)), imports, autotuned, unlaunched, tuple(parameters), handed)
+
+
+def _handed(model: ModuleModel, kernels: set[str], in_project: Callable[[str | None], bool]) -> tuple[tuple[str, int, str, str], ...]:
+    """The calls of other modules' functions that pass one of this module's kernels, by position or keyword:
+    `run_triton_kernel(q4_0_kernel, w, x)` with the helper imported from `..utils`."""
+    from tritonlint.analysis.model import calls_with_scope
+
+    if not kernels:
+        return ()
+    found: set[tuple[str, int, str, str]] = set()
+    for _, call in calls_with_scope(model.tree):
+        callee = model.qualify(call.func)
+        if callee is None or callee.startswith(model.module + ".") or not in_project(callee):
+            continue
+        for position, arg in enumerate(call.args):
+            if isinstance(arg, ast.Starred):
+                break  # later positions are not known
+            if (name := model.qualify(arg)) in kernels:
+                found.add((callee, position, "", name))
+        found |= {(callee, -1, kw.arg, name) for kw in call.keywords
+                  if kw.arg is not None and (name := model.qualify(kw.value)) in kernels}
+    return tuple(sorted(found))
 
 
 def resolve(target: str, links: dict[str, ModuleLinks], project_modules: frozenset[str],
@@ -97,6 +129,14 @@ def build_index(links: dict[str, ModuleLinks], project_modules: frozenset[str],
             kernel = target if target in indexed else resolve(target, links, project_modules, read)
             if kernel in indexed and not kernel.startswith(module + "."):
                 index.setdefault(kernel, {}).setdefault(module, set()).add(target)
+        for callee, position, keyword, kernel in found.handed:
+            function = resolve(callee, links, project_modules, read)
+            owner = defining_module(function, project_modules)
+            if kernel not in indexed or owner is None or owner == module:
+                continue
+            for name, at, param in links[owner].kernel_parameters if owner in links else ():
+                if name == function and (keyword == param if keyword else at == position):
+                    index.setdefault(kernel, {}).setdefault(owner, set()).add(f"{function}({param})")
     return {kernel: {m: frozenset(names) for m, names in by.items()} for kernel, by in index.items()}
 
 

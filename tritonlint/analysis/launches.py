@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tritonlint.analysis.flow import flow_of
-from tritonlint.analysis.host import HostScope
-from tritonlint.analysis.model import KERNEL_WRAPPERS, JitFunction, LaunchArg, LaunchSite, ModuleModel
+from tritonlint.analysis.host import HostScope, passed_for
+from tritonlint.analysis.model import KERNEL_WRAPPERS, JitFunction, LaunchArg, LaunchSite, ModuleModel, calls_with_scope
 from tritonlint.analysis.provenance import grid_axes
 from tritonlint.walk import walk
 
@@ -172,12 +172,16 @@ def _local_literal(expr: ast.expr, scope: HostScope) -> ast.expr:
 
 
 def launch_candidates(model: ModuleModel, launch: LaunchSite) -> list[str] | None:
-    """The qualified names of the kernels a launch may start: its callee, or the kernels a local name of the
+    """The qualified names of the kernels a launch may start: its callee, the kernels a local name of the
     launching function may hold (`k = A if c else B`, `k = {"a": A, "b": B}[mode]`, `k = (A, B)[i]`, an
     if/else assigning it; the arm `Wrapper(A)` of `A if c else Wrapper(A)` starts something unknown, the
-    other arm still starts A); None when no value it may hold is known (a parameter, a call)."""
+    other arm still starts A), or those this module's calls pass for the launching function's parameter it
+    launches (`kernel_parameter`); None when no value it may hold is known (a call, a parameter no call here
+    passes a known kernel for)."""
     if launch.target is not None:
         return [launch.target]
+    if kernel_parameter(model, launch) is not None:
+        return handed_kernels(model, launch) or None
     callee = launch.node.func.value if isinstance(launch.node.func, ast.Subscript) else None
     if not isinstance(callee, ast.Name) or launch.scope is None:
         return None
@@ -188,6 +192,69 @@ def launch_candidates(model: ModuleModel, launch: LaunchSite) -> list[str] | Non
     for value in values:
         found += [name for name in choice_candidates(model, value, known_only=True) or () if name not in found]
     return found or None
+
+
+def kernel_parameter(model: ModuleModel, launch: LaunchSite) -> tuple[int | None, str] | None:
+    """The parameter of its module-level launching function that a launch starts, as (position, name), the
+    position None for a keyword-only one: `def run(kernel, x, n): kernel[grid](x, n, BLOCK=64)`, a helper that
+    builds the arguments itself and is handed the kernel. Not when the function rebinds the name, nor when the
+    launch passes on the function's own `*args` or `**kwargs` (a wrapper whose calls carry the arguments:
+    ModuleModel._add_wrapper_launches reads those calls as launches)."""
+    function, callee = launch.scope, launch.node.func
+    if not (isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and function in model.tree.body
+            and isinstance(callee, ast.Subscript) and isinstance(callee.value, ast.Name)):
+        return None
+    name, args = callee.value.id, function.args
+    positional = [a.arg for a in [*args.posonlyargs, *args.args]]
+    if name not in positional and name not in [a.arg for a in args.kwonlyargs]:
+        return None
+    spreads = {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+    if any(isinstance(n, ast.Name) and n.id in spreads for a in launch.args if a.node is not None for n in walk(a.node)):
+        return None
+    if any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) for n in walk(function)):
+        return None
+    return (positional.index(name) if name in positional else None), name
+
+
+def parameter_key(model: ModuleModel, launch: LaunchSite) -> str | None:
+    """The name the project's launch index gives a launch through a kernel parameter: `pkg.utils.run(kernel)`."""
+    found = kernel_parameter(model, launch)
+    return f"{model.module}.{launch.scope.name}({found[1]})" if found is not None else None  # type: ignore[union-attr]
+
+
+def handed_kernels(model: ModuleModel, launch: LaunchSite) -> list[str]:
+    """The qualified names of what this module's calls of the launching function pass for the kernel parameter
+    (`kernel_parameter`), where that is a name: the kernels a helper handed them launches here."""
+    found = kernel_parameter(model, launch)
+    function = launch.scope
+    if found is None or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
+    qualname = f"{model.module}.{function.name}"
+
+    def handed() -> list[str]:
+        names: list[str] = []
+        for _, call in calls_with_scope(model.tree):
+            if model.qualify(call.func) == qualname:
+                name = model.qualify(passed_for(call, function, found[1]))
+                if name is not None and name not in names:
+                    names.append(name)
+        return names
+
+    return model.memoized(("handed-kernels", id(function), found[1]), handed)
+
+
+def launches_starting(model: ModuleModel, kernel: JitFunction, names: frozenset[str] | None = None) -> list[LaunchSite]:
+    """The launches of a module that start `kernel`. In its own module (`names` None): those `kernel_for` gives
+    it, and those through a kernel parameter (`kernel_parameter`) the module's calls hand it to. In another
+    module: those whose callee, handed kernel or kernel parameter (`parameter_key`) is one of `names`, the names
+    the project's launch index records for that module."""
+    if names is None:
+        same = [f for f in model.functions if f.qualname == kernel.qualname]
+        handed = len(same) == 1 and same[0] is kernel  # not one of two definitions an import-time branch picks
+        return [launch for launch in model.launches if model.kernel_for(launch) is kernel or handed and launch.target
+                is None and kernel.qualname in handed_kernels(model, launch)]
+    return [launch for launch in model.launches if launch.target in names or launch.target is None and (
+        parameter_key(model, launch) in names or not names.isdisjoint(handed_kernels(model, launch)))]
 
 
 def choice_candidates(model: ModuleModel, expr: ast.expr | None, depth: int = 3,
@@ -382,7 +449,7 @@ def divisibility_flags(model: ModuleModel, kernel: JitFunction) -> dict[str, tup
 
 
 def _launches_of(model: ModuleModel, kernel: JitFunction) -> list[LaunchSite]:
-    return [launch for launch in model.launches if model.kernel_for(launch) is kernel]
+    return launches_starting(model, kernel)
 
 
 def _root(scope: HostScope, expr: ast.expr) -> ast.expr:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tritonlint.analysis.consteval import Binding, Value
-from tritonlint.analysis.kernel import scenarios
+from tritonlint.analysis.kernel import launches_of, scenarios
 from tritonlint.analysis.model import JitFunction, ModuleModel
 from tritonlint.analysis.scope import LocalScope
 from tritonlint.analysis.triton_names import (
@@ -783,7 +783,7 @@ def is_kernel(model: ModuleModel, function: JitFunction) -> bool:
 def _is_kernel(model: ModuleModel, function: JitFunction) -> bool:
     if function.autotune is not None or function.heuristics:
         return True
-    if any(model.kernel_for(launch) is function for launch in model.launches):
+    if launches_of(model, function):
         return True
     node = function.node
     if node is None:

@@ -398,10 +398,10 @@ def autotune_launch_problems(ctx: MatchContext) -> Verdict | None:
         return None
     defined = ""
     if kernel.path != ctx.file.path:
-        defined = f"`{launch.callee_text}` is defined at {kernel.path}:{kernel.line}."
+        defined = f"`{ctx.launched_name(launch, kernel)}` is defined at {kernel.path}:{kernel.line}."
     more = f" (+{len(parts) - 1} more in the notes)" if len(parts) > 1 else ""
     return Verdict(
-        vars={"kernel": launch.callee_text, "defined": defined, "problem": parts[0][0] + more},
+        vars={"kernel": ctx.launched_name(launch, kernel), "defined": defined, "problem": parts[0][0] + more},
         notes=[f"It {clause}: {detail}." if index else f"{detail[0].upper()}{detail[1:]}."
                for index, (clause, detail) in enumerate(parts)],
         severity=severity,

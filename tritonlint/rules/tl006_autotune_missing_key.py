@@ -22,7 +22,7 @@ from tritonlint import evidence
 from tritonlint.analysis.call_edits import append_to_list
 from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.host import HostScope
-from tritonlint.analysis.launches import bind_launch, choice_candidates
+from tritonlint.analysis.launches import bind_launch, choice_candidates, launches_starting
 from tritonlint.analysis.model import (
     JIT,
     Autotune,
@@ -859,8 +859,9 @@ class LaunchValues:
 
     def _add_launches(self, model: ModuleModel, kernel: JitFunction, names: set[str], local: bool) -> None:
         """The launches of one module that start the kernel, known in it by `names`."""
+        starting = {id(launch) for launch in launches_starting(model, kernel, None if local else frozenset(names))}
         for launch in model.launches:
-            direct = model.kernel_for(launch) is kernel if local else launch.target in names
+            direct = id(launch) in starting
             facts = {} if direct else _chooses(model, launch, names)
             if facts is None:
                 continue

@@ -127,7 +127,7 @@ def autotune_frozen_descriptor(ctx: MatchContext) -> Verdict | None:
     names = sorted({n for _, _, dims in found for n in dims if n})
     blocks = ", ".join(f"{n} ({'/'.join(str(v) for v in _values(autotune.configs, n))})" for n in names)
     return Verdict(
-        vars={"kernel": launch.callee_text, "descriptors": shown, "blocks": blocks},
+        vars={"kernel": ctx.launched_name(launch, kernel), "descriptors": shown, "blocks": blocks},
         related=[ctx.file.span_of(call) for _, call, _ in found],
         data={"found": found, "kernel": kernel},
         notes=[f"Descriptors built at line(s) {', '.join(str(call.lineno) for _, call, _ in found)}. A host descriptor's "

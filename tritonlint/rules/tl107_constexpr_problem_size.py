@@ -186,11 +186,11 @@ def _launch_problem(ctx: MatchContext) -> Verdict | None:
         notes.append(f"`{param}` is also an autotune key: each distinct value is tuned again anyway (every config "
                      f"timed); as a constexpr it also compiles each of the {len(kernel.autotune.configs or ())} "
                      "configs again.")
-    return Verdict(vars={"kernel": launch.callee_text, "problem": problem},
+    return Verdict(vars={"kernel": ctx.launched_name(launch, kernel), "problem": problem},
                    severity=None if level == 2 else "info", span=ctx.file.span_of(expr),
                    notes=[*notes,
                           f"Evidence: {evidence.fixture_phrase(ROW_COUNT)}.",
-                          f"Triton compiles `{launch.callee_text}` once per distinct value of a constexpr: drop "
+                          f"Triton compiles `{ctx.launched_name(launch, kernel)}` once per distinct value of a constexpr: drop "
                           f"`tl.constexpr` from `{param}` (a runtime integer; Triton still specializes on "
                           "divisibility by 16 and on 1)" + ("." if param in counters else
                                                            "; where the kernel needs a compile-time size, pass "

@@ -246,7 +246,7 @@ def grid_axis_large_count(ctx: MatchContext) -> Verdict | None:
         notes = [f"CUDA allows at most {AXIS_LIMIT:,} programs on grid axes 1 and 2 (axis 0 takes 2**31 - 1): "
                  f"put the large count on axis 0 and swap tl.program_id(0) and tl.program_id({axis}) in the kernel.",
                  f"Evidence: {evidence.measured_phrase('TL109', 'fails')}."]
-        return Verdict(vars={"kernel": launch.callee_text, "axis": str(axis), "value": ctx.file.text_of(expr), "why": why},
+        return Verdict(vars={"kernel": ctx.launched_name(launch, kernel), "axis": str(axis), "value": ctx.file.text_of(expr), "why": why},
                        span=ctx.file.span_of(expr), notes=notes, data={"axes": (axes[0], expr)})
     return None
 
