@@ -338,11 +338,15 @@ class Provenance:
     def _flattened(self, tensor: ast.expr) -> bool:
         """Whether the tensor was flattened to rows: `x.view(-1, n)`, `x.reshape(-1, n)`, `x.flatten(0, -2)`,
         `x.view(B * T, n)` with a sequence length among the factors, also through copies and casts of it
-        (`x.reshape(-1, n).contiguous()`)."""
+        (`x.reshape(-1, n).contiguous()`) and through a tuple a helper of the module returns."""
         value = tensor
         for _ in range(4):
             if isinstance(value, ast.Name):
-                value = self.host.value_reaching(value.id, value.lineno) or value
+                reached = self.host.value_reaching(value.id, value.lineno)
+                if reached is None and value.id in self.returned and len(self.host.values.get(value.id, ())) == 1:
+                    helper, returned = self.returned[value.id]  # `w, x2d = _prepare(w, x)`: as the helper made it
+                    return helper._flattened(returned)
+                value = reached or value
             if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in SAME_SIZE):
                 break
             value = value.func.value
