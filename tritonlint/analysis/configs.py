@@ -95,8 +95,12 @@ OTHER_VENDORS = ("amd", "hip", "rocm", "xpu", "npu", "mlu", "musa", "gcu", "dcu"
 
 
 class ConfigInterpreter:
-    def __init__(self, model: ModuleModel, budget: int = STEP_BUDGET, root: ConfigInterpreter | None = None) -> None:
+    def __init__(self, model: ModuleModel, budget: int = STEP_BUDGET, root: ConfigInterpreter | None = None,
+                 until: int | None = None) -> None:
+        """`until`: the line of an expression the module runs while it is imported (a module-level decorator):
+        only its statements above that line have run, so a name defined again below keeps its first value."""
         self.model = model
+        self.until = until
         self.budget = budget
         self.steps = 0
         self.depth = 0
@@ -347,7 +351,7 @@ class ConfigInterpreter:
             meta={key: value if _scalar(value) else None for key, value in meta.items()},
             num_warps=_scalar_or_none(keywords.get("num_warps")),
             num_stages=_scalar_or_none(keywords.get("num_stages")),
-            has_pre_hook="pre_hook" in keywords,
+            has_pre_hook=keywords.get("pre_hook") is not None,  # `pre_hook=None` attaches none
             line=node.lineno,
         )
 
@@ -516,7 +520,7 @@ class ConfigInterpreter:
         """Run the module-level statements that bind or grow `name`. Under a test that cannot be decided
         (`if torch_version_at_least(...):` around a kernel and its configs), the one arm that binds it is the
         path on which the code using it runs."""
-        statements = list(_statements_about(body, name))
+        statements = [s for s in _statements_about(body, name) if self.until is None or s.lineno < self.until]
         if len(statements) == 1 and isinstance(statements[0], ast.FunctionDef):
             return _Function(statements[0], self)
         for statement in statements:

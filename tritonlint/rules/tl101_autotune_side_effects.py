@@ -156,6 +156,21 @@ SPLIT_K, IN_PLACE = "TL101-splitk-atomic-add", "TL101-inplace-axpy"  # the fixtu
 _LIST_OR_HOOK = frozenset({"reset_to_zero", "restore_value", "pre_hook", "post_hook"})
 
 
+def _attaches_pre_hook(model: ModuleModel) -> bool:
+    """Whether the module's code may attach a pre_hook to a config: a `pre_hook=` that is not None, or an
+    assignment to a `.pre_hook` attribute (`pre_hook=None` in a config, or the word in a comment, attaches none)."""
+    def attaches() -> bool:
+        for node in walk(model.tree):
+            if isinstance(node, ast.keyword) and node.arg == "pre_hook" \
+                    and not (isinstance(node.value, ast.Constant) and node.value.value is None):
+                return True
+            if isinstance(node, ast.Attribute) and node.attr == "pre_hook" and isinstance(node.ctx, ast.Store):
+                return True
+        return False
+
+    return model.memoized(("attaches-pre-hook",), attaches)
+
+
 def _describe(effect: Effect) -> str:
     where = f"in `{effect.via}`, called at line {effect.node.lineno}" if effect.via else f"line {effect.node.lineno}"
     if effect.kind == "in-place":
@@ -183,7 +198,7 @@ def autotune_side_effects(ctx: MatchContext) -> Verdict | None:
         return None
     if autotune.configs is None and not _configs_traceable(ctx.model, ctx.project, call):  # type: ignore[arg-type]
         return None  # configs read from an object or a parameter: their pre_hooks may reset the buffer
-    if "pre_hook" in ctx.file.text and (autotune.configs is None or autotune.has_prune):
+    if (autotune.configs is None or autotune.has_prune) and _attaches_pre_hook(ctx.model):
         return None  # configs built (or pruned) by code that may attach a pre_hook resetting the buffer
     hooks = _hooked(ctx.model, autotune)
     reset, restore = _listed(ctx.model, autotune, "reset_to_zero"), _listed(ctx.model, autotune, "restore_value")
