@@ -283,14 +283,18 @@ def _store(node: ast.Call, maps: list[ShapeMap]) -> Verdict | None:
             tile = shapes.tile(expr)
             if tile.shape is not None and _wider(tile.shape, target.shape):
                 problem = (f"`tl.store` {_named(expr, tile)} is larger than the pointer tile "
-                           f"{_named(pointer, target)}")
+                           f"{_named(pointer, target)}") if target.shape else \
+                    f"`tl.store` {_named(expr, tile)} is a block, but the pointer {_named(pointer, target)} is a scalar"
                 case = "store" if target.shape else f"store-{role}"
                 return _verdict(case, problem, _scenario_note(1, len(maps), target, tile))
     return None
 
 
 def _wider(value: tuple[object, ...], pointer: tuple[object, ...]) -> bool:
-    """Whether broadcasting `value` with `pointer` gives a known shape other than the pointer's."""
+    """Whether broadcasting `value` with `pointer` gives a known shape other than the pointer's; into a scalar
+    pointer, any block is (Triton refuses a block value or mask for it, `tl.zeros([1])` included)."""
+    if not pointer:
+        return bool(value)
     if len(value) > len(pointer):
         return any(isinstance(d, int) and d != 1 for d in value[: len(value) - len(pointer)])
     tail = pointer[len(pointer) - len(value):]
