@@ -873,9 +873,21 @@ def large_count(origin: Origin) -> str | None:
         return f"{origin.describe()} is the row count numel // last dimension" if origin.rows else None
     if origin.kind == "product":  # named whole, so that a note does not read as if the factor were the count
         why = next((why for part in origin.parts if (why := large_count(part))), None)
+        if why is None:
+            why = _batch_by_sequence(origin)
         return f"{origin.describe()}, where {why}" if why is not None else None
     if origin.kind in ("shape", "param") and origin.names and count_like(origin.names[0], rows=False):
         return f"{origin.describe()} is a {_word(origin.names[0])} count"
+    return None
+
+
+def _batch_by_sequence(origin: Origin) -> str | None:
+    """A product of a tensor's leading dimension and its sequence length (`batch * seq` of `batch, seq, n, dim =
+    H.shape`): every token of the batch."""
+    parts = [p for p in origin.parts if p.kind == "shape" and p.tensor is not None]
+    for sequence in (p for p in parts if sequence_length(p)):
+        if any(p.index == 0 and p.tensor == sequence.tensor for p in parts):
+            return f"{sequence.describe()} is the sequence length of `{sequence.tensor}`, so the product counts its tokens"
     return None
 
 
