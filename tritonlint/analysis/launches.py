@@ -200,6 +200,10 @@ def kernel_parameter(model: ModuleModel, launch: LaunchSite) -> tuple[int | None
     builds the arguments itself and is handed the kernel. Not when the function rebinds the name, nor when the
     launch passes on the function's own `*args` or `**kwargs` (a wrapper whose calls carry the arguments:
     ModuleModel._add_wrapper_launches reads those calls as launches)."""
+    return model.memoized(("kernel-parameter", id(launch.node)), lambda: _kernel_parameter(model, launch))
+
+
+def _kernel_parameter(model: ModuleModel, launch: LaunchSite) -> tuple[int | None, str] | None:
     function, callee = launch.scope, launch.node.func
     if not (isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and function in model.tree.body
             and isinstance(callee, ast.Subscript) and isinstance(callee.value, ast.Name)):
@@ -302,7 +306,7 @@ def same_at_every_launch(model: ModuleModel, kernel: JitFunction, first: str, se
     except SyntaxError:
         return False
     names = {node.id for node in walk(expression) if isinstance(node, ast.Name)}
-    launches = _launches_of(model, kernel)
+    launches = launches_starting(model, kernel)
     for launch in launches:
         values = bind_launch(model, launch, kernel).values
         if first not in values or not names <= values.keys():
@@ -334,7 +338,7 @@ def passed_at_every_launch(model: ModuleModel, kernel: JitFunction, name: str) -
     pass different ones or there is none."""
     found: set[str] = set()
     value: ast.expr | None = None
-    for launch in _launches_of(model, kernel):
+    for launch in launches_starting(model, kernel):
         passed = bind_launch(model, launch, kernel).values.get(name)
         if passed is None:
             return None
@@ -349,7 +353,7 @@ def whole_blocks_at_every_launch(model: ModuleModel, kernel: JitFunction, block:
     blocks; or passes the block's own expression as a factor of the count, also as a dimension of the tensor whose
     `numel()` it passes (`data = data.reshape(rows, groups, group_size)`, `data.numel()` with `group_size`).
     There is at least one such launch."""
-    launches = _launches_of(model, kernel)
+    launches = launches_starting(model, kernel)
     for launch in launches:
         values = bind_launch(model, launch, kernel).values
         if block not in values or count not in values:
@@ -396,7 +400,7 @@ def grid_axis_at_every_launch(model: ModuleModel, kernel: JitFunction, axis: int
     (n, b, h)` with `b` passed as the count: program id `b` < it), or with `block`, that value's floor over the
     one it passes for `block` (`grid = (n // 64,)` with `BLOCK=64`, or `n // META["BLOCK"]`: the programs cover
     whole blocks only, and the remainder is left to other code). There is at least one launch."""
-    launches = _launches_of(model, kernel)
+    launches = launches_starting(model, kernel)
     for launch in launches:
         values = bind_launch(model, launch, kernel).values
         scope = HostScope.of(model, launch.scope)
@@ -426,7 +430,7 @@ def divisibility_flags(model: ModuleModel, kernel: JitFunction) -> dict[str, tup
     """The parameters every launch of `kernel` in its module passes as a test that a count is whole blocks
     (`EVEN_N=N % BLOCK_N == 0`, read through single local assignments), each with the (block, count) parameters
     that launch passes those two values for: where the flag is true, the count is a whole number of blocks."""
-    launches = _launches_of(model, kernel)
+    launches = launches_starting(model, kernel)
     found: dict[str, tuple[str, str]] | None = None
     for launch in launches:
         values = bind_launch(model, launch, kernel).values
@@ -446,10 +450,6 @@ def divisibility_flags(model: ModuleModel, kernel: JitFunction) -> dict[str, tup
                 here[flag] = (blocks[0], counts[0])
         found = here if found is None else {flag: pair for flag, pair in found.items() if here.get(flag) == pair}
     return found or {}
-
-
-def _launches_of(model: ModuleModel, kernel: JitFunction) -> list[LaunchSite]:
-    return launches_starting(model, kernel)
 
 
 def _root(scope: HostScope, expr: ast.expr) -> ast.expr:
