@@ -672,10 +672,13 @@ class ModuleModel:
         return items  # type: ignore[return-value]
 
     def _configs(self, node: ast.expr | None) -> list[TuneConfig] | None:
-        at_import = node is not None and not any(
-            isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.body[0].lineno <= node.lineno
-            <= (stmt.end_lineno or stmt.lineno) for stmt in self.tree.body)
-        found = ConfigInterpreter(self, until=node.lineno if at_import else None).configs(node)  # type: ignore[union-attr]
+        if node is None:
+            return None
+        # A decorator outside every function body runs while the module is imported: at its own line.
+        at_import = not any(isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+                            and stmt.body[0].lineno <= node.lineno <= (stmt.end_lineno or stmt.lineno)
+                            for stmt in self.tree.body)
+        found = ConfigInterpreter(self, until=node.lineno if at_import else None).configs(node)
         if found is None:
             return None
         return [TuneConfig(index, c.meta, c.num_warps, c.num_stages, c.has_pre_hook, c.line) for index, c in enumerate(found)]

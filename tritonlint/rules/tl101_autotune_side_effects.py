@@ -157,14 +157,17 @@ _LIST_OR_HOOK = frozenset({"reset_to_zero", "restore_value", "pre_hook", "post_h
 
 
 def _attaches_pre_hook(model: ModuleModel) -> bool:
-    """Whether the module's code may attach a pre_hook to a config: a `pre_hook=` that is not None, or an
-    assignment to a `.pre_hook` attribute (`pre_hook=None` in a config, or the word in a comment, attaches none)."""
+    """Whether the module's code may attach a pre_hook to a config: a `pre_hook=` that is not None, an
+    assignment to a `.pre_hook` attribute, or the name as a string (a dict key, `setattr`); `pre_hook=None` in a
+    config, or the word in a comment, attaches none."""
     def attaches() -> bool:
         for node in walk(model.tree):
             if isinstance(node, ast.keyword) and node.arg == "pre_hook" \
                     and not (isinstance(node.value, ast.Constant) and node.value.value is None):
                 return True
             if isinstance(node, ast.Attribute) and node.attr == "pre_hook" and isinstance(node.ctx, ast.Store):
+                return True
+            if isinstance(node, ast.Constant) and node.value == "pre_hook":  # `**{"pre_hook": f}`, setattr
                 return True
         return False
 
