@@ -36,11 +36,11 @@ ERRORS: dict[str, tuple[str, str | None]] = {
     "k": (f"Input shapes should have M >= 1, N >= 1 and K >= {MIN_K}", "TL113-dot-k-below-16"),
     "broadcast": ("Cannot make_shape_compatible: incompatible dimensions", "TL113-broadcast-mismatch"),
     "store": ("Expected pointer argument to have shape", None),
-    # a block mask, other or value through one scalar pointer (Triton 3.6's semantic.py; only the load's mask has
-    # a fixture)
+    # a block mask, other or value through one scalar pointer (Triton 3.6's semantic.py; the load's mask and the
+    # stored value have fixtures)
     "load-mask": ("Mask argument cannot be block type if pointer argument is not a block", "TL113-scalar-pointer-mask"),
     "load-other": ("Other argument cannot be block type if pointer argument is not a block", None),
-    "store-value": ("Value argument cannot be block type if pointer argument is not a block", None),
+    "store-value": ("Value argument cannot be block type if pointer argument is not a block", "TL113-scalar-pointer-store"),
     "store-mask": ("Mask argument cannot be block type if pointer argument is not a block", None),
 }
 
