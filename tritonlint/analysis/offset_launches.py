@@ -346,6 +346,28 @@ def _int32_guard(host: HostScope, before: int) -> int | None:
     `before` (the launch): `if n >= 2**31: raise ...` (also `>` a bound of at least 2^31 - 1, a module constant
     such as `_MAX_ELEMS = 2**31`, the comparison written either way round) or `assert n < 2**31`, in its own
     body, not under a loop."""
+    return _refusal(host, before, refusals=(ast.Raise,))
+
+
+def eligibility_check(model: ModuleModel) -> tuple[str, int] | None:
+    """A host function of the module that turns large sizes away, `if x.numel() >= 2**31 - 1: return False`
+    (a return or a raise under such a test, as in `_int32_guard`): its name and line. A module whose own code
+    checks int32 addressing so decides which tensors reach its kernels (the check often sits in an
+    eligibility helper its callers consult before they launch)."""
+    def find() -> tuple[str, int] | None:
+        for node in walk(model.tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not model.function_at(node.lineno):
+                line = _refusal(HostScope.of(model, node), node.end_lineno or node.lineno, (ast.Raise, ast.Return))
+                if line is not None:
+                    return node.name, line
+        return None
+
+    return model.memoized(("int32-eligibility",), find)
+
+
+def _refusal(host: HostScope, before: int, refusals: tuple[type[ast.stmt], ...]) -> int | None:
+    """The line of a statement of the host function, before line `before` and not under a loop, that refuses
+    sizes past int32 addressing: an `if` on such a size whose body holds one of `refusals`, or an assert."""
     if host.node is None:
         return None
 
@@ -354,7 +376,7 @@ def _int32_guard(host: HostScope, before: int) -> int | None:
         return value is not None and isinstance(value.value, int) and value.value >= INT32_LIMIT
 
     def refuses(test: ast.expr, large_side_first: bool) -> bool:
-        """`test` is true exactly for sizes past the limit (an if that raises) or false for them (an assert)."""
+        """`test` is true exactly for sizes past the limit (an if that refuses) or false for them (an assert)."""
         if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
             return False
         op, left, right = test.ops[0], test.left, test.comparators[0]
@@ -375,7 +397,7 @@ def _int32_guard(host: HostScope, before: int) -> int | None:
         if statement.lineno >= before:
             continue
         if isinstance(statement, ast.If):
-            if refuses(statement.test, True) and any(isinstance(s, ast.Raise) for s in statement.body):
+            if refuses(statement.test, True) and any(isinstance(s, refusals) for s in statement.body):
                 return statement.lineno
             pending.extend(statement.body + statement.orelse)
         elif isinstance(statement, ast.Assert) and refuses(statement.test, False):

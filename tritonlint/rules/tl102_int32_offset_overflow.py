@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.model import PROGRAM_ID, ModuleModel, program_id_axis
-from tritonlint.analysis.offset_launches import LARGE, SMALL, SPANS, launch_extent
+from tritonlint.analysis.offset_launches import LARGE, SMALL, SPANS, eligibility_check, launch_extent
 from tritonlint.analysis.offsets import LOAD, OffsetWidths, Overflows, Product
 from tritonlint.analysis.triton_names import TL
 from tritonlint.context import Exemption, MatchContext, RawEdits, Verdict, condition, fixer
@@ -34,6 +34,11 @@ EXEMPTIONS: tuple[Exemption[Callable[[Product, ModuleModel], bool]], ...] = (
               "graph the pattern matched, at that graph's traced shapes (a 199-frame speech encoder, an "
               "embedding of a test batch), far below 2^31 elements",
               lambda product, model: model.is_pattern_replacement),
+    Exemption("module-refuses-large-sizes", "a host function of the kernel's module turns away sizes that int32 "
+              "offsets cannot address (`if x.numel() >= 2**31 - 1: return False`, or a raise under such a test): "
+              "the module's own code checks int32 addressing and decides which tensors reach its kernels, often "
+              "in an eligibility helper its callers consult before they launch",
+              lambda product, model: eligibility_check(model) is not None),
 )
 
 
