@@ -387,6 +387,16 @@ def test_a_kernel_handed_to_a_helper_of_another_module_is_judged_from_its_launch
     assert finding["filename"] == "a.py" and "Judged with the launch at b.py:6." in finding["notes"]
 
 
+def test_editing_only_the_helper_module_updates_the_cached_result_of_the_kernel_it_is_handed(tmp_path):
+    repo = _repo(tmp_path, launch=HELPER)
+    (repo / "a.py").write_text(KERNEL + "\nfrom b import run\n\ndef rowsum(x):\n    return run(rowsum_kernel, x)\n")
+    assert _tl006(repo, ".") == []  # cached: K is 64 at the helper's launch
+    (repo / "b.py").write_text(HELPER.replace("x.shape[0], 64)", "x.shape[0], x.shape[1])"))
+    assert [f["filename"] for f in _tl006(repo, ".")] == ["a.py"]  # a.py unchanged, its result judged again
+    (repo / "b.py").write_text(HELPER)
+    assert _tl006(repo, ".") == []
+
+
 def test_a_partial_run_given_only_the_launching_module_reports_the_kernel_it_judges(tmp_path):
     repo = _repo(tmp_path)  # pre-commit with only b.py staged: a.py's key is judged from b.py's launch
     assert [(f["filename"], f["severity"]) for f in _tl006(repo, "b.py", cache=("--no-cache",))] == [("a.py", "warning")]
