@@ -157,8 +157,7 @@ class MatchContext:
         target = launch.target
         if local is None and target is None and len(handed := handed_kernels(self.model, launch)) == 1:
             target = handed[0]
-            same = [f for f in self.model.functions if f.qualname == target]
-            local = same[0] if len(same) == 1 else None  # two definitions: an import-time branch picks one
+            local = self.model.defined_once(target)
         if local is not None or target is None or target.startswith(self.model.module + "."):
             return local
         return self.project.kernel(target, self.source_root)

@@ -55,7 +55,7 @@ class ModuleLinks:
 
 def module_links(model: ModuleModel, project_modules: frozenset[str]) -> ModuleLinks | None:
     """The links of a module of the project, None when it has none."""
-    from tritonlint.analysis.launches import kernel_parameter, launch_candidates  # not needed to read cached links
+    from tritonlint.analysis.launches import kernel_parameter, launch_candidates, launcher_name  # not for cached links
 
     def in_project(name: str | None) -> bool:
         return name is not None and defining_module(name, project_modules) is not None
@@ -68,7 +68,7 @@ def module_links(model: ModuleModel, project_modules: frozenset[str]) -> ModuleL
     autotuned = tuple(f.qualname for f in defined if f.autotune is not None)
     own = {id(kernel.node) for launch in model.launches if (kernel := model.kernel_for(launch)) is not None}
     unlaunched = tuple(f.qualname for f in defined if f.autotune is None and id(f.node) not in own)
-    parameters = sorted({(f"{model.module}.{launch.scope.name}", -1 if found[0] is None else found[0], found[1])  # type: ignore[union-attr]
+    parameters = sorted({(launcher_name(model, launch), -1 if found[0] is None else found[0], found[1])
                          for launch in model.launches if (found := kernel_parameter(model, launch)) is not None})
     handed = _handed(model, {f.qualname for f in defined}, in_project)
     if not (launched or imports or autotuned or unlaunched or parameters or handed):

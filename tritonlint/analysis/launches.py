@@ -220,20 +220,25 @@ def _kernel_parameter(model: ModuleModel, launch: LaunchSite) -> tuple[int | Non
     return (positional.index(name) if name in positional else None), name
 
 
+def launcher_name(model: ModuleModel, launch: LaunchSite) -> str:
+    """The qualified name of the module-level function a launch sits in (one `kernel_parameter` accepted)."""
+    return f"{model.module}.{launch.scope.name}"  # type: ignore[union-attr]
+
+
 def parameter_key(model: ModuleModel, launch: LaunchSite) -> str | None:
     """The name the project's launch index gives a launch through a kernel parameter: `pkg.utils.run(kernel)`."""
     found = kernel_parameter(model, launch)
-    return f"{model.module}.{launch.scope.name}({found[1]})" if found is not None else None  # type: ignore[union-attr]
+    return f"{launcher_name(model, launch)}({found[1]})" if found is not None else None
 
 
 def handed_kernels(model: ModuleModel, launch: LaunchSite) -> list[str]:
     """The qualified names of what this module's calls of the launching function pass for the kernel parameter
     (`kernel_parameter`), where that is a name: the kernels a helper handed them launches here."""
     found = kernel_parameter(model, launch)
-    function = launch.scope
-    if found is None or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    if found is None:
         return []
-    qualname = f"{model.module}.{function.name}"
+    function: ast.FunctionDef = launch.scope  # type: ignore[assignment]  # kernel_parameter checked it
+    qualname = launcher_name(model, launch)
 
     def handed() -> list[str]:
         names: list[str] = []
@@ -253,8 +258,7 @@ def launches_starting(model: ModuleModel, kernel: JitFunction, names: frozenset[
     module: those whose callee, handed kernel or kernel parameter (`parameter_key`) is one of `names`, the names
     the project's launch index records for that module."""
     if names is None:
-        same = [f for f in model.functions if f.qualname == kernel.qualname]
-        handed = len(same) == 1 and same[0] is kernel  # not one of two definitions an import-time branch picks
+        handed = model.defined_once(kernel.qualname) is kernel  # not one of two definitions a branch picks from
         return [launch for launch in model.launches if model.kernel_for(launch) is kernel or handed and launch.target
                 is None and kernel.qualname in handed_kernels(model, launch)]
     return [launch for launch in model.launches if launch.target in names or launch.target is None and (

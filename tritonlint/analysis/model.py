@@ -864,14 +864,18 @@ class ModuleModel:
     def local_function(self, name: str) -> JitFunction | None:
         return next((f for f in self.functions if f.qualname == f"{self.module}.{name}"), None)
 
+    def defined_once(self, qualname: str) -> JitFunction | None:
+        """The jit function of this module with that qualified name, when the module defines it once: not when
+        it defines the name more than once (`if IS_NVIDIA:` an autotuned kernel, `else:` a plain one), since
+        which one runs depends on a branch taken at import."""
+        found = [f for f in self.functions if f.qualname == qualname]
+        return found[0] if len(found) == 1 else None
+
     def kernel_for(self, launch: LaunchSite) -> JitFunction | None:
-        """The jit function a launch site starts, when it is defined in this module: not when the module defines
-        that name more than once (`if IS_NVIDIA:` an autotuned kernel, `else:` a plain one), since which one a
-        launch starts depends on a branch taken at import."""
+        """The jit function a launch site starts, when it is defined in this module, once (`defined_once`)."""
         if launch.target is not None:
-            found = [f for f in self.functions if f.qualname == launch.target]
-            if found:
-                return found[0] if len(found) == 1 else None
+            if any(f.qualname == launch.target for f in self.functions):
+                return self.defined_once(launch.target)
         callee = launch.node.func.value if isinstance(launch.node.func, ast.Subscript) else None
         if isinstance(callee, ast.Name):
             name = callee.id

@@ -23,8 +23,10 @@ from __future__ import annotations
 import ast
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from tritonlint.analysis.consteval import Evaluator
 from tritonlint.analysis.host import HostScope
 from tritonlint.analysis.host_tensors import allocated_sizes, callers_pass_int64, int64_tensor
 from tritonlint.analysis.launches import bind_launch, launches_starting
@@ -346,7 +348,7 @@ def _int32_guard(host: HostScope, before: int) -> int | None:
     `before` (the launch): `if n >= 2**31: raise ...` (also `>` a bound of at least 2^31 - 1, a module constant
     such as `_MAX_ELEMS = 2**31`, the comparison written either way round) or `assert n < 2**31`, in its own
     body, not under a loop."""
-    return _refusal(host, before, refusals=(ast.Raise,))
+    return _refusal(host.node, host.evaluator, before, refusals=(ast.Raise,))
 
 
 def eligibility_check(model: ModuleModel) -> tuple[str, int] | None:
@@ -357,7 +359,8 @@ def eligibility_check(model: ModuleModel) -> tuple[str, int] | None:
     def find() -> tuple[str, int] | None:
         for node in walk(model.tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not model.function_at(node.lineno):
-                line = _refusal(HostScope.of(model, node), node.end_lineno or node.lineno, (ast.Raise, ast.Return))
+                line = _refusal(node, lambda: HostScope.of(model, node).evaluator(),  # built only for a candidate test
+                                node.end_lineno or node.lineno, (ast.Raise, ast.Return))
                 if line is not None:
                     return node.name, line
         return None
@@ -365,14 +368,15 @@ def eligibility_check(model: ModuleModel) -> tuple[str, int] | None:
     return model.memoized(("int32-eligibility",), find)
 
 
-def _refusal(host: HostScope, before: int, refusals: tuple[type[ast.stmt], ...]) -> int | None:
+def _refusal(function: ast.FunctionDef | ast.AsyncFunctionDef | None, evaluator: Callable[[], Evaluator], before: int,
+             refusals: tuple[type[ast.stmt], ...]) -> int | None:
     """The line of a statement of the host function, before line `before` and not under a loop, that refuses
     sizes past int32 addressing: an `if` on such a size whose body holds one of `refusals`, or an assert."""
-    if host.node is None:
+    if function is None:
         return None
 
     def at_limit(node: ast.expr) -> bool:
-        value = host.evaluator().evaluate(node)  # built only for a comparison that may be a guard
+        value = evaluator().evaluate(node)  # built only for a comparison that may be a guard
         return value is not None and isinstance(value.value, int) and value.value >= INT32_LIMIT
 
     def refuses(test: ast.expr, large_side_first: bool) -> bool:
@@ -391,7 +395,7 @@ def _refusal(host: HostScope, before: int, refusals: tuple[type[ast.stmt], ...])
             return at_limit(right)
         return at_limit(left)
 
-    pending = list(host.node.body)
+    pending = list(function.body)
     while pending:
         statement = pending.pop(0)
         if statement.lineno >= before:

@@ -282,10 +282,11 @@ def _store(node: ast.Call, maps: list[ShapeMap]) -> Verdict | None:
         for role, expr in others:
             tile = shapes.tile(expr)
             if tile.shape is not None and _wider(tile.shape, target.shape):
-                problem = (f"`tl.store` {_named(expr, tile)} is larger than the pointer tile "
-                           f"{_named(pointer, target)}") if target.shape else \
-                    f"`tl.store` {_named(expr, tile)} is a block, but the pointer {_named(pointer, target)} is a scalar"
-                case = "store" if target.shape else f"store-{role}"
+                value, where = _named(expr, tile), _named(pointer, target)
+                if target.shape:
+                    problem, case = f"`tl.store` {value} is larger than the pointer tile {where}", "store"
+                else:
+                    problem, case = f"`tl.store` {value} is a block, but the pointer {where} is a scalar", f"store-{role}"
                 return _verdict(case, problem, _scenario_note(1, len(maps), target, tile))
     return None
 
