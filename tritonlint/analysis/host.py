@@ -12,7 +12,7 @@ from tritonlint.analysis.consteval import Binding, Evaluator, literal_value
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.scope import LocalScope
 from tritonlint.source import ParsedFile
-from tritonlint.walk import children
+from tritonlint.walk import children, parents, walk
 
 NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
@@ -200,6 +200,67 @@ def passed_for(call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDef,
             return keyword.value
     index = positional.index(param) if param in positional else len(call.args)
     return call.args[index] if index < len(call.args) else None
+
+
+def call_bindings(scope: HostScope) -> list[tuple[HostScope, dict[str, ast.expr]]]:
+    """What each call of the scope's function in its module binds to its parameters, with the caller's scope
+    (`RMSNorm.apply(x, n, blk)` for `forward(ctx, x, n_cols, blk_size)`, also through module-level aliases such
+    as `rmsnorm = RMSNorm.apply`), defaults included. Empty when the function is not a module-level function
+    or an autograd Function's `forward`, when a call spreads `*args`/`**kwargs`, or when none is in view."""
+    function, model = scope.node, scope.model
+    names = _callable_names(model, function) if function is not None else set()
+    if function is None or not names:
+        return []
+    args = function.args
+    positional = [a.arg for a in [*args.posonlyargs, *args.args]][1 if function.name == "forward" else 0:]
+    defaults = dict(zip([a.arg for a in [*args.posonlyargs, *args.args]][::-1], args.defaults[::-1]))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    sites = []
+    for caller, call in _calls_in_module(model):
+        if not (isinstance(call.func, (ast.Name, ast.Attribute)) and ast.unparse(call.func) in names):
+            continue
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords) \
+                or len(call.args) > len(positional):
+            return []
+        bound: dict[str, ast.expr] = {**defaults, **dict(zip(positional, call.args))}
+        bound.update({k.arg: k.value for k in call.keywords if k.arg is not None})
+        sites.append((HostScope.of(model, caller), bound))
+    return sites
+
+
+def _callable_names(model: ModuleModel, function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """How the module calls a function: its own name when it is module-level, `Cls.apply` for the `forward` of
+    a class at module level, and the module-level names assigned either (`rmsnorm = RMSNorm.apply`)."""
+    names = set()
+    if any(node is function for node in model.tree.body):
+        names.add(function.name)
+    elif function.name == "forward":
+        names |= {f"{c.name}.apply" for c in model.tree.body if isinstance(c, ast.ClassDef)
+                  and any(node is function for node in c.body)}
+    for node in model.tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and ast.unparse(node.value) in names:
+            names.add(node.targets[0].id)
+    return names
+
+
+def _calls_in_module(model: ModuleModel) -> list[tuple[ast.AST | None, ast.Call]]:
+    """Every call of the module with the function whose names its arguments read (None: module level; a
+    lambda's or a closure's calls belong to the function around it), found once per module."""
+    def calls() -> list[tuple[ast.AST | None, ast.Call]]:
+        up = parents(model.tree)
+        found: list[tuple[ast.AST | None, ast.Call]] = []
+        for call in walk(model.tree):
+            if isinstance(call, ast.Call):
+                read = {n.id for a in [*call.args, *call.keywords] for n in walk(a) if isinstance(n, ast.Name)}
+                scope = up.get(id(call))
+                while scope is not None and not (isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                                 and read & set(HostScope.of(model, scope).values)):
+                    scope = up.get(id(scope))  # a closure reads the names of the function around it
+                found.append((scope, call))
+        return found
+
+    return model.memoized(("module-calls",), calls)
 
 
 def _module_tuple_constants(model: ModuleModel) -> dict[str, Binding]:

@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from tritonlint.analysis.host import HostScope
+from tritonlint.analysis.host import HostScope, call_bindings
 from tritonlint.analysis.model import LaunchSite
 from tritonlint.walk import walk
 
@@ -335,17 +335,20 @@ class Provenance:
             return value.func.value
         return None
 
-    def _flattened(self, tensor: ast.expr) -> bool:
+    def _flattened(self, tensor: ast.expr, depth: int = 0) -> bool:
         """Whether the tensor was flattened to rows: `x.view(-1, n)`, `x.reshape(-1, n)`, `x.flatten(0, -2)`,
         `x.view(B * T, n)` with a sequence length among the factors, also through copies and casts of it
-        (`x.reshape(-1, n).contiguous()`) and through a tuple a helper of the module returns."""
+        (`x.reshape(-1, n).contiguous()`), through a tuple a helper of the module returns, and into a function
+        that receives it (`_passed_flattened`)."""
         value = tensor
         for _ in range(4):
             if isinstance(value, ast.Name):
                 reached = self.host.value_reaching(value.id, value.lineno)
                 if reached is None and value.id in self.returned and len(self.host.values.get(value.id, ())) == 1:
                     helper, returned = self.returned[value.id]  # `w, x2d = _prepare(w, x)`: as the helper made it
-                    return helper._flattened(returned)
+                    return helper._flattened(returned, depth)
+                if reached is None and depth < 2:
+                    return self._passed_flattened(value.id, depth)
                 value = reached or value
             if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in SAME_SIZE):
                 break
@@ -358,6 +361,37 @@ class Provenance:
                 return any(sequence_count(f) for f in _factors(self.origin(value.args[0], 5)))
             return bool(value.args) and _literal_int(value.args[0]) == -1
         return False
+
+    def _passed_flattened(self, name: str, depth: int) -> bool:
+        """A parameter that every call of its function in the module passes flattened to rows
+        (`_CrossEntropy.apply(logits, targets)` after `if logits.ndim > 2: logits = logits.view(-1, V)`), or a
+        tensor an autograd `backward` unpacks from `ctx.saved_tensors` that its `forward` saved so: the function
+        sees the same rows."""
+        if self.host.unbound_parameter(name):
+            sites = call_bindings(self.host)
+            return bool(sites) and all(name in bound and Provenance.of(caller)._flattened(bound[name], depth + 1)
+                                       for caller, bound in sites)
+        saved = self._saved_by_forward(name)
+        return saved is not None and saved[0]._flattened(saved[1], depth + 1)
+
+    def _saved_by_forward(self, name: str) -> tuple[Provenance, ast.expr] | None:
+        """For `a, b = ctx.saved_tensors` in an autograd Function's `backward`, the tensor its `forward` saved
+        in `name`'s place with its one `ctx.save_for_backward(...)`, and the forward's provenance."""
+        function, model = self.host.node, self.host.model
+        if function is None or function.name != "backward":
+            return None
+        unpacked = [node.targets[0].elts for node in walk(function) if isinstance(node, ast.Assign)
+                    and isinstance(node.value, ast.Attribute) and node.value.attr == "saved_tensors"
+                    and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple)]
+        names = [ast.unparse(e) for e in unpacked[0]] if len(unpacked) == 1 else []
+        owner = next((c for c in model.tree.body if isinstance(c, ast.ClassDef) and function in c.body), None)
+        forward = next((f for f in owner.body if isinstance(f, ast.FunctionDef) and f.name == "forward"), None) \
+            if owner is not None and name in names else None
+        saves = [n for n in walk(forward) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                 and n.func.attr == "save_for_backward"] if forward is not None else []
+        if len(saves) != 1 or len(saves[0].args) != len(names) or any(isinstance(a, ast.Starred) for a in saves[0].args):
+            return None
+        return Provenance.of(HostScope.of(model, forward)), saves[0].args[names.index(name)]
 
     def _shape(self, tensor: ast.expr, index: int | None, text: str, last: bool = False) -> Origin:
         return Origin("shape", text, tensor=ast.unparse(tensor), index=index,

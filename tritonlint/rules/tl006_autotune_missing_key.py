@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from tritonlint import evidence
 from tritonlint.analysis.call_edits import append_to_list
 from tritonlint.analysis.flow import flow_of
-from tritonlint.analysis.host import HostScope
+from tritonlint.analysis.host import HostScope, call_bindings
 from tritonlint.analysis.launches import bind_launch, choice_candidates, launches_starting
 from tritonlint.analysis.model import (
     JIT,
@@ -1212,70 +1212,13 @@ def _may_be_none(scope: HostScope, expr: ast.expr, seen: frozenset[str] = frozen
 def _caller_sites(scope: HostScope, passed: dict[str, ast.expr], sources: Callable[[HostScope, ast.expr], set[str]]
                   ) -> list[tuple[HostScope, dict[str, ast.expr]]]:
     """A launch that passes its function's own parameters on (`forward(ctx, x, n_cols, blk_size)` launching
-    with `n_cols, blk_size`), seen from each call of that function in its module (`RMSNorm.apply(x, n, blk)`,
-    through module-level aliases): what each call binds to those parameters; other launch values are kept
-    only when they are constants (a local value means nothing in the caller's scope). Empty when the function is not a module-level
-    function or an autograd Function's `forward`, when a call spreads `*args`/`**kwargs`, or when none is in view."""
-    function = scope.node
-    model = scope.model
-    if function is None:
-        return []
-    names = _callable_names(model, function)
-    if not names:
-        return []
-    args = function.args
-    positional = [a.arg for a in [*args.posonlyargs, *args.args]][1 if function.name == "forward" else 0:]
-    defaults = dict(zip([a.arg for a in [*args.posonlyargs, *args.args]][::-1], args.defaults[::-1]))
-    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    with `n_cols, blk_size`), seen from each call of that function in its module (`call_bindings`): what each
+    call binds to those parameters; other launch values are kept only when they are constants (a local value
+    means nothing in the caller's scope)."""
     forwarded = {k: v.id for k, v in passed.items() if isinstance(v, ast.Name) and scope.unbound_parameter(v.id)}
     fixed = {k: v for k, v in passed.items() if k not in forwarded and not sources(scope, v)}  # literals
-    sites = []
-    for caller, call in _calls_in_module(model):
-        if not (isinstance(call.func, (ast.Name, ast.Attribute)) and ast.unparse(call.func) in names):
-            continue
-        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords) \
-                or len(call.args) > len(positional):
-            return []
-        bound: dict[str, ast.expr] = {**defaults, **dict(zip(positional, call.args))}
-        bound.update({k.arg: k.value for k in call.keywords if k.arg is not None})
-        sites.append((HostScope.of(model, caller),
-                      {**fixed, **{k: bound[p] for k, p in forwarded.items() if p in bound}}))
-    return sites
-
-
-def _callable_names(model: ModuleModel, function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    """How the module calls a function: its own name when it is module-level, `Cls.apply` for the `forward` of
-    a class at module level, and the module-level names assigned either (`rmsnorm = RMSNorm.apply`)."""
-    names = set()
-    if any(node is function for node in model.tree.body):
-        names.add(function.name)
-    elif function.name == "forward":
-        names |= {f"{c.name}.apply" for c in model.tree.body if isinstance(c, ast.ClassDef)
-                  and any(node is function for node in c.body)}
-    for node in model.tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and ast.unparse(node.value) in names:
-            names.add(node.targets[0].id)
-    return names
-
-
-def _calls_in_module(model: ModuleModel) -> list[tuple[ast.AST | None, ast.Call]]:
-    """Every call of the module with the function whose names its arguments read (None: module level; a
-    lambda's or a closure's calls belong to the function around it), found once per module."""
-    def calls() -> list[tuple[ast.AST | None, ast.Call]]:
-        up = parents(model.tree)
-        found: list[tuple[ast.AST | None, ast.Call]] = []
-        for call in walk(model.tree):
-            if isinstance(call, ast.Call):
-                read = {n.id for a in [*call.args, *call.keywords] for n in walk(a) if isinstance(n, ast.Name)}
-                scope = up.get(id(call))
-                while scope is not None and not (isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef))
-                                                 and read & set(HostScope.of(model, scope).values)):
-                    scope = up.get(id(scope))  # a closure reads the names of the function around it
-                found.append((scope, call))
-        return found
-
-    return model.memoized(("tl006-calls",), calls)
+    return [(caller, {**fixed, **{k: bound[p] for k, p in forwarded.items() if p in bound}})
+            for caller, bound in call_bindings(scope)]
 
 
 def _chooses(model: ModuleModel, launch: LaunchSite, names: set[str]) -> dict[str, bool] | None:
