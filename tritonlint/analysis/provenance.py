@@ -161,6 +161,16 @@ def _unmapped(value: ast.expr) -> ast.expr:
     return value
 
 
+def _rearranged_to_rows(pattern: ast.expr) -> bool:
+    """An einops pattern that merges every axis but the last into the rows, `x.reshape(-1, d)` spelled
+    `"b s d -> (b s) d"` (or `"... d -> (...) d"`)."""
+    if not (isinstance(pattern, ast.Constant) and isinstance(pattern.value, str)) or pattern.value.count("->") != 1:
+        return False
+    source, _, target = pattern.value.partition("->")
+    axes, result = source.split(), target.replace("(", " ( ").replace(")", " ) ").split()
+    return len(axes) >= 2 and "(" not in source and result == ["(", *axes[:-1], ")", axes[-1]]
+
+
 def _shape_window(value: ast.expr) -> tuple[int, bool] | None:
     """Where the sizes a shape unpacking binds start, and whether they run to its end: `x.shape` (0, True),
     `x.shape[:2]` (0, False), `x.shape[-2:]` (-2, True: `hc, dim = x.shape[-2:]` binds dimensions -2 and -1);
@@ -360,6 +370,8 @@ class Provenance:
                 # `x.view(B * T, V)`: the batch's positions merged into rows of one token each
                 return any(sequence_count(f) for f in _factors(self.origin(value.args[0], 5)))
             return bool(value.args) and _literal_int(value.args[0]) == -1
+        if isinstance(value, ast.Call) and self.host.model.qualify(value.func) == "einops.rearrange":
+            return len(value.args) == 2 and _rearranged_to_rows(value.args[1])
         return False
 
     def _passed_flattened(self, name: str, depth: int) -> bool:
@@ -375,23 +387,31 @@ class Provenance:
         return saved is not None and saved[0]._flattened(saved[1], depth + 1)
 
     def _saved_by_forward(self, name: str) -> tuple[Provenance, ast.expr] | None:
-        """For `a, b = ctx.saved_tensors` in an autograd Function's `backward`, the tensor its `forward` saved
-        in `name`'s place with its one `ctx.save_for_backward(...)`, and the forward's provenance."""
+        """For `a, b = ctx.saved_tensors` in an autograd Function's `backward` (also `saved = ctx.saved_tensors`
+        unpacked in branches by arity), the tensor its `forward` saved in `name`'s place, the same one at that
+        place in each `ctx.save_for_backward(...)`, with the forward's provenance."""
         function, model = self.host.node, self.host.model
         if function is None or function.name != "backward":
             return None
-        unpacked = [node.targets[0].elts for node in walk(function) if isinstance(node, ast.Assign)
-                    and isinstance(node.value, ast.Attribute) and node.value.attr == "saved_tensors"
-                    and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple)]
-        names = [ast.unparse(e) for e in unpacked[0]] if len(unpacked) == 1 else []
+        assigns = [node for node in walk(function) if isinstance(node, ast.Assign) and len(node.targets) == 1]
+        whole = {node.targets[0].id for node in assigns if isinstance(node.targets[0], ast.Name)
+                 and isinstance(node.value, ast.Attribute) and node.value.attr == "saved_tensors"}
+        unpacked = [[ast.unparse(e) for e in node.targets[0].elts] for node in assigns
+                    if isinstance(node.targets[0], ast.Tuple) and (
+                        isinstance(node.value, ast.Attribute) and node.value.attr == "saved_tensors"
+                        or isinstance(node.value, ast.Name) and node.value.id in whole)]
+        places = {names.index(name) for names in unpacked if name in names}
         owner = next((c for c in model.tree.body if isinstance(c, ast.ClassDef) and function in c.body), None)
         forward = next((f for f in owner.body if isinstance(f, ast.FunctionDef) and f.name == "forward"), None) \
-            if owner is not None and name in names else None
+            if owner is not None and len(places) == 1 else None
         saves = [n for n in walk(forward) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                  and n.func.attr == "save_for_backward"] if forward is not None else []
-        if len(saves) != 1 or len(saves[0].args) != len(names) or any(isinstance(a, ast.Starred) for a in saves[0].args):
+        place = min(places) if places else 0
+        tensors = [save.args[place] for save in saves if place < len(save.args)
+                   and not any(isinstance(a, ast.Starred) for a in save.args[:place + 1])]
+        if not saves or len(tensors) != len(saves) or len({ast.unparse(t) for t in tensors}) != 1:
             return None
-        return Provenance.of(HostScope.of(model, forward)), saves[0].args[names.index(name)]
+        return Provenance.of(HostScope.of(model, forward)), tensors[0]
 
     def _shape(self, tensor: ast.expr, index: int | None, text: str, last: bool = False) -> Origin:
         return Origin("shape", text, tensor=ast.unparse(tensor), index=index,
