@@ -97,3 +97,24 @@ def test_an_imported_allocator_helper_counts_where_one_defined_in_view_does_not(
     (tmp_path / "kernels.py").write_text(KERNEL + "from torch.cuda.memory import caching_allocator_alloc\n"
                                          + launch.replace("HELPER", "caching_allocator_alloc(64)"))
     assert _rows(tmp_path, "kernels.py") == [7]  # torch's allocator, not Triton's
+
+
+def test_a_module_of_its_own_package_out_of_view_may_set_it(tmp_path):
+    """`from ..utils import use_tma` (a decorator that sets the allocator in the real project) with no
+    utils.py in the run: the project is only partly in view, so no claim about all of it. Once the module is
+    there and sets nothing, the finding is back, also from the cache."""
+    (tmp_path / "tritonlint.toml").write_text('target = "sm_90"\n')
+    ops = tmp_path / "pkg" / "ops"
+    ops.mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (ops / "__init__.py").write_text("")
+    launch = "\n\n@use_tma\ndef copy(x, y):\n    copy_kernel[(1,)](x, y, 64, 64, BLOCK_M=64, BLOCK_N=64)\n"
+    (ops / "kernels.py").write_text("from ..utils import use_tma\n" + KERNEL + launch)
+    assert _rows(tmp_path, "pkg/ops/kernels.py") == []
+    (tmp_path / "pkg" / "utils.py").write_text("def use_tma(f):\n    return f\n")
+    assert _rows(tmp_path, "pkg/ops/kernels.py") == [8]
+    rows = run_cli("pkg/ops/kernels.py", "--select", "TL105", "--output-format", "json", cwd=tmp_path)
+    (tmp_path / "pkg" / "utils.py").unlink()
+    cached = run_cli("pkg/ops/kernels.py", "--select", "TL105", "--output-format", "json", cwd=tmp_path)
+    assert [f["location"]["row"] for f in json.loads(rows.stdout)] == [8]
+    assert json.loads(cached.stdout) == []

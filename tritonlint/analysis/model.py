@@ -262,7 +262,7 @@ class ModuleModel:
                         head = alias.name.split(".")[0]
                         self.imports.setdefault(head, head)
             elif isinstance(node, ast.ImportFrom):
-                base = self._absolute_module(node)
+                base = self.absolute_module(node)
                 if base is None:
                     continue
                 for alias in node.names:
@@ -325,7 +325,9 @@ class ModuleModel:
             self._reexports[dotted] = found if found is not None and found.startswith("triton.") else dotted
         return self._reexports[dotted]
 
-    def _absolute_module(self, node: ast.ImportFrom) -> str | None:
+    def absolute_module(self, node: ast.ImportFrom) -> str | None:
+        """The module an import names, a relative one resolved against this module's package (None where the
+        package is too shallow for it)."""
         if not node.level:
             return node.module
         parts = self.package.split(".") if self.package else []

@@ -105,6 +105,28 @@ class Project:
                 self.consulted.add(calls_dependency(other))
         return found
 
+    def unseen_import(self, model: ModuleModel) -> str | None:
+        """The first module of the file's own package that it imports from and the run does not hold (`from
+        ..utils import use_tma` with no utils.py in view, or a relative import above any package the run
+        knows): what that module does is unknown, so no claim about the whole project holds. None where the
+        run holds each one, and where it cannot tell (a text linted alone). The lookups are recorded, so that a
+        cached result changes when the module appears."""
+        if not self.sources:
+            return None
+        top = model.package.split(".")[0] if model.package else None
+        for node in ast.walk(model.tree):
+            if not isinstance(node, ast.ImportFrom) or not node.level and (
+                    top is None or (node.module or "").split(".")[0] != top):
+                continue
+            target = model.absolute_module(node)
+            if target is None:
+                return "." * node.level + (node.module or "")
+            if target in self.sources or any(f"{target}.{alias.name}" in self.sources for alias in node.names):
+                continue
+            self.consulted.update(f"{target}.{alias.name}" for alias in node.names)
+            return target
+        return None
+
     def launching_modules(self, qualname: str) -> list[tuple[ModuleModel, frozenset[str]]]:
         """The other modules of the project that launch the indexed kernel `qualname` (autotuned, or never launched
         in its own module: analysis/launch_index.py), with the names their launches give it (empty before the

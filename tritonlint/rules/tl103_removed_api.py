@@ -98,7 +98,7 @@ def _import_use(ctx: MatchContext) -> Use | None:
     if isinstance(node, ast.Import):
         names = [alias.name for alias in node.names]
     elif isinstance(node, ast.ImportFrom):
-        base = ctx.model._absolute_module(node)
+        base = ctx.model.absolute_module(node)
         names = [base] if base in table().modules else [f"{base}.{alias.name}" for alias in node.names] if base else []
     else:
         return None

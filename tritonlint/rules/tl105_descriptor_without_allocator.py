@@ -54,7 +54,7 @@ def _sets_allocator(ctx: MatchContext) -> bool:
            applies=lambda model, target: bool(model.functions))
 def descriptor_without_allocator(ctx: MatchContext) -> Verdict | None:
     """The first device-side `tl.make_tensor_descriptor(...)` of a jit function, in a project where no
-    module calls `triton.set_allocator(...)`."""
+    module calls `triton.set_allocator(...)`, and whose modules the kernel's module imports are all in view."""
     function = ctx.function
     call = ctx.ast_node(types=(ast.Call,))
     if function is None or function.node is None or not isinstance(call, ast.Call) or not _makes_descriptor(ctx, call):
@@ -62,8 +62,8 @@ def descriptor_without_allocator(ctx: MatchContext) -> Verdict | None:
     calls = sorted((n for n in ast.walk(function.node) if isinstance(n, ast.Call) and _makes_descriptor(ctx, n)),
                    key=lambda n: (n.lineno, n.col_offset))
     first = calls[0]
-    if first is not call or _sets_allocator(ctx):
-        return None
+    if first is not call or _sets_allocator(ctx) or ctx.project.unseen_import(ctx.model) is not None:
+        return None  # a module of its own package out of the run's view may set the allocator
     notes = [f"{len(calls) - 1} more device-side descriptor(s) in `{function.name}` need it too."] if len(calls) > 1 else []
     return Verdict(vars={"function": function.name, "maker": ctx.file.text_of(call.func)},
                    related=[ctx.file.span_of(n) for n in calls[1:]], notes=notes)
