@@ -74,6 +74,31 @@ def test_loads_sharing_the_lanes_with_no_other_are_named_and_the_fix_stays_safe(
     assert "The load at line 7 with no `other`" in findings[1].notes[0]
 
 
+HEAD_PROBABILITIES = textwrap.dedent("""\
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def head_probs(q_ptr, k_ptr, lse_ptr, p_ptr, G, BLOCK_H: tl.constexpr, BLOCK_M: tl.constexpr, D: tl.constexpr):
+        heads = tl.arange(0, BLOCK_H)
+        lse = tl.load(lse_ptr + heads, mask=heads < G)
+        q = tl.load(q_ptr + heads[:, None] * D + tl.arange(0, D)[None, :], mask=heads[:, None] < G)
+        k = tl.load(k_ptr + tl.arange(0, BLOCK_M)[:, None] * D + tl.arange(0, D)[None, :])
+        s = tl.dot(q, tl.trans(k))
+        p = tl.sum(tl.exp2(s - lse[:, None]), 0)
+        tl.store(p_ptr + tl.arange(0, BLOCK_M), p)
+    """)
+
+
+def test_no_note_asks_to_pad_a_dot_operand_with_an_infinity():
+    """The query rows padded like the log-sum-exp meet the keys in `tl.dot`: +inf there would come out as NaN
+    (round R304s), so only the log-sum-exp is asked for +inf."""
+    findings = lint_code(HEAD_PROBABILITIES, RULES).diagnostics
+    assert [d.location.row for d in findings] == [7]
+    assert 'other=float("inf")' in findings[0].message
+    assert not any("line 8" in note for note in findings[0].notes)
+
+
 REDUCTION_TREE = textwrap.dedent("""\
     import torch
     import triton
@@ -568,3 +593,27 @@ def test_nan_and_infinite_sum_remedies_wrap_what_a_loop_adds(rules, fill, adds, 
     ''')
     (finding,) = [d for d in lint_code(code, rules, select=["TL108"]).diagnostics if d.code == "TL108"]
     assert any(wanted in note for note in finding.notes), finding.notes
+
+
+KL_DIVERGENCE = textwrap.dedent("""\
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def kl_rows(t_ptr, s_ptr, out_ptr, V, BLOCK: tl.constexpr):
+        cols = tl.arange(0, BLOCK)
+        t = tl.load(t_ptr + tl.program_id(0) * V + cols, mask=cols < V, other=-float("inf"))
+        s = tl.load(s_ptr + tl.program_id(0) * V + cols, mask=cols < V, other=-float("inf"))
+        t_logp = t - tl.max(t, 0) - tl.log(tl.sum(tl.exp(t - tl.max(t, 0)), 0))
+        s_logp = s - tl.max(s, 0) - tl.log(tl.sum(tl.exp(s - tl.max(s, 0)), 0))
+        tl.store(out_ptr + tl.program_id(0), tl.sum(tl.exp(t_logp) * (t_logp - s_logp), 0))
+    """)
+
+
+def test_two_rows_padded_with_the_same_infinity_are_named_as_the_nan_source():
+    """`t_logp - s_logp` of two log-softmaxes padded with -inf is NaN on the padded lanes (round R305s): the note
+    names the other load, not a running maximum the kernel does not have."""
+    findings = lint_code(KL_DIVERGENCE, RULES).diagnostics
+    assert [d.location.row for d in findings] == [7]
+    assert "the load at line 8, padded alike" in findings[0].notes[0]
+    assert "running maximum" not in findings[0].notes[0]

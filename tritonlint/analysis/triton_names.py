@@ -12,6 +12,9 @@ MEMORY_CALLS = frozenset(f"{TL}.{n}" for n in (
 DESCRIPTOR_METHODS = frozenset({"load", "store", "gather", "scatter", "atomic_add"})
 DOTS = frozenset({f"{TL}.dot", f"{TL}.dot_scaled"})
 LOADS = frozenset(f"{TL}.{n}" for n in ("load", "load_tensor_descriptor", "_experimental_descriptor_load"))
+# tl.load's keywords (Triton 3.x); a call with any other keyword (`others=0.0`) does not compile.
+LOAD_KEYWORDS = frozenset({"pointer", "mask", "other", "boundary_check", "padding_option", "cache_modifier",
+                           "eviction_policy", "volatile"})
 DESCRIPTOR_LOADS = frozenset({"load", "gather"})  # desc.load([...]) on a tensor descriptor
 CASTS = frozenset({f"{TL}.cast"})
 FIRST_OPERAND_KEYWORDS = frozenset({"input", "lhs"})  # tl.dot(input, other, acc), tl.dot_scaled(lhs, ..., rhs, ...)

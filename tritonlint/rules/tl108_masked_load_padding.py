@@ -42,6 +42,7 @@ from tritonlint.analysis.reductions import (
     plain,
     satisfies,
 )
+from tritonlint.analysis.triton_names import LOAD_KEYWORDS
 from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
 from tritonlint.prefilter import Token
 from tritonlint.walk import walk
@@ -88,8 +89,8 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
             or ctx.model.qualify(call.func) != LOAD:
         return None
     mask = load_argument(call, 1, "mask")
-    if mask is None:
-        return None
+    if mask is None or any(k.arg is not None and k.arg not in LOAD_KEYWORDS for k in call.keywords):
+        return None  # `others=0.0`: the load does not compile, whatever its padding
     other = load_argument(call, 2, "other")
     if other is not None and constant_class(other) is None:
         return None  # a computed fill: not judged
@@ -308,7 +309,7 @@ def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.
     nan = [r for r in wrong if r.needs == ZERO and nan_with(r, fill) and not _earlier_alike_feeds(analysis, call, r, node)
            and not all(nan_with(r, c) for c in {ZERO, NEG_INF, POS_INF} - {fill})] if found is None and fill != UNDEF else []
     if nan:
-        return _nan_verdict(analysis, call, other, nan[0])  # type: ignore[arg-type]
+        return _nan_verdict(analysis, call, other, nan[0], node)  # type: ignore[arg-type]
     # A fill that is already the neutral element of a reduction the math on the way still spoils (`x - mean`
     # before a variance's sum; `1 - x * y` of two loads padded alike before a hinge's): the lanes need a
     # `tl.where` there, not a fill. Computed from these loads alone, the first of which reports it.
@@ -364,7 +365,8 @@ def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.
                      f"is only the first step, so it is never applied automatically.")
     elif (fill == UNDEF or not all(status(r, neutral) is True for r in covered)) \
             and (lines := sorted({s.lineno for s in analysis.unfilled_siblings(call, node)
-                                  if _feeds_any(analysis, s, covered)})):
+                                  if _feeds_any(analysis, s, covered)
+                                  and not (neutral in (NEG_INF, POS_INF) and _feeds_dot(analysis, s))})):
         notes.append(f"The load{'s' if len(lines) > 1 else ''} at line{'s' if len(lines) > 1 else ''} "
                      f"{', '.join(map(str, lines))} with no `other` turn{'' if len(lines) > 1 else 's'} off the same "
                      f"lanes and meet{'' if len(lines) > 1 else 's'} these there: pad "
@@ -400,6 +402,14 @@ def _feeds_any(analysis: PaddedLanes, load: ast.Call, reaches: list[Reach]) -> b
         if feeding is None or id(load) in feeding:
             return True
     return False
+
+
+def _feeds_dot(analysis: PaddedLanes, load: ast.Call) -> bool:
+    """The load's lanes reach an operand of a `tl.dot`, where an infinite fill meets the other operand's
+    zeros as NaN: no note asks to pad it so."""
+    reached = analysis.forward(load)
+    return any(isinstance(end, ast.Call) and analysis.model.qualify(end.func) == DOT
+               for end in [*(r.call for r in reached.reductions), *reached.other_ends])
 
 
 def _earlier_alike_feeds(analysis: PaddedLanes, call: ast.Call, reach: Reach, function: ast.AST) -> bool:
@@ -521,13 +531,21 @@ def _wrapped(analysis: PaddedLanes, reach: Reach) -> str:
     return f"the value reduced at line {reach.call.lineno}"
 
 
-def _nan_verdict(analysis: PaddedLanes, call: ast.Call, other: ast.expr, reach: Reach) -> Verdict:
+def _nan_verdict(analysis: PaddedLanes, call: ast.Call, other: ast.expr, reach: Reach, function: ast.AST) -> Verdict:
     """The fill (or its log) meets an exact 0 on the way to a sum (0 * inf, or 0 / 0 of two zero-padded loads):
     the lanes are NaN, and so is the sum."""
     mask = ast.unparse(load_argument(call, 1, "mask"))  # type: ignore[arg-type]
     fill = constant_class(other)
     reduced = analysis.reduced(reach.call) or call
-    if fill in (NEG_INF, POS_INF) and NAN not in analysis.lanes(reduced, call, fill, True, reach, stand_in=True).classes:
+    feeding = analysis.loads_feeding(reduced) or set()
+    partners = sorted({p.lineno for p in analysis.filled_alike(call, function) if id(p) in feeding})
+    if fill in (NEG_INF, POS_INF) and partners:
+        # two rows padded with the same infinity meet (`t_logp - s_logp` of two log-softmaxes): a re-mask at the sum
+        remedy = (f"Here the fill meets the same infinity from the load{'s' if len(partners) > 1 else ''} at line"
+                  f"{'s' if len(partners) > 1 else ''} {', '.join(map(str, partners))}, padded alike. Wrap "
+                  f"{_wrapped(analysis, reach)} in `tl.where({mask}, value, 0.0)`; a fill alone does not fix it, so "
+                  "nothing is applied")
+    elif fill in (NEG_INF, POS_INF) and NAN not in analysis.lanes(reduced, call, fill, True, reach, stand_in=True).classes:
         # the fill meets another exact infinity (a running maximum started at -inf that only padded lanes reach,
         # `m - m_new`): a re-mask at the sum would also drop what earlier passes kept on those lanes
         remedy = ("Here the fill meets another infinity exactly, as a running maximum started at -inf that only "
