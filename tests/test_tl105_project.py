@@ -118,3 +118,17 @@ def test_a_module_of_its_own_package_out_of_view_may_set_it(tmp_path):
     cached = run_cli("pkg/ops/kernels.py", "--select", "TL105", "--output-format", "json", cwd=tmp_path)
     assert [f["location"]["row"] for f in json.loads(rows.stdout)] == [8]
     assert json.loads(cached.stdout) == []
+
+
+def test_a_relative_import_is_looked_for_beside_the_file(tmp_path):
+    """Folders without `__init__.py` (the run names the module `kernels`, no package): `from ..utils import
+    use_tma` is still found at pkg/utils.py, so the project is in view and the finding stands."""
+    (tmp_path / "tritonlint.toml").write_text('target = "sm_90"\n')
+    ops = tmp_path / "pkg" / "ops"
+    ops.mkdir(parents=True)
+    launch = "\n\n@use_tma\ndef copy(x, y):\n    copy_kernel[(1,)](x, y, 64, 64, BLOCK_M=64, BLOCK_N=64)\n"
+    (ops / "kernels.py").write_text("from ..utils import use_tma\n" + KERNEL + launch)
+    (tmp_path / "pkg" / "utils.py").write_text("def use_tma(f):\n    return f\n")
+    assert _rows(tmp_path, "pkg/ops/kernels.py") == [8]
+    (tmp_path / "pkg" / "utils.py").unlink()
+    assert _rows(tmp_path, "pkg/ops/kernels.py") == []

@@ -47,6 +47,7 @@ class Project:
         self.importers = importers
         # Every file of the run's project (linted or read as context); empty when text is linted alone.
         self.files = files
+        self._held: frozenset[str] | None = None  # the files, normalised: where a relative import is looked for
         self.facts: dict[tuple[str, object], object] = {}  # project-wide facts, computed once per run and process
         self.summaries = summaries  # None in the first pass: nothing is known about other modules yet
         # Module names that several linted files share (scripts named kernels.py in two folders, two copies of
@@ -105,26 +106,36 @@ class Project:
                 self.consulted.add(calls_dependency(other))
         return found
 
-    def unseen_import(self, model: ModuleModel) -> str | None:
-        """The first module of the file's own package that it imports from and the run does not hold (`from
-        ..utils import use_tma` with no utils.py in view, or a relative import above any package the run
-        knows): what that module does is unknown, so no claim about the whole project holds. None where the
-        run holds each one, and where it cannot tell (a text linted alone). The lookups are recorded, so that a
-        cached result changes when the module appears."""
-        if not self.sources:
+    def unseen_import(self, model: ModuleModel, path: str) -> str | None:
+        """The first module of its own package that the file at `path` imports from and the run does not hold
+        (`from ..utils import use_tma` with no utils.py in view; a relative import is looked for beside the file,
+        as Python finds it): what that module does is unknown, so no claim about the whole project holds. None
+        where the run holds each one, and where it cannot tell (a text linted alone). The lookups are recorded,
+        so that a cached result changes when the module appears."""
+        if not self.files:
             return None
+        if self._held is None:
+            self._held = frozenset(map(os.path.normpath, self.files))
         top = model.package.split(".")[0] if model.package else None
         for node in ast.walk(model.tree):
-            if not isinstance(node, ast.ImportFrom) or not node.level and (
-                    top is None or (node.module or "").split(".")[0] != top):
+            if not isinstance(node, ast.ImportFrom):
                 continue
             target = model.absolute_module(node)
-            if target is None:
-                return "." * node.level + (node.module or "")
-            if target in self.sources or any(f"{target}.{alias.name}" in self.sources for alias in node.names):
+            if node.level:
+                folder = os.path.dirname(os.path.abspath(path))
+                for _ in range(node.level - 1):
+                    folder = os.path.dirname(folder)
+                stem = os.path.join(folder, *node.module.split(".")) if node.module else folder
+                places = [stem + ".py", os.path.join(stem, "__init__.py"),
+                          *(os.path.join(stem, alias.name + ".py") for alias in node.names)]
+                if any(os.path.normpath(place) in self._held for place in places):
+                    continue
+            elif top is None or target is None or target.split(".")[0] != top or target in self.sources \
+                    or any(f"{target}.{alias.name}" in self.sources for alias in node.names):
                 continue
-            self.consulted.update(f"{target}.{alias.name}" for alias in node.names)
-            return target
+            if target is not None:
+                self.consulted.update(f"{target}.{alias.name}" for alias in node.names)
+            return target or "." * node.level + (node.module or "")
         return None
 
     def launching_modules(self, qualname: str) -> list[tuple[ModuleModel, frozenset[str]]]:

@@ -62,7 +62,7 @@ def descriptor_without_allocator(ctx: MatchContext) -> Verdict | None:
     calls = sorted((n for n in ast.walk(function.node) if isinstance(n, ast.Call) and _makes_descriptor(ctx, n)),
                    key=lambda n: (n.lineno, n.col_offset))
     first = calls[0]
-    if first is not call or _sets_allocator(ctx) or ctx.project.unseen_import(ctx.model) is not None:
+    if first is not call or _sets_allocator(ctx) or ctx.project.unseen_import(ctx.model, ctx.file.location) is not None:
         return None  # a module of its own package out of the run's view may set the allocator
     notes = [f"{len(calls) - 1} more device-side descriptor(s) in `{function.name}` need it too."] if len(calls) > 1 else []
     return Verdict(vars={"function": function.name, "maker": ctx.file.text_of(call.func)},
