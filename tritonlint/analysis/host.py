@@ -208,8 +208,14 @@ def call_bindings(scope: HostScope) -> list[tuple[HostScope, dict[str, ast.expr]
     as `rmsnorm = RMSNorm.apply`), defaults included. Empty when the function is not a module-level function
     or an autograd Function's `forward`, when a call spreads `*args`/`**kwargs`, or when none is in view."""
     function, model = scope.node, scope.model
-    names = _callable_names(model, function) if function is not None else set()
-    if function is None or not names:
+    if function is None:
+        return []
+    return model.memoized(("call-bindings", id(function)), lambda: _bindings(model, function))
+
+
+def _bindings(model: ModuleModel, function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[HostScope, dict[str, ast.expr]]]:
+    names = _callable_names(model, function)
+    if not names:
         return []
     args = function.args
     positional = [a.arg for a in [*args.posonlyargs, *args.args]][1 if function.name == "forward" else 0:]
