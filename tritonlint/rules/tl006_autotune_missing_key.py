@@ -51,6 +51,9 @@ CDIV = frozenset({"triton.cdiv", f"{TL}.cdiv"})
 PROGRAM_INDEX = frozenset({f"{TL}.program_id", f"{TL}.num_programs"})
 ARANGE = f"{TL}.arange"
 BLOCK_POINTERS = frozenset(f"{TL}.{n}" for n in ("make_block_ptr", "make_tensor_descriptor", "advance"))
+# What an epilogue may do and stay one: plain loads and stores of a tile, by pointers or through a block pointer
+# (the same traffic); not a TMA descriptor, an atomic or tl.dot.
+EPILOGUE_CALLS = frozenset(f"{TL}.{n}" for n in ("load", "store", "make_block_ptr", "advance"))
 TILE_MAKERS = BLOCK_POINTERS | {ARANGE, f"{TL}.zeros", f"{TL}.full", f"{TL}.broadcast_to"}
 # Reductions: over a whole tile (no axis) they give one scalar (`sq += tl.sum(x * x)`).
 REDUCTIONS = frozenset(f"{TL}.{n}" for n in ("sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum"))
@@ -338,7 +341,7 @@ class KernelUses:
             if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.iter, ast.Call):
                 call = node.iter
                 name = self.model.qualify(call.func) or (call.func.id if isinstance(call.func, ast.Name) else None)
-                if name in LOOP_CALLS and call.args and self._loop_works(node):
+                if name in LOOP_CALLS and call.args and self._loop_works(node) and not self._repeats_inner_loops(node, call):
                     bounds = call.args[:2]  # start and stop; a step (NUM_SMS, BLOCK) strides over them
                     header = f"for {ast.unparse(node.target)} in {_short(ast.unparse(call))}"
                     self._note(set().union(*(self.params_of(b) for b in bounds)), "loop", node, header)
@@ -437,11 +440,12 @@ class KernelUses:
 
     def _epilogue_only(self, arm: Sequence[ast.AST]) -> bool:
         """An arm that only loads, stores and computes, once per program outside every loop (`if HAS_BIAS:
-        acc += tl.load(bias_ptr + offs_n)`): no loop, tl.dot, atomic, block pointer, descriptor or helper. Beside
-        a kernel's main loop this is a sliver of its traffic and does not change which config is best."""
+        acc += tl.load(bias_ptr + offs_n)`, also through a block pointer to the tile): no loop, tl.dot, atomic,
+        descriptor or helper. Beside a kernel's main loop this is a sliver of its traffic and does not change which
+        config is best."""
         return not any(isinstance(sub, (ast.For, ast.AsyncFor, ast.While))
                        or isinstance(sub, ast.Call) and self._costly(sub)
-                       and self.model.qualify(sub.func) not in (f"{TL}.load", f"{TL}.store")
+                       and self.model.qualify(sub.func) not in EPILOGUE_CALLS
                        for part in arm for sub in walk(part))
 
     def _operations(self, arm: Sequence[ast.AST]) -> Counter[str]:
@@ -492,7 +496,7 @@ class KernelUses:
                 if isinstance(sub.func, ast.Attribute) and sub.func.attr in DESCRIPTOR_METHODS and name is None:
                     return STRUCTURAL_WORK  # desc.load([...])
                 if name is not None and name.startswith(TL + "."):
-                    if in_loop and name.rpartition(".")[2] in TRANSCENDENTAL:
+                    if in_loop and _transcendental(name.rpartition(".")[2]):
                         kind = MATH_WORK
                     continue
                 if isinstance(sub.func, ast.Name) and hasattr(builtins, sub.func.id):
@@ -619,6 +623,19 @@ class KernelUses:
                         changed = True
         return any(isinstance(n, ast.Name) and n.id in self._loop_indices for n in walk(expr))
 
+    def _repeats_inner_loops(self, loop: ast.For | ast.AsyncFor, call: ast.Call) -> bool:
+        """An outer loop of step 1 whose bounds no tuned block enters, around inner loops that do the work (`for b
+        in range(B):` over a per-sample GEMM): each iteration repeats the same tiled work, so every config's time
+        scales alike with the count, and the config best at one value stays best (1.00x-1.05x on an H100,
+        docs/precision/bench/tl006_batch_loop.py). An innermost loop is not one: its count sets how its software
+        pipeline (num_stages) pays off."""
+        step = call.args[2] if len(call.args) > 2 else None
+        if step is not None and not (isinstance(step, ast.Constant) and step.value == 1):
+            return False
+        if any(self._mentions_tuned(bound) for bound in call.args[:2]):
+            return False
+        return any(isinstance(sub, (ast.For, ast.AsyncFor, ast.While)) for part in loop.body for sub in walk(part))
+
     def _loop_works(self, loop: ast.For | ast.AsyncFor | ast.While) -> bool:
         """A loop that does work: memory traffic (one scalar per step counts), tl.dot, an inner loop, a helper,
         transcendental math, or arithmetic on tiles. A few steps of scalar arithmetic in registers (a Sinkhorn
@@ -693,6 +710,11 @@ def memory_masks(model: ModuleModel, function: ast.FunctionDef | ast.AsyncFuncti
                 names.add(node.id)
                 roots += values.get(node.id, [])
     return nodes, names
+
+
+def _transcendental(name: str) -> bool:
+    """`tl.exp`, or libdevice's spellings of the same math (`fast_powf`, `fast_expf`, `powf`)."""
+    return name in TRANSCENDENTAL or name.removeprefix("fast_").removesuffix("f") in TRANSCENDENTAL
 
 
 def _truth_test(test: ast.expr) -> bool:
@@ -1060,6 +1082,8 @@ class LaunchValues:
         if leaf is not None:  # passed as is (K=K): the key must hold that very value, not a function of it
             return leaf in {self._leaf(scope, passed[k]) for k in key if k in passed}
         keyed = set().union(set(), *(self.sources(scope, passed[k]) for k in key if k in passed))
+        # a name passed for a keyed argument is keyed itself, however deep its own sources lie
+        keyed |= {value.id for k in key if isinstance(value := passed.get(k), ast.Name)}
         return own <= keyed
 
     def _leaf(self, scope: HostScope, expr: ast.expr, depth: int = 4) -> str | None:
