@@ -1304,8 +1304,9 @@ def autotune_key_omissions(ctx: MatchContext, ignore: list[str] | None = None) -
         return None  # nothing to tune
     launches = LaunchValues(ctx.model, kernel, ctx.project)
     # With configs that cannot be read, the block sizes are presumed tuned, except one that every launch passes
-    # as the same literal: configs cannot set what a launch passes (Triton refuses the conflict, see TL004).
-    tuned = autotune.tuned_meta if autotune.configs is not None else {
+    # as the same literal: configs cannot set what a launch passes (Triton refuses the conflict, see TL004). A
+    # block every config sets to one value is not tuned: what runs along it is the same in every config.
+    tuned = {name for name in autotune.tuned_meta if autotune.varies(name)} if autotune.configs is not None else {
         name for name in kernel.constexprs if is_block_name(name) and name not in kernel.heuristics} - launches.one_literal()
     uses = KernelUses(ctx.model, kernel, tuned)
     omissions = Omissions(ctx, kernel, uses, call, ignore or [], launches)
