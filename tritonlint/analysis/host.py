@@ -269,6 +269,19 @@ def _calls_in_module(model: ModuleModel) -> list[tuple[ast.AST | None, ast.Call]
     return model.memoized(("module-calls",), calls)
 
 
+def method_class(model: ModuleModel, function: ast.AST | None) -> ast.ClassDef | None:
+    """The class of the module (at any depth) whose body defines the function: a method's class."""
+    return next((c for c in walk(model.tree) if isinstance(c, ast.ClassDef) and any(s is function for s in c.body)), None)
+
+
+def autograd_forward(model: ModuleModel, backward: ast.FunctionDef | ast.AsyncFunctionDef | None
+                     ) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The `forward` (taking `ctx`) beside an autograd Function's `backward`: the two methods of one class."""
+    owner = method_class(model, backward) if backward is not None and backward.name == "backward" else None
+    return next((f for f in owner.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and f.name == "forward" and f.args.args), None) if owner is not None else None
+
+
 def _module_tuple_constants(model: ModuleModel) -> dict[str, Binding]:
     """`BLOCK_M, BLOCK_N = 64, 32` at module level: constants the kernel model (single targets only) skips."""
     found: dict[str, Binding] = {}

@@ -8,8 +8,9 @@ import ast
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import cached_property
 
-from tritonlint.analysis.host import HostScope, call_bindings
+from tritonlint.analysis.host import HostScope, autograd_forward, call_bindings
 from tritonlint.analysis.model import LaunchSite
 from tritonlint.walk import walk
 
@@ -383,16 +384,18 @@ class Provenance:
             sites = call_bindings(self.host)
             return bool(sites) and all(name in bound and Provenance.of(caller)._flattened(bound[name], depth + 1)
                                        for caller, bound in sites)
-        saved = self._saved_by_forward(name)
+        saved = self._saved_by_forward.get(name)
         return saved is not None and saved[0]._flattened(saved[1], depth + 1)
 
-    def _saved_by_forward(self, name: str) -> tuple[Provenance, ast.expr] | None:
+    @cached_property
+    def _saved_by_forward(self) -> dict[str, tuple[Provenance, ast.expr]]:
         """For `a, b = ctx.saved_tensors` in an autograd Function's `backward` (also `saved = ctx.saved_tensors`
-        unpacked in branches by arity), the tensor its `forward` saved in `name`'s place, the same one at that
-        place in each `ctx.save_for_backward(...)`, with the forward's provenance."""
+        unpacked in branches by arity): each name, with the tensor its `forward` saved in its place, the same one
+        at that place in each `ctx.save_for_backward(...)`, and the forward's provenance."""
         function, model = self.host.node, self.host.model
-        if function is None or function.name != "backward":
-            return None
+        forward = autograd_forward(model, function)
+        if forward is None or function is None:
+            return {}
         assigns = [node for node in walk(function) if isinstance(node, ast.Assign) and len(node.targets) == 1]
         whole = {node.targets[0].id for node in assigns if isinstance(node.targets[0], ast.Name)
                  and isinstance(node.value, ast.Attribute) and node.value.attr == "saved_tensors"}
@@ -400,18 +403,17 @@ class Provenance:
                     if isinstance(node.targets[0], ast.Tuple) and (
                         isinstance(node.value, ast.Attribute) and node.value.attr == "saved_tensors"
                         or isinstance(node.value, ast.Name) and node.value.id in whole)]
-        places = {names.index(name) for names in unpacked if name in names}
-        owner = next((c for c in model.tree.body if isinstance(c, ast.ClassDef) and function in c.body), None)
-        forward = next((f for f in owner.body if isinstance(f, ast.FunctionDef) and f.name == "forward"), None) \
-            if owner is not None and len(places) == 1 else None
         saves = [n for n in walk(forward) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                 and n.func.attr == "save_for_backward"] if forward is not None else []
-        place = min(places) if places else 0
-        tensors = [save.args[place] for save in saves if place < len(save.args)
-                   and not any(isinstance(a, ast.Starred) for a in save.args[:place + 1])]
-        if not saves or len(tensors) != len(saves) or len({ast.unparse(t) for t in tensors}) != 1:
-            return None
-        return Provenance.of(HostScope.of(model, forward)), tensors[0]
+                 and n.func.attr == "save_for_backward"]
+        found: dict[str, tuple[Provenance, ast.expr]] = {}
+        for name in {name for names in unpacked for name in names}:
+            places = {names.index(name) for names in unpacked if name in names}
+            place = min(places)
+            tensors = [save.args[place] for save in saves if place < len(save.args)
+                       and not any(isinstance(a, ast.Starred) for a in save.args[:place + 1])]
+            if len(places) == 1 and saves and len(tensors) == len(saves) and len({ast.unparse(t) for t in tensors}) == 1:
+                found[name] = (Provenance.of(HostScope.of(model, forward)), tensors[0])
+        return found
 
     def _shape(self, tensor: ast.expr, index: int | None, text: str, last: bool = False) -> Origin:
         return Origin("shape", text, tensor=ast.unparse(tensor), index=index,

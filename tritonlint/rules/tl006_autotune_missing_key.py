@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from tritonlint import evidence
 from tritonlint.analysis.call_edits import append_to_list
 from tritonlint.analysis.flow import flow_of
-from tritonlint.analysis.host import HostScope, call_bindings
+from tritonlint.analysis.host import HostScope, autograd_forward, call_bindings
 from tritonlint.analysis.launches import bind_launch, choice_candidates, launches_starting
 from tritonlint.analysis.model import (
     JIT,
@@ -952,10 +952,7 @@ class LaunchValues:
         if not (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and function is not None
                 and function.name == "backward" and function.args.args and expr.value.id == function.args.args[0].arg):
             return None
-        cls = next((c for c in walk(scope.model.tree) if isinstance(c, ast.ClassDef)
-                    and any(stmt is function for stmt in c.body)), None)
-        forward = next((f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-                        and f.name == "forward" and f.args.args), None) if cls is not None else None
+        forward = autograd_forward(scope.model, function)
         if forward is None:
             return None
         ctx = forward.args.args[0].arg

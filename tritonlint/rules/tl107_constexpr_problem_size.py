@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from tritonlint import evidence
 from tritonlint.analysis.cuda_graphs import captured_only
-from tritonlint.analysis.host import HostScope, parameter_names
+from tritonlint.analysis.host import HostScope, method_class, parameter_names
 from tritonlint.analysis.host_tensors import (
     allocation_positions,
     callers_pass_state,
@@ -225,7 +225,7 @@ def _incremented(model: ModuleModel, host: HostScope, expr: ast.expr) -> int | N
     if not (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name) and expr.value.id == "self") \
             or host.node is None:
         return None
-    scope = next((c for c in walk(model.tree) if isinstance(c, ast.ClassDef) and host.node in c.body), host.node)
+    scope = method_class(model, host.node) or host.node
     text = ast.unparse(expr)
     return next((n.lineno for n in walk(scope) if isinstance(n, ast.AugAssign) and isinstance(n.op, ast.Add)
                  and ast.unparse(n.target) == text), None)
