@@ -587,3 +587,31 @@ def test_passed_at_every_launch_reads_through_local_names_and_needs_one_value():
     assert passed(source + "    k[(2,)](x, -torch.finfo(torch.float32).max)\n") == "-torch.finfo(torch.float32).max"
     assert passed(source + "    k[(2,)](x, 0.0)\n") is None
     assert passed(source.replace("k[(1,)](x, FILL=fill)", "pass")) is None  # no launch
+
+
+WRAPPED = KERNEL + textwrap.dedent("""
+
+    def rowsum(x, out, k_size=16):
+        n = x.shape[0]
+        K = k_size
+        rowsum_kernel[lambda META: (triton.cdiv(n, META["BLOCK"]),)](x, out, n, K)
+""")
+CALLER = textwrap.dedent("""
+    import triton
+    from a import rowsum
+
+    def run(x, out):
+        width = 32
+        rowsum(x, out, k_size=width)
+""")
+
+
+@pytest.mark.parametrize("cache", [("--no-cache",), ()])
+def test_a_constant_every_caller_in_another_module_hands_the_launching_wrapper_is_no_omission(tmp_path, cache):
+    (tmp_path / "a.py").write_text(WRAPPED)
+    (tmp_path / "c.py").write_text(CALLER)
+    assert _tl006(tmp_path, ".", cache=cache) == []
+    (tmp_path / "c.py").write_text(CALLER.replace("k_size=width", "k_size=x.shape[1]"))  # K now varies
+    assert [f["severity"] for f in _tl006(tmp_path, ".", cache=cache)] == ["warning"]
+    (tmp_path / "c.py").write_text(CALLER.replace("k_size=width", "*x.shape"))  # what is bound is unknown
+    assert [f["severity"] for f in _tl006(tmp_path, ".", cache=cache)] == ["warning"]

@@ -88,8 +88,9 @@ class FileLinter:
         enter("parse")
         rules = self.engine.could_match(rules, text)
         diagnostics: list[Diagnostic] = []
-        # No rule can fire here, no kernel is defined here that others launch, and no launch of one is here.
-        if not rules and "jit" not in text and not (project.linted_modules and LAUNCH_TEXT.search(text)):
+        # No rule can fire here, no kernel is defined here, and no other module of the run may launch, import or
+        # call from here (a caller of another module's launching function is read for what it passes).
+        if not rules and "jit" not in text and not project.linted_modules:
             if self._syntax_failed(syntax_problem(text, display), display, result):
                 return None
         else:

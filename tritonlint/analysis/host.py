@@ -7,12 +7,16 @@ import ast
 import re
 import weakref
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from tritonlint.analysis.consteval import Binding, Evaluator, literal_value
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.scope import LocalScope
 from tritonlint.source import ParsedFile
 from tritonlint.walk import children, parents, walk
+
+if TYPE_CHECKING:
+    from tritonlint.analysis.project import Project
 
 NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
@@ -215,16 +219,21 @@ def call_bindings(scope: HostScope) -> list[tuple[HostScope, dict[str, ast.expr]
 
 def _bindings(model: ModuleModel, function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[HostScope, dict[str, ast.expr]]]:
     names = _callable_names(model, function)
-    if not names:
-        return []
+    calls = [(caller, call) for caller, call in _calls_in_module(model)
+             if isinstance(call.func, (ast.Name, ast.Attribute)) and ast.unparse(call.func) in names] if names else []
+    return _bound_calls(model, function, calls)
+
+
+def _bound_calls(model: ModuleModel, function: ast.FunctionDef | ast.AsyncFunctionDef,
+                 calls: list[tuple[ast.AST | None, ast.Call]]) -> list[tuple[HostScope, dict[str, ast.expr]]]:
+    """What each call (with its caller in `model`) binds to the function's parameters, defaults included; empty
+    when one spreads `*args`/`**kwargs` or passes more positional arguments than the function takes."""
     args = function.args
     positional = [a.arg for a in [*args.posonlyargs, *args.args]][1 if function.name == "forward" else 0:]
     defaults = dict(zip([a.arg for a in [*args.posonlyargs, *args.args]][::-1], args.defaults[::-1]))
     defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
     sites = []
-    for caller, call in _calls_in_module(model):
-        if not (isinstance(call.func, (ast.Name, ast.Attribute)) and ast.unparse(call.func) in names):
-            continue
+    for caller, call in calls:
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords) \
                 or len(call.args) > len(positional):
             return []
@@ -232,6 +241,38 @@ def _bindings(model: ModuleModel, function: ast.FunctionDef | ast.AsyncFunctionD
         bound.update({k.arg: k.value for k in call.keywords if k.arg is not None})
         sites.append((HostScope.of(model, caller), bound))
     return sites
+
+
+def project_call_bindings(scope: HostScope, project: Project | None) -> list[tuple[HostScope, dict[str, ast.expr]]]:
+    """`call_bindings`, and for a public module-level function also what its calls in the project's other
+    modules bind (`from .intra import launch_intra`, then `launch_intra(q, k, sub_chunk_size=BC)`): a wrapper
+    and its callers spread over modules. Empty when any call is opaque (`*args`); the module's own calls alone
+    where the run cannot tell which modules call the function (a text linted alone)."""
+    own = call_bindings(scope)
+    function, model = scope.node, scope.model
+    if project is None or function is None or function.name.startswith("_") \
+            or not any(node is function for node in model.tree.body):
+        return own
+    others = project.calling_modules(model.module)
+    qualname = f"{model.module}.{function.name}"
+    found = list(own)
+    for other in others or ():
+        calls = [(caller, call) for caller, call in _calls_in_module(other) if calls_function(other, call, qualname)]
+        bound = _bound_calls(other, function, calls)
+        if calls and not bound:
+            return []
+        found += bound
+    return found
+
+
+def calls_function(caller: ModuleModel, call: ast.Call, qualname: str) -> bool:
+    """Whether a call names the function `qualname`, also through `from module import *` (a module read for
+    its calls does not read the modules it imports)."""
+    target = caller.qualify(call.func)
+    if target is not None:
+        return target == qualname
+    module, _, name = qualname.rpartition(".")
+    return isinstance(call.func, ast.Name) and call.func.id == name and module in caller.star_modules
 
 
 def _callable_names(model: ModuleModel, function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from tritonlint.analysis.host import NESTED_SCOPES, HostScope, own_nodes, parameter_names, passed_for
+from tritonlint.analysis.host import NESTED_SCOPES, HostScope, calls_function, own_nodes, parameter_names, passed_for
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.names import name_words
 from tritonlint.analysis.project import Project
@@ -276,7 +276,7 @@ def _callers_all_pass(project: Project, host: HostScope, tensor: str | None,
         # Each call with the scope it sits in (a class body or a lambda reads its names as the module does).
         return [(HostScope.of(caller, scope), passed_for(node, function, param)) for caller in callers
                 for scope in [caller.tree, *(n for n in walk(caller.tree) if isinstance(n, NESTED_SCOPES))]
-                for node in own_nodes(scope) if isinstance(node, ast.Call) and _calls(caller, node, qualname)]
+                for node in own_nodes(scope) if isinstance(node, ast.Call) and calls_function(caller, node, qualname)]
 
     def all_accepted(found: list[tuple[HostScope, ast.expr | None]]) -> bool:
         return all(value is not None and accepts(scope, value) for scope, value in found)
@@ -291,16 +291,6 @@ def _callers_all_pass(project: Project, host: HostScope, tensor: str | None,
             return False
         others = passed(found)
     return bool(own or others) and all_accepted(others)
-
-
-def _calls(caller: ModuleModel, call: ast.Call, qualname: str) -> bool:
-    """Whether a call names the function `qualname`, also through `from module import *` (a module read for
-    its calls does not read the modules it imports)."""
-    target = caller.qualify(call.func)
-    if target is not None:
-        return target == qualname
-    module, _, name = qualname.rpartition(".")
-    return isinstance(call.func, ast.Name) and call.func.id == name and module in caller.star_modules
 
 
 def _received_parameter(host: HostScope, tensor: str | None) -> str | None:

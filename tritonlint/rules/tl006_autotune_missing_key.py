@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from tritonlint import evidence
 from tritonlint.analysis.call_edits import append_to_list
 from tritonlint.analysis.flow import flow_of
-from tritonlint.analysis.host import HostScope, autograd_forward, call_bindings
+from tritonlint.analysis.host import HostScope, autograd_forward, project_call_bindings
 from tritonlint.analysis.launches import bind_launch, choice_candidates, launches_starting
 from tritonlint.analysis.model import (
     JIT,
@@ -872,6 +872,7 @@ class LaunchValues:
         self.open: set[int] = set()  # indices of launches with *args or **kwargs: an unnamed argument may be there
         self.elsewhere: list[tuple[str, int]] = []  # (file, line) of the launches in other modules
         self._lines: list[int] = []  # the line of each site
+        self.project = project
         self._add_launches(model, kernel, {kernel.qualname}, local=True)
         for other, names in project.launching_modules(kernel.qualname) if project is not None else ():
             before = len(self.sites)
@@ -1055,7 +1056,7 @@ class LaunchValues:
                 constants.add(repr(default))
                 continue
             if not self._site_follows(scope, passed, name, key, constants):
-                callers = _caller_sites(scope, passed, self.sources)
+                callers = _caller_sites(scope, passed, self.sources, self.project)
                 if not callers or not all(self._site_follows(s, p, name, key, constants) for s, p in callers):
                     return False
         return len(constants) <= 1 if seen else None
@@ -1230,16 +1231,29 @@ def _may_be_none(scope: HostScope, expr: ast.expr, seen: frozenset[str] = frozen
     return False
 
 
-def _caller_sites(scope: HostScope, passed: dict[str, ast.expr], sources: Callable[[HostScope, ast.expr], set[str]]
-                  ) -> list[tuple[HostScope, dict[str, ast.expr]]]:
+def _caller_sites(scope: HostScope, passed: dict[str, ast.expr], sources: Callable[[HostScope, ast.expr], set[str]],
+                  project: Project | None) -> list[tuple[HostScope, dict[str, ast.expr]]]:
     """A launch that passes its function's own parameters on (`forward(ctx, x, n_cols, blk_size)` launching
-    with `n_cols, blk_size`), seen from each call of that function in its module (`call_bindings`): what each
-    call binds to those parameters; other launch values are kept only when they are constants (a local value
-    means nothing in the caller's scope)."""
-    forwarded = {k: v.id for k, v in passed.items() if isinstance(v, ast.Name) and scope.unbound_parameter(v.id)}
+    with `n_cols, blk_size`, also through a local copy: `BC = sub_chunk_size`), seen from each call of that
+    function in the project (`project_call_bindings`): what each call binds to those parameters; other launch
+    values are kept only when they are constants (a local value means nothing in the caller's scope)."""
+    forwarded = {k: p for k, v in passed.items() if (p := _forwarded_parameter(scope, v)) is not None}
     fixed = {k: v for k, v in passed.items() if k not in forwarded and not sources(scope, v)}  # literals
     return [(caller, {**fixed, **{k: bound[p] for k, p in forwarded.items() if p in bound}})
-            for caller, bound in call_bindings(scope)]
+            for caller, bound in project_call_bindings(scope, project)]
+
+
+def _forwarded_parameter(scope: HostScope, value: ast.expr, depth: int = 3) -> str | None:
+    """The parameter of the launching function a launch value passes on unchanged, directly (`n_cols`) or
+    through local names assigned once (`BC = sub_chunk_size`)."""
+    while isinstance(value, ast.Name):
+        if scope.unbound_parameter(value.id):
+            return value.id
+        values = scope.values_of(value.id)
+        if not depth or values is None or len(values) != 1:
+            return None
+        value, depth = values[0], depth - 1
+    return None
 
 
 def _chooses(model: ModuleModel, launch: LaunchSite, names: set[str]) -> dict[str, bool] | None:
