@@ -1438,8 +1438,10 @@ EXEMPTIONS: tuple[KeyExemption, ...] = (
               "or imported value, a constant an autograd Function's `forward` saved on `ctx`, or a value computed "
               "from what it passes for keyed arguments (`num_blocks=triton.cdiv(N, 64)` with N keyed) or a value the "
               "launching function asserts equal to a constant (`assert n == 1`), also where "
-              "the launching function passes its own parameters on and every call of it in its module computes "
-              "them so (`RMSNorm.apply(x, n_cols, min(4096, next_power_of_2(n_cols)))`); a default "
+              "the launching function passes its own parameters on (also through a local copy, `BC = "
+              "sub_chunk_size`) and every call of it in the project computes them so (`RMSNorm.apply(x, n_cols, "
+              "min(4096, next_power_of_2(n_cols)))`; a public function's callers in the modules that import it "
+              "count, read only where the run holds those modules); a default "
               "that names a module-level or imported value counts for launches that leave it out",
               lambda o, p: bool(o.follows(p))),
     Exemption("unseen-tile-or-knob", "a tile size, or with configs that cannot be read a tuning knob (SPLIT_K, "
