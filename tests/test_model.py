@@ -361,3 +361,47 @@ def test_a_function_a_later_def_of_its_name_replaces_is_dead_code():
         """)
     model = ModuleModel(ast.parse(code), "m", "m.py", text=code)
     assert model.replaced_lines == frozenset({1, 2})
+
+
+def test_n_is_a_sequence_length_in_the_middle_of_a_layout_that_names_no_other():
+    from tritonlint.analysis.provenance import sequence_length
+
+    def reads(unpacking: str) -> bool:
+        model = build(f"def run(x):\n    {unpacking} = x.shape\n")
+        function = next(node for node in ast.walk(model.tree) if isinstance(node, ast.FunctionDef))
+        return sequence_length(Provenance.of(HostScope.of(model, function)).origin(ast.Name("N")))
+
+    assert reads("B, N, C") and reads("B, H, N, D") and reads("B, N, H, D")  # tokens, beside the heads
+    assert reads("B, H_q, N, D") and not reads("B, N, T, C") and not reads("B, N, MH, D")  # the heads
+    assert not reads("N, C") and not reads("B, C, N")  # a leading or last dimension
+
+
+def test_a_decorator_of_the_module_that_wraps_its_argument_in_triton_autotune_is_the_kernels_autotune():
+    model = build("""
+        import os
+        import triton
+        import triton.language as tl
+
+        def _autotune(fn):
+            if os.environ.get("TRITON_INTERPRET") == "1":
+                return fn
+            return triton.autotune(configs=[triton.Config({}, num_warps=w) for w in (2, 4)], key=["n"])(fn)
+
+        def _layered(fn):
+            def inner(g):
+                return triton.autotune(configs=[], key=[])(g)
+            return inner(fn)
+
+        @_autotune
+        @triton.jit
+        def kernel(x_ptr, n):
+            pass
+
+        @_layered
+        @triton.jit
+        def other(x_ptr, n):
+            pass
+    """)
+    kernel, other = model.functions
+    assert kernel.autotune is not None and kernel.autotune.key == ["n"] and len(kernel.autotune.configs) == 2
+    assert other.autotune is None  # a decorator built in layers is not followed

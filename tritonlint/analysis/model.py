@@ -407,6 +407,8 @@ class ModuleModel:
                 function.autotune = self._autotune(decorator)
             elif name == HEURISTICS and isinstance(decorator, ast.Call):
                 function.heuristics.update(self._heuristics(decorator))
+            elif isinstance(decorator, ast.Name) and (wrapping := self._autotune_factory(decorator.id)) is not None:
+                function.autotune = self._autotune(wrapping)
         if function.autotune is not None:  # only launches of autotuned kernels ask which axes tile what
             function.tiles = self._program_tiles(node, set(function.constexprs))
         function.tile_sizes, function.shape_inputs = self._tile_sizes(node, set(function.constexprs))
@@ -414,6 +416,30 @@ class ModuleModel:
         if states:
             function.state_axes = self._state_axes(node, states)
         return function
+
+    def _autotune_factory(self, name: str) -> ast.Call | None:
+        """The `triton.autotune(...)` call of a decorator defined in the module that wraps what it is handed,
+        `def _autotune(fn): return triton.autotune(configs=..., key=[...])(fn)` (other returns hand the function
+        back unchanged: `if os.environ.get("TRITON_INTERPRET") == "1": return fn`)."""
+        definition = next((n for n in self.tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+        if definition is None or len(definition.args.args) != 1 or definition.decorator_list:
+            return None
+        param = definition.args.args[0].arg
+        found = None
+        for node in ast.walk(definition):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and node is not definition:
+                return None  # a decorator built in layers: not followed
+            if not isinstance(node, ast.Return):
+                continue
+            value = node.value
+            if isinstance(value, ast.Name) and value.id == param:
+                continue
+            if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Call) and len(value.args) == 1
+                    and isinstance(value.args[0], ast.Name) and value.args[0].id == param
+                    and self.qualify(value.func.func) == AUTOTUNE and found is None):
+                return None
+            found = value.func
+        return found
 
     def _collect_wrapped_assignments(self) -> None:
         """`kernel = triton.autotune(...)(triton.jit(_kernel))` and `kernel = triton.jit(f)`."""

@@ -873,7 +873,7 @@ def batch_of_small_items(origin: Origin) -> bool:
 # horizon), nor the last one (features), nor a subscript outside that convention (`L = basis.shape[2]`, a
 # spherical-harmonic degree fixed per model).
 _SEQUENCE_NAMES = re.compile(r"^(max_?)?(q|kv|k|key|query|src|tgt|context|prompt)_?len(gth)?$", re.IGNORECASE)
-SEQUENCE_LETTERS = frozenset("TLStls")
+SEQUENCE_LETTERS = frozenset("TLStlsN")  # `N` only beside no other of these (see sequence_length)
 # Megatron's query and key sequence lengths (`sq, b, np, hn = q.shape`; `b, sq, d`) and a bare `seq` (`batch, seq,
 # d_model = x.shape`), also only as a middle dimension.
 _SEQUENCE_ABBREVIATIONS = frozenset({"sq", "sk", "seq"})
@@ -882,13 +882,24 @@ _SEQUENCE_ABBREVIATIONS = frozenset({"sq", "sk", "seq"})
 def sequence_length(origin: Origin) -> bool:
     """A shape named as a sequence length: `q_len = q.shape[0]`, or a middle dimension of a shape unpacking
     named `T`, `L`, `S`, `sq`, `sk` or `seq` (`B, T, C = x.shape`; not `L = basis.shape[2]`, a subscript of any
-    tensor)."""
+    tensor), or `N` where no other name of the unpacking is one of those and, in four names or more, one names
+    the heads (the tokens of `B, N, C = x.shape` and `B, H, N, D`; not the heads of `B, N, T, C` or `B, N, MH, D`)."""
     if origin.kind != "shape" or not origin.names:
         return False
     if any(_SEQUENCE_NAMES.search(name) for name in origin.names):
         return True
     last = origin.names[-1]
-    return (last in SEQUENCE_LETTERS or last.lower() in _SEQUENCE_ABBREVIATIONS) and origin.middle
+    if last == "N":  # in four names or more only beside the heads (`B, N, H, D`; not the heads of `B, N, MH, D`)
+        return origin.middle and not any(_sequence_letter(sibling) for sibling in origin.siblings) \
+            and (len(origin.siblings) == 2 or any(_HEADS.search(sibling) for sibling in origin.siblings))
+    return _sequence_letter(last) and origin.middle
+
+
+def _sequence_letter(name: str) -> bool:
+    return name in SEQUENCE_LETTERS and name != "N" or name.lower() in _SEQUENCE_ABBREVIATIONS
+
+
+_HEADS = re.compile(r"^(n_?|num_?)?((q|k|kv|v)_?)?(h|head|heads|nh)(_?(q|k|kv|v|qo))?$", re.IGNORECASE)  # H_q, nheads
 
 
 def sequence_count(origin: Origin) -> bool:
