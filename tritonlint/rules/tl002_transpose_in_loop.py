@@ -311,8 +311,6 @@ def transposes_computed_tile(ctx: MatchContext) -> Verdict | None:
     value, source = _describe_value(flow, operand, origin)
     variables = {"value": value, "origin": source, "loop": describe_loop(loop)}
     if _only_first_operand(ctx.model, flow, node):  # type: ignore[arg-type]
-        if _fp32_fma_dot(ctx.model, flow, node, operand):  # type: ignore[arg-type]
-            return None
         # Measured apart: a transposed dot-derived tile fed straight into tl.dot's first operand costs less.
         return Verdict(vars={**variables, "measured": evidence.fixture_phrase(FIRST_OPERAND)}, severity="info")
     return Verdict(vars={**variables, "measured": evidence.fixture_phrase(COMPUTED_TILE)})
@@ -326,61 +324,6 @@ def _only_first_operand(model: ModuleModel, flow: FunctionFlow, node: ast.expr) 
         return isinstance(call, ast.Call) and model.qualify(call.func) in DOTS and parent.arg in FIRST_OPERAND_KEYWORDS
     return isinstance(parent, ast.Call) and model.qualify(parent.func) in DOTS and bool(parent.args) \
         and parent.args[0] is node
-
-
-def _fp32_fma_dot(model: ModuleModel, flow: FunctionFlow, node: ast.expr, operand: ast.expr) -> bool:
-    """The transposed tile (a `tl.dot` result: fp32, never narrowed by a cast) reaches the first operand uncast,
-    or cast to fp32 only, of a `tl.dot` that asks for IEEE fp32 math (`input_precision="ieee"`,
-    `allow_tf32=False`): both operands are fp32 and the product runs on FMA units, which read the first operand
-    from shared memory like any other, the transpose being a view of that buffer (docs/precision/TL002.md,
-    "fp32 dots")."""
-    if _narrowed(model, flow, operand):
-        return False
-    parent = flow.parents.get(id(node))
-    while True:
-        if isinstance(parent, ast.Attribute) and parent.attr == "to":
-            call = flow.parents.get(id(parent))
-            if not (isinstance(call, ast.Call) and call.func is parent and call.args and _fp32(call.args[0])):
-                return False
-            node, parent = call, flow.parents.get(id(call))
-        elif isinstance(parent, ast.Call) and model.qualify(parent.func) in CASTS and parent.args and parent.args[0] is node:
-            if not (len(parent.args) > 1 and _fp32(parent.args[1])):
-                return False
-            node, parent = parent, flow.parents.get(id(parent))
-        else:
-            break
-    dot = flow.parents.get(id(parent)) if isinstance(parent, ast.keyword) else parent
-    if not (isinstance(dot, ast.Call) and model.qualify(dot.func) in DOTS):
-        return False
-    options = {k.arg: k.value for k in dot.keywords}
-    precision, tf32 = options.get("input_precision"), options.get("allow_tf32")
-    return isinstance(precision, ast.Constant) and precision.value == "ieee" \
-        or isinstance(tf32, ast.Constant) and tf32.value is False
-
-
-def _fp32(dtype: ast.expr) -> bool:
-    return ast.unparse(dtype).rpartition(".")[2] in ("float32", "fp32")
-
-
-def _narrowed(model: ModuleModel, flow: FunctionFlow, expr: ast.expr, seen: frozenset[int] = frozenset()) -> bool:
-    """Whether the value may have been cast to a type other than fp32 (`p.to(tl.bfloat16)`, also through the
-    local assignments that reach it and the values arithmetic and `tl.where` carry on)."""
-    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "to" and expr.args:
-        return not _fp32(expr.args[0])
-    if isinstance(expr, ast.Call) and model.qualify(expr.func) in CASTS and expr.args:
-        return not (len(expr.args) > 1 and _fp32(expr.args[1]))
-    if len(seen) > 12:
-        return True  # too deep to tell
-    if isinstance(expr, ast.Name):  # a definition already being followed adds nothing (`p = p / denom`)
-        return any(d.value is None or id(d) not in seen and _narrowed(model, flow, d.value, seen | {id(d)})
-                   for d in flow.reaching(expr) if d.kind in ("assign", "augassign", "opaque"))
-    if isinstance(expr, ast.BinOp):  # arithmetic with an fp32 side is fp32
-        return all(isinstance(side, ast.Constant) or _narrowed(model, flow, side, seen) for side in (expr.left, expr.right))
-    if isinstance(expr, ast.UnaryOp):
-        return _narrowed(model, flow, expr.operand, seen)
-    if isinstance(expr, ast.Call) and model.qualify(expr.func) == f"{TL}.where" and len(expr.args) == 3:
-        return any(_narrowed(model, flow, arm, seen) for arm in expr.args[1:] if not isinstance(arm, ast.Constant))
-    return False  # a tl.dot result, a load, or math on values that are not narrowed
 
 
 # ---- the fix ---------------------------------------------------------------------------------------------

@@ -116,6 +116,7 @@ class KernelUses:
         self.along_block: set[str] = set()  # locals built from tl.arange over a tuned block
         self.loaded: set[str] = set()  # locals whose value is read from memory (data)
         self.reasons: dict[str, Reason] = {}
+        self.kinds: dict[str, set[str]] = {}  # every kind of use seen for each parameter, not only the most telling
         self._loops: set[int] | None = None
         self._guards: dict[int, set[str]] | None = None
         self._tile_names: set[str] | None = None
@@ -327,6 +328,7 @@ class KernelUses:
                 continue
             if kind != "mode" and "stride" in name_words(name):
                 continue  # a stride scales positions and bounds alike (`h * stride < H * stride`): layout, not size
+            self.kinds.setdefault(name, set()).add(kind)
             current = self.reasons.get(name)
             if current is None or KINDS.index(kind) < KINDS.index(current.kind):
                 self.reasons[name] = Reason(kind, node.lineno, text or _short(ast.unparse(node)))  # type: ignore[attr-defined]
@@ -671,7 +673,8 @@ class KernelUses:
         for helper_param, reason in inner.reasons.items():
             if helper_param in passed:
                 text = f"{reason.text}` in {helper.name} (line {reason.line}), called as `{_short(ast.unparse(call))}"
-                self._note(self.params_of(passed[helper_param]), reason.kind, call, text)
+                for kind in sorted(inner.kinds.get(helper_param, ()), key=KINDS.index):
+                    self._note(self.params_of(passed[helper_param]), kind, call, text)
 
 
 def memory_masks(model: ModuleModel, function: ast.FunctionDef | ast.AsyncFunctionDef,
@@ -872,6 +875,7 @@ class LaunchValues:
         self.open: set[int] = set()  # indices of launches with *args or **kwargs: an unnamed argument may be there
         self.elsewhere: list[tuple[str, int]] = []  # (file, line) of the launches in other modules
         self._lines: list[int] = []  # the line of each site
+        self.grids: list[ast.expr | None] = []  # the grid of each site (None: a hand-off, grid unknown)
         self.project = project
         self._add_launches(model, kernel, {kernel.qualname}, local=True)
         for other, names in project.launching_modules(kernel.qualname) if project is not None else ():
@@ -895,6 +899,7 @@ class LaunchValues:
             passed = bound.values
             self.sites.append((scope, {name: _known(value, facts) for name, value in passed.items()}))
             self._lines.append(launch.line)
+            self.grids.append(launch.grid)
         self._add_handoffs(model, kernel, names)
 
     def _add_handoffs(self, model: ModuleModel, kernel: JitFunction, names: set[str]) -> None:
@@ -915,6 +920,7 @@ class LaunchValues:
                     self.open.add(len(self.sites))
                 self.sites.append((HostScope.of(model, scope), passed))
                 self._lines.append(call.lineno)
+                self.grids.append(None)
 
     def sources(self, scope: HostScope, expr: ast.expr, depth: int = 4) -> set[str]:
         """The host values an expression is computed from (`x.shape[1]`, a function argument), through the
@@ -1033,6 +1039,30 @@ class LaunchValues:
         return {name for name, dumped in first.items()
                 if all(isinstance(passed.get(name), ast.Constant) and ast.dump(passed[name]) == dumped
                        for _, passed in self.sites[1:])}
+
+    def off_the_grid(self, name: str) -> bool:
+        """Every launch in view passes the argument and computes its grid from none of the host values that
+        argument comes from (`grid = (cdiv(hw, BLOCK),)` beside `channels=x.shape[0]`): the count leaves the
+        number of programs alone."""
+        if not self.sites or self.open:
+            return False
+        for (scope, passed), grid in zip(self.sites, self.grids):
+            value = passed.get(name)
+            spans = self._grid_sources(scope, grid) if grid is not None else None
+            if value is None or spans is None or self.sources(scope, value) & spans:
+                return False
+        return True
+
+    def _grid_sources(self, scope: HostScope, grid: ast.expr) -> set[str] | None:
+        """The host values a grid is computed from, through a local name and a `lambda META: ...`; None when
+        it cannot be read (a grid function)."""
+        if isinstance(grid, ast.Name) and (values := scope.values_of(grid.id)) is not None and len(values) == 1:
+            grid = values[0]
+        if isinstance(grid, ast.Lambda):
+            grid = grid.body
+        if isinstance(grid, ast.Name) and scope.function_def(grid.id) is not None:
+            return None
+        return self.sources(scope, grid)
 
     def never_passed(self, name: str) -> bool:
         """No launch here passes the argument: without a default, the autotuner's configs must supply it."""
@@ -1383,6 +1413,9 @@ class Omissions:
         self._follows: dict[str, bool | None] = {}
         self.configs_docstring = _factory_docstring(ctx.model, call)
         self.pinned = pinned_constexprs(ctx.model, kernel)
+        configs = autotune.configs or []  # tuning num_warps alone: no meta-parameter or num_stages differs
+        self.warps_only = bool(configs) and not any(autotune.varies(n) for n in autotune.tuned_meta) \
+            and len({repr(c.num_stages) for c in configs}) == 1 and len({repr(c.num_warps) for c in configs}) > 1
 
     def covered(self, param: Param) -> KeyExemption | None:
         """The first exemption that lets the key leave `param` out, if any."""
@@ -1457,6 +1490,11 @@ EXEMPTIONS: tuple[KeyExemption, ...] = (
               "triton.next_power_of_2(H))`, or one computed from it "
               "alone by arithmetic, such as a padded size `out_x = dim0 + pad`)", lambda o, p:
               bool(bucketed_by(p.name, o.key) or o.launches.bucketed_in(p.name, o.key))),
+    Exemption("warps-only-trip-count", "an argument whose only use is a loop's trip count, under configs that "
+              "differ in num_warps alone (no block size, one num_stages), when every launch in view computes its "
+              "grid from other values: each config's time scales alike with the count, so the one best at one "
+              "count is best at all (1.00x on an H100, docs/precision/bench/tl006_warps_only_loop.py)",
+              lambda o, p: o.warps_only and o.uses.kinds.get(p.name) == {"loop"} and o.launches.off_the_grid(p.name)),
     Exemption("pinned", "a constexpr the kernel pins to one value (`tl.static_assert(n == 4)`): it compiles "
               "for no other", lambda o, p: p.name in o.pinned),
     Exemption("explained", "an argument a note about the key explains: a comment on the autotune call's lines, "
