@@ -111,6 +111,14 @@ def test_tl003_suggestion_shows_the_descriptor_form_with_the_codes_names(rules):
     assert any("stride_ak` is 1" in note for note in first.notes)
 
 
+def test_tl003_suggestion_reads_the_bounds_of_masks_held_in_local_names(rules):
+    local_masks = GEMM.replace("a_mask = (offs_m[:, None] < M) & (offs_k[None, :] < K)",
+                               "m_mask = offs_m < M\n        k_mask = offs_k < K\n        a_mask = m_mask[:, None] & k_mask[None, :]")
+    assert local_masks != GEMM
+    first = _codes(lint_code(local_masks, rules, select=["TL003"]), "TL003")[0]
+    assert first.fix is not None and "shape=[M, K]" in first.fix.edits[0].content
+
+
 def test_tl003_suggestion_folds_the_pointer_advance_into_the_offset(rules):
     a, b = _codes(lint_code(TUTORIAL, rules, select=["TL003"]), "TL003")
     assert a.fix.edits[1].content == "a_desc.load([tl.program_id(0) * BLOCK_SIZE_M, k * BLOCK_SIZE_K])"

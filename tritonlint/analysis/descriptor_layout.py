@@ -128,7 +128,7 @@ def _bounds(flow: FunctionFlow, call: ast.Call, loop: Loop, layout: Layout) -> N
     if mask is None:
         return
     loop_vars = _names_in(loop.target) if isinstance(loop, ast.For) else set()
-    for compare in (n for n in walk(mask) if isinstance(n, ast.Compare)):
+    for compare in _mask_compares(flow, mask):
         if len(compare.ops) != 1 or not isinstance(compare.ops[0], ast.Lt):
             continue
         bound = compare.comparators[0]
@@ -137,6 +137,18 @@ def _bounds(flow: FunctionFlow, call: ast.Call, loop: Loop, layout: Layout) -> N
         for axis in (layout.rows, layout.cols):
             if axis.vector and axis.vector in _names_in(compare.left):
                 axis.bound = _text(bound)
+
+
+def _mask_compares(flow: FunctionFlow, mask: ast.expr, depth: int = 3) -> list[ast.Compare]:
+    """The comparisons a mask is made of, also those of the local masks it combines (`m_mask[:, None] &
+    n_mask[None, :]` with `m_mask = offs_m < M`)."""
+    found = []
+    for node in walk(mask):
+        if isinstance(node, ast.Compare):
+            found.append(node)
+        elif isinstance(node, ast.Name) and depth and (value := flow.single_value(node)) is not node:
+            found += _mask_compares(flow, value, depth - 1)
+    return found
 
 
 def _amount_along(step: ast.expr, axis: Axis) -> str | None:
