@@ -407,7 +407,8 @@ class ModuleModel:
                 function.autotune = self._autotune(decorator)
             elif name == HEURISTICS and isinstance(decorator, ast.Call):
                 function.heuristics.update(self._heuristics(decorator))
-            elif isinstance(decorator, ast.Name) and (wrapping := self._autotune_factory(decorator.id)) is not None:
+            elif isinstance(decorator, ast.Name) and name == f"{self.module}.{decorator.id}" \
+                    and (wrapping := self._autotune_factory(decorator.id)) is not None:  # a decorator of this module
                 function.autotune = self._autotune(wrapping)
         if function.autotune is not None:  # only launches of autotuned kernels ask which axes tile what
             function.tiles = self._program_tiles(node, set(function.constexprs))

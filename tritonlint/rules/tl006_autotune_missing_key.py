@@ -1086,7 +1086,7 @@ class LaunchValues:
                 constants.add(repr(default))
                 continue
             if not self._site_follows(scope, passed, name, key, constants):
-                callers = _caller_sites(scope, passed, self.sources, self.project)
+                callers = self._caller_sites(scope, passed)
                 if not callers or not all(self._site_follows(s, p, name, key, constants) for s, p in callers):
                     return False
         return len(constants) <= 1 if seen else None
@@ -1113,6 +1113,17 @@ class LaunchValues:
         # a name passed for a keyed argument is keyed itself, however deep its own sources lie
         keyed |= {value.id for k in key if isinstance(value := passed.get(k), ast.Name)}
         return own <= keyed
+
+    def _caller_sites(self, scope: HostScope, passed: dict[str, ast.expr]) -> list[tuple[HostScope, dict[str, ast.expr]]]:
+        """A launch that passes its function's own parameters on (`forward(ctx, x, n_cols, blk_size)` launching
+        with `n_cols, blk_size`, also through a local copy: `BC = sub_chunk_size`), seen from each call of that
+        function in the project (`project_call_bindings`): what each call binds to those parameters; other launch
+        values are kept only when they are constants (a local value means nothing in the caller's scope)."""
+        forwarded = {k: leaf for k, v in passed.items()
+                     if (leaf := self._leaf(scope, v, depth=3)) is not None and scope.unbound_parameter(leaf)}
+        fixed = {k: v for k, v in passed.items() if k not in forwarded and not self.sources(scope, v)}  # literals
+        return [(caller, {**fixed, **{k: bound[p] for k, p in forwarded.items() if p in bound}})
+                for caller, bound in project_call_bindings(scope, self.project)]
 
     def _leaf(self, scope: HostScope, expr: ast.expr, depth: int = 4) -> str | None:
         """The host value an expression passes on unchanged (`K`, `x.shape[1]`, `n_rows` after `n_rows = M`),
@@ -1259,31 +1270,6 @@ def _may_be_none(scope: HostScope, expr: ast.expr, seen: frozenset[str] = frozen
         return any(value is not None and not isinstance(value, ast.Name)
                    and _may_be_none(scope, value, seen | {expr.id}) for value in scope.values.get(expr.id, []))
     return False
-
-
-def _caller_sites(scope: HostScope, passed: dict[str, ast.expr], sources: Callable[[HostScope, ast.expr], set[str]],
-                  project: Project | None) -> list[tuple[HostScope, dict[str, ast.expr]]]:
-    """A launch that passes its function's own parameters on (`forward(ctx, x, n_cols, blk_size)` launching
-    with `n_cols, blk_size`, also through a local copy: `BC = sub_chunk_size`), seen from each call of that
-    function in the project (`project_call_bindings`): what each call binds to those parameters; other launch
-    values are kept only when they are constants (a local value means nothing in the caller's scope)."""
-    forwarded = {k: p for k, v in passed.items() if (p := _forwarded_parameter(scope, v)) is not None}
-    fixed = {k: v for k, v in passed.items() if k not in forwarded and not sources(scope, v)}  # literals
-    return [(caller, {**fixed, **{k: bound[p] for k, p in forwarded.items() if p in bound}})
-            for caller, bound in project_call_bindings(scope, project)]
-
-
-def _forwarded_parameter(scope: HostScope, value: ast.expr, depth: int = 3) -> str | None:
-    """The parameter of the launching function a launch value passes on unchanged, directly (`n_cols`) or
-    through local names assigned once (`BC = sub_chunk_size`)."""
-    while isinstance(value, ast.Name):
-        if scope.unbound_parameter(value.id):
-            return value.id
-        values = scope.values_of(value.id)
-        if not depth or values is None or len(values) != 1:
-            return None
-        value, depth = values[0], depth - 1
-    return None
 
 
 def _chooses(model: ModuleModel, launch: LaunchSite, names: set[str]) -> dict[str, bool] | None:
