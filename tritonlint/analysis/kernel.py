@@ -45,6 +45,16 @@ def touches_memory(model: ModuleModel, body: list[ast.stmt], depth: int = 2,
     return False
 
 
+def with_helpers(model: ModuleModel, node: ast.FunctionDef, depth: int = 2) -> list[ast.FunctionDef]:
+    """The function and the jit helpers of this module it calls by name, `depth` calls deep."""
+    found = [node]
+    for call in calls_in(node):
+        helper = model.local_function(call.func.id) if depth and isinstance(call.func, ast.Name) else None
+        if helper is not None and helper.node is not None and helper.node is not node:
+            found += [h for h in with_helpers(model, helper.node, depth - 1) if h not in found]
+    return found
+
+
 def runs_dot(model: ModuleModel, body: list[ast.stmt]) -> bool:
     """Whether statements run tl.dot (or tl.dot_scaled), in this module's jit helpers too."""
     return touches_memory(model, body, calls=DOTS)

@@ -5,14 +5,17 @@ distribution an installed or unpacked package came in) read as a range of versio
 
 from __future__ import annotations
 
+import ast
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
 
 from tritonlint import ruledata
 from tritonlint.inputs import depends_on
+from tritonlint.walk import walk
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -79,6 +82,28 @@ def table() -> Table:
     modules = frozenset(e.api for e in entries.values() if e.api.count(".") <= 2 and e.api.split(".")[-1] in
                         ("ops", "experimental_descriptor"))
     return Table(parse_version(data["newest"]) or (9, 9), entries, modules)
+
+
+def removed_use(function: ast.AST, qualify: Callable[[ast.expr], str | None], by: Version) -> str | None:
+    """The first API of the table that `function` uses (an attribute chain such as `tl.libdevice.tanh` or
+    `tl.math.tanh`, or a keyword such as `tl.dot(trans_a=)`) and that Triton removed by version `by`, as the
+    table names it: no Triton from `by` on compiles the function."""
+    entries = table().entries
+    for node in walk(function):
+        if isinstance(node, ast.Attribute):
+            name = qualify(node)
+            while name:
+                entry = entries.get(name)
+                if entry is not None and entry.removed is not None and entry.removed <= by:
+                    return entry.api
+                name = name.rpartition(".")[0]
+        elif isinstance(node, ast.Call) and node.keywords:
+            callee = qualify(node.func)
+            for keyword in node.keywords:
+                entry = entries.get(f"{callee}({keyword.arg}=)")
+                if entry is not None and entry.removed is not None and entry.removed <= by:
+                    return entry.api
+    return None
 
 
 # ---- the project's own requirement ------------------------------------------------------------------------

@@ -8,7 +8,8 @@ are reported: the address changes every iteration and the tl.dot that uses the t
 (a tile loaded once per outer iteration and reused by an inner loop's tl.dot is not). A raw load that is
 the fallback arm of a branch whose other arm loads the same tile through a tensor descriptor is not
 reported either, nor a kernel the host launches only where a branch's other arm makes descriptors: the
-descriptor path already exists. Modules written for a Triton older than tensor descriptors are skipped.
+descriptor path already exists. Modules written for a Triton older than tensor descriptors are skipped, and
+so are kernels that use an API removed by the first Triton with descriptors (`tl.libdevice`, `tl.math.tanh`).
 """
 
 from __future__ import annotations
@@ -24,10 +25,11 @@ from tritonlint.analysis.flow import (
     varies_in,
 )
 from tritonlint.analysis.indexing import Indices, load_pointer
-from tritonlint.analysis.kernel import calls_dot, launches_of, mentions_dot
+from tritonlint.analysis.kernel import calls_dot, launches_of, mentions_dot, with_helpers
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.analysis.names import last_name
 from tritonlint.analysis.triton_names import DESCRIPTOR_LOADS, DOTS, LOADS, TL
+from tritonlint.analysis.triton_versions import removed_use, table
 from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
 from tritonlint.walk import parents, walk
 
@@ -169,6 +171,16 @@ def predates_descriptors(model: ModuleModel) -> bool:
     return bool(model.memo[key])
 
 
+def _removed_by_descriptors(model: ModuleModel, function: JitFunction) -> str | None:
+    """An API the kernel (or a jit helper it calls) uses that the first Triton with tensor descriptors no longer
+    has: that Triton cannot compile the kernel, so a descriptor is not the change it needs first."""
+    node, first = function.node, table().entries[f"{TL}.make_tensor_descriptor"].introduced
+    if node is None or first is None:
+        return None
+    return model.memoized(("removed-by-descriptors", id(node)), lambda: next(filter(None, (
+        removed_use(part, model.qualify, first) for part in with_helpers(model, node))), None))
+
+
 @condition("raw-2d-tile-load", provides=("tile", "loop", "target"), prefilter=mentions_dot,
            applies=_targets_tma_and_calls_dot)
 def raw_2d_tile_load(ctx: MatchContext) -> Verdict | None:
@@ -196,7 +208,8 @@ def raw_2d_tile_load(ctx: MatchContext) -> Verdict | None:
         return None
     loop = loops[0]
     if not varies_in(flow, pointer, loop) or not feeds_dot(ctx.model, flow, call, loop) \
-            or has_descriptor_path(ctx.model, flow, call) or launched_as_fallback(ctx.model, function):
+            or has_descriptor_path(ctx.model, flow, call) or launched_as_fallback(ctx.model, function) \
+            or _removed_by_descriptors(ctx.model, function):
         return None
     layout = tile_layout(ctx.model, call, flow, loop, indices)
     tile = f"`{layout.base}` [{_shown(layout.rows.block)}, {_shown(layout.cols.block)}]" if layout else "a 2-D tile"
