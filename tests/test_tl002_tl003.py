@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import lint_code
+from tests.helpers import documented_exemptions, exemption_docs, lint_code
 from tritonlint.analysis.flow import FunctionFlow
 from tritonlint.results import FixMode
 
@@ -117,6 +117,17 @@ def test_tl003_suggestion_reads_the_bounds_of_masks_held_in_local_names(rules):
     assert local_masks != GEMM
     first = _codes(lint_code(local_masks, rules, select=["TL003"]), "TL003")[0]
     assert first.fix is not None and "shape=[M, K]" in first.fix.edits[0].content
+
+
+def test_tl003_suggestion_follows_an_offset_vector_built_from_another_local(rules):
+    # `k_offs = k + offs_k` with `offs_k = tl.arange(0, BLOCK_K)` before the loop (rounds x33c, x34c, x34d)
+    nested = GEMM.replace("    for k in range(0, K, BLOCK_K):\n        offs_k = k + tl.arange(0, BLOCK_K)\n",
+                          "    offs_kb = tl.arange(0, BLOCK_K)\n    for k in range(0, K, BLOCK_K):\n"
+                          "        offs_k = k + offs_kb\n")
+    assert nested != GEMM
+    first = _codes(lint_code(nested, rules, select=["TL003"]), "TL003")[0]
+    assert "`a_ptr` [BLOCK_M, BLOCK_K]" in first.message
+    assert first.fix is not None and first.fix.edits[1].content == "a_desc.load([pid_m * BLOCK_M, k])"
 
 
 def test_tl003_suggestion_folds_the_pointer_advance_into_the_offset(rules):
@@ -327,3 +338,9 @@ def test_a_backend_prefix_is_found_at_word_starts_as_the_regex_found_it(text):
         expected = not prefixes or not all(prefixes) or re.search(
             r"(?<![a-z0-9])(?:" + "|".join(map(re.escape, prefixes)) + ")", text.lower()) is not None
         assert _may_mention_backend(text, patterns) is expected
+
+
+def test_tl003_doc_lists_exactly_its_exemptions(rules):
+    from tritonlint.rules.tl003_raw_2d_tile_load import EXEMPTIONS
+
+    assert documented_exemptions(rules, "TL003") == exemption_docs(EXEMPTIONS)

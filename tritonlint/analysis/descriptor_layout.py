@@ -106,10 +106,14 @@ def _strip(flow: FunctionFlow, model: ModuleModel, expr: ast.expr, axis: Axis) -
 def _block_and_offset(flow: FunctionFlow, model: ModuleModel, vector: ast.expr, axis: Axis) -> None:
     parts: list[ast.expr] = []
     stack = [_strip(flow, model, vector, axis)]
+    followed = 0
     while stack:
         item = stack.pop()
         if isinstance(item, ast.BinOp) and isinstance(item.op, ast.Add):
             stack += [item.right, item.left]
+        elif isinstance(item, ast.Name) and followed < 4 and _holds_arange(flow, model, item):
+            followed += 1  # `k_offs = k + offs_k` with `offs_k = tl.arange(0, BLOCK_K)`: the block is BLOCK_K
+            stack.append(flow.single_value(item))
         else:
             parts.append(item)
     aranges = [p for p in parts if isinstance(p, ast.Call) and model.qualify(p.func) == f"{TL}.arange"]
@@ -119,6 +123,13 @@ def _block_and_offset(flow: FunctionFlow, model: ModuleModel, vector: ast.expr, 
     axis.block = _text(end) if isinstance(start, ast.Constant) and start.value == 0 else f"{_text(end)} - {_text(start)}"
     rest = [_text(p) for p in parts if p is not aranges[0]]
     axis.offset = " + ".join(rest) if rest else "0"
+
+
+def _holds_arange(flow: FunctionFlow, model: ModuleModel, name: ast.Name) -> bool:
+    """A local assigned once, to an expression with a `tl.arange` in it."""
+    value = flow.single_value(name)
+    return value is not name and any(isinstance(n, ast.Call) and model.qualify(n.func) == f"{TL}.arange"
+                                     for n in walk(value))
 
 
 def _bounds(flow: FunctionFlow, call: ast.Call, loop: Loop, layout: Layout) -> None:

@@ -15,6 +15,7 @@ so are kernels that use an API removed by the first Triton with descriptors (`tl
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from tritonlint.analysis.descriptor_layout import UNKNOWN_TEXT, Layout, descriptor_edits, tile_layout
 from tritonlint.analysis.flow import (
@@ -30,7 +31,7 @@ from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.analysis.names import last_name
 from tritonlint.analysis.triton_names import DESCRIPTOR_LOADS, DOTS, LOADS, TL
 from tritonlint.analysis.triton_versions import removed_use, table
-from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
+from tritonlint.context import Exemption, MatchContext, RawEdits, Verdict, condition, fixer
 from tritonlint.walk import parents, walk
 
 LOAD = f"{TL}.load"
@@ -181,6 +182,19 @@ def _removed_by_descriptors(model: ModuleModel, function: JitFunction) -> str | 
         removed_use(part, model.qualify, first) for part in with_helpers(model, node))), None))
 
 
+def _imports_jax_triton(model: ModuleModel) -> bool:
+    return any("jax_triton" in qualified.split(".") for qualified in model.imports.values())
+
+
+EXEMPTIONS: tuple[Exemption[Callable[[ModuleModel, JitFunction], bool]], ...] = (
+    Exemption("jax-triton-host", "the module imports jax_triton (or a library's copy of it, `fjformer.jax_triton`) "
+              "and launches the kernel nowhere with `kernel[grid](...)`: JAX launches it through `triton_call`, "
+              "which passes no global scratch memory for a descriptor made in the kernel (jax-ml/jax-triton#390, "
+              "2026) and takes no host `TensorDescriptor`, so neither descriptor form runs there",
+              lambda model, function: _imports_jax_triton(model) and not launches_of(model, function)),
+)
+
+
 @condition("raw-2d-tile-load", provides=("tile", "loop", "target"), prefilter=mentions_dot,
            applies=_targets_tma_and_calls_dot)
 def raw_2d_tile_load(ctx: MatchContext) -> Verdict | None:
@@ -209,7 +223,8 @@ def raw_2d_tile_load(ctx: MatchContext) -> Verdict | None:
     loop = loops[0]
     if not varies_in(flow, pointer, loop) or not feeds_dot(ctx.model, flow, call, loop) \
             or has_descriptor_path(ctx.model, flow, call) or launched_as_fallback(ctx.model, function) \
-            or _removed_by_descriptors(ctx.model, function):
+            or _removed_by_descriptors(ctx.model, function) \
+            or any(exemption.applies(ctx.model, function) for exemption in EXEMPTIONS):
         return None
     layout = tile_layout(ctx.model, call, flow, loop, indices)
     tile = f"`{layout.base}` [{_shown(layout.rows.block)}, {_shown(layout.cols.block)}]" if layout else "a 2-D tile"
