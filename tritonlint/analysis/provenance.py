@@ -876,12 +876,12 @@ _SEQUENCE_NAMES = re.compile(r"^(max_?)?(q|kv|k|key|query|src|tgt|context|prompt
 SEQUENCE_LETTERS = frozenset("TLStlsN")  # `N` only beside no other of these (see sequence_length)
 # Megatron's query and key sequence lengths (`sq, b, np, hn = q.shape`; `b, sq, d`) and a bare `seq` (`batch, seq,
 # d_model = x.shape`), also only as a middle dimension.
-_SEQUENCE_ABBREVIATIONS = frozenset({"sq", "sk", "seq"})
+_SEQUENCE_ABBREVIATIONS = frozenset({"sq", "sk", "seq", "sequence"})
 
 
 def sequence_length(origin: Origin) -> bool:
     """A shape named as a sequence length: `q_len = q.shape[0]`, or a middle dimension of a shape unpacking
-    named `T`, `L`, `S`, `sq`, `sk` or `seq` (`B, T, C = x.shape`; not `L = basis.shape[2]`, a subscript of any
+    named `T`, `L`, `S`, `sq`, `sk`, `seq` or `sequence` (`B, T, C = x.shape`; not `L = basis.shape[2]`, a subscript of any
     tensor), or `N` where no other name of the unpacking is one of those and, in four names or more, one names
     the heads (the tokens of `B, N, C = x.shape` and `B, H, N, D`; not the heads of `B, N, T, C` or `B, N, MH, D`)."""
     if origin.kind != "shape" or not origin.names:
