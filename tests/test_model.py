@@ -405,3 +405,24 @@ def test_a_decorator_of_the_module_that_wraps_its_argument_in_triton_autotune_is
     kernel, other = model.functions
     assert kernel.autotune is not None and kernel.autotune.key == ["n"] and len(kernel.autotune.configs) == 2
     assert other.autotune is None  # a decorator built in layers is not followed
+
+
+def test_summaries_keep_no_syntax_tree_and_pass_the_cache_loader():
+    # the summaries cross processes through the cache's restricted unpickler: an ast node in any field fails there
+    from tritonlint.cache import dumps, safe_loads
+
+    model = build('''
+        import triton
+        import triton.language as tl
+
+        def _configs():
+            return [triton.Config({"BLOCK": b}) for b in SIZES if _ok(b)]
+
+        @triton.autotune(configs=_configs(), key=["n"], reset_to_zero=["out"])
+        @triton.jit
+        def k(x, out, n, BLOCK: tl.constexpr):
+            tl.atomic_add(out, tl.sum(tl.load(x + tl.arange(0, BLOCK))))
+    ''')
+    (kernel,) = model.summaries().values()
+    assert kernel.autotune is not None and kernel.autotune.configs is None
+    assert safe_loads(dumps(model.summaries())).keys() == model.summaries().keys()

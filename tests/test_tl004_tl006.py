@@ -407,3 +407,31 @@ def test_a_length_loaded_by_a_helper_of_another_module_is_data(tmp_path):
         result = run_cli(*paths, "--select", "TL006", "--output-format", "json", "--no-cache", cwd=tmp_path)
         findings = json.loads(result.stdout)
         assert [f["message"].split("leaves out ")[1].split(":")[0] for f in findings] == ["subtasks"], paths
+
+
+def test_tl006_reads_the_names_unevaluable_configs_set(rules):
+    # configs from a factory whose loop has an undecidable `if` (round R318s): SPLIT, set by every config, is tuned
+    code = textwrap.dedent('''\
+        import triton
+        import triton.language as tl
+
+        HAS_WAVES = _probe_backend()
+
+        def _configs():
+            out = []
+            for split in (1, 2, 4):
+                out.append(triton.Config({"SPLIT": split}, num_warps=2))
+                if HAS_WAVES:
+                    out.append(triton.Config({"SPLIT": split, "waves_per_eu": 2}, num_warps=2))
+            return out
+
+        @triton.autotune(configs=_configs(), key=["TILE"])
+        @triton.jit
+        def raster(x_ptr, y_ptr, n_tiles, TILE: tl.constexpr, SPLIT: tl.constexpr):
+            acc = tl.zeros([TILE], dtype=tl.float32)
+            for t in range(0, n_tiles * SPLIT):
+                acc += tl.load(x_ptr + t * TILE + tl.arange(0, TILE))
+            tl.store(y_ptr + tl.arange(0, TILE), acc)
+    ''')
+    (finding,) = lint_code(code, rules, select=["TL006"]).diagnostics
+    assert "leaves out n_tiles:" in finding.message and "SPLIT" not in finding.message

@@ -536,6 +536,45 @@ class ConfigInterpreter:
         return None
 
 
+def written_meta(model: ModuleModel, node: ast.expr, depth: int = 2) -> frozenset[str]:
+    """The meta-parameter names a configs expression writes, read off its syntax for configs that cannot be
+    evaluated: string keys of dict literals and keywords of `dict(...)`, in the expression, in the module's
+    functions it calls and the module-level names it reads (`depth` levels; a factory that loops over an
+    undecidable `if _HAS_WAVES_PER_EU:` still shows `{"BLOCK_G": 1, "SPLIT": split}`)."""
+    definitions = model.memoized(("module-definitions",), lambda: _definitions(model.tree))
+    found: set[str] = set()
+    seen: set[str] = set()
+    pending: list[tuple[ast.AST, int]] = [(node, depth)]
+    while pending:
+        expr, left = pending.pop()
+        for sub in ast.walk(expr):
+            if isinstance(sub, ast.Dict):
+                found |= {k.value for k in sub.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "dict":
+                found |= {k.arg for k in sub.keywords if k.arg}
+            elif isinstance(sub, ast.Name) and left and sub.id not in seen:
+                seen.add(sub.id)
+                pending += [(d, left - 1) for d in definitions.get(sub.id, ())]
+    return frozenset(found)
+
+
+def _definitions(tree: ast.Module) -> dict[str, list[ast.AST]]:
+    """Module-level functions and assignments by name, also under module-level `if`/`try` blocks."""
+    found: dict[str, list[ast.AST]] = {}
+    pending: list[ast.stmt] = list(tree.body)
+    while pending:
+        statement = pending.pop()
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.setdefault(statement.name, []).append(statement)
+        elif isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            for name in _stored_names(statement):
+                found.setdefault(name, []).append(statement)
+        elif isinstance(statement, (ast.If, ast.Try)):
+            pending += [*statement.body, *statement.orelse, *getattr(statement, "finalbody", []),
+                        *(s for handler in getattr(statement, "handlers", []) for s in handler.body)]
+    return found
+
+
 def _known(value: object) -> bool:
     return value is not UNKNOWN and not isinstance(value, _Function)
 

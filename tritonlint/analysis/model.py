@@ -130,6 +130,7 @@ class Autotune:
     keywords: tuple[str, ...] = ()
     node: ast.Call | None = field(default=None, repr=False, compare=False)
     key_node: ast.expr | None = field(default=None, repr=False, compare=False)
+    configs_node: ast.expr | None = field(default=None, repr=False, compare=False)
 
     @property
     def tuned_meta(self) -> set[str]:
@@ -174,7 +175,7 @@ class JitFunction:
 
     def summary(self) -> JitFunction:
         """A copy without syntax-tree references, for other processes."""
-        autotune = self.autotune and dataclasses.replace(self.autotune, node=None, key_node=None)
+        autotune = self.autotune and dataclasses.replace(self.autotune, node=None, key_node=None, configs_node=None)
         return dataclasses.replace(self, node=None, autotune=autotune)
 
 
@@ -681,6 +682,7 @@ class ModuleModel:
             keywords=tuple(kwargs),
             node=call,
             key_node=key_node,
+            configs_node=kwargs.get("configs"),
         )
 
     def _resolve_local(self, node: ast.expr | None) -> ast.expr | None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from tritonlint import evidence
 from tritonlint.analysis.call_edits import append_to_list
+from tritonlint.analysis.configs import written_meta
 from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.host import HostScope, autograd_forward, project_call_bindings
 from tritonlint.analysis.launches import bind_launch, choice_candidates, launches_starting
@@ -1391,7 +1392,9 @@ class Omissions:
         self.key = autotune.key or []
         self.configs_known = autotune.configs is not None
         self.uses = uses
-        self.skip = (set(self.key) | autotune.tuned_meta | set(kernel.heuristics) | set(ignore)
+        # Configs that cannot be evaluated still show, in their syntax, the names they set.
+        written = written_meta(ctx.model, autotune.configs_node) if autotune.configs is None and autotune.configs_node else set()
+        self.skip = (set(self.key) | autotune.tuned_meta | written | set(kernel.heuristics) | set(ignore)
                      | not_specialized(ctx.model, kernel) | {"num_warps", "num_stages", "num_ctas"})
         self.launches = launches
         self.first_line = min([call.lineno] + [d.lineno for d in kernel.node.decorator_list])  # type: ignore[union-attr]
@@ -1441,8 +1444,10 @@ EXEMPTIONS: tuple[KeyExemption, ...] = (
     Exemption("same-as-keyed", "an argument named like a keyed one up to case and underscores (N_STREAM beside a "
               "keyed n_stream): the same size passed again", lambda o, p: any(
                   name_words(entry) == name_words(p.name) for entry in o.key)),
-    Exemption("tuned-or-derived", "a meta-parameter the configs set, a `@triton.heuristics` output, an argument "
-              "in `do_not_specialize` or in the `autotune-key-ignore` option, and num_warps/num_stages/num_ctas",
+    Exemption("tuned-or-derived", "a meta-parameter the configs set (where they cannot be evaluated, a string key "
+              "of a dict in their expression or in the module functions and values it names), a "
+              "`@triton.heuristics` output, an argument in `do_not_specialize` or in the `autotune-key-ignore` "
+              "option, and num_warps/num_stages/num_ctas",
               lambda o, p: p.name in o.skip),
     Exemption("dtype-or-device", "a name that says it is a dtype or a device property (IS_FP8, NUM_SMS): Triton's "
               "own key holds every tensor argument's dtype, and the device does not change within a process",
