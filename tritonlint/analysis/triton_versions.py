@@ -90,19 +90,19 @@ def removed_use(function: ast.AST, qualify: Callable[[ast.expr], str | None], by
     table names it: no Triton from `by` on compiles the function."""
     entries = table().entries
     for node in walk(function):
+        names: list[str] = []
         if isinstance(node, ast.Attribute):
             name = qualify(node)
-            while name:
-                entry = entries.get(name)
-                if entry is not None and entry.removed is not None and entry.removed <= by:
-                    return entry.api
+            while name:  # `triton.language.libdevice.tanh`, then `triton.language.libdevice`, ...
+                names.append(name)
                 name = name.rpartition(".")[0]
         elif isinstance(node, ast.Call) and node.keywords:
             callee = qualify(node.func)
-            for keyword in node.keywords:
-                entry = entries.get(f"{callee}({keyword.arg}=)")
-                if entry is not None and entry.removed is not None and entry.removed <= by:
-                    return entry.api
+            names = [f"{callee}({keyword.arg}=)" for keyword in node.keywords]
+        for name in names:
+            entry = entries.get(name)
+            if entry is not None and entry.removed is not None and entry.removed <= by:
+                return entry.api
     return None
 
 

@@ -9,7 +9,8 @@ are reported: the address changes every iteration and the tl.dot that uses the t
 the fallback arm of a branch whose other arm loads the same tile through a tensor descriptor is not
 reported either, nor a kernel the host launches only where a branch's other arm makes descriptors: the
 descriptor path already exists. Modules written for a Triton older than tensor descriptors are skipped, and
-so are kernels that use an API removed by the first Triton with descriptors (`tl.libdevice`, `tl.math.tanh`).
+so are kernels that use an API removed by the first Triton with descriptors (`tl.libdevice`, `tl.math.tanh`)
+and those the table EXEMPTIONS names (kernels JAX launches).
 """
 
 from __future__ import annotations
