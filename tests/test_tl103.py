@@ -243,3 +243,46 @@ def advanced_only(b_ptr, N, BLOCK: tl.constexpr):
     assert "only advanced" in advanced and "remove it and its advances" in advanced
     narrow_row = code[:code.index("(1,), (0,))")].count("\n") + 1
     assert all(d.fix is None for d in result.diagnostics if d.location.row == narrow_row)
+
+
+def test_tl103_jit_global_versions_match_the_committed_evidence():
+    # the table's versions for a global read in jit code are the first versions whose code generator refuses it
+    import json
+    from pathlib import Path
+
+    from tritonlint.analysis.triton_versions import parse_version, table
+
+    evidence = json.loads((Path(__file__).parent.parent / "fixtures" / "results" / "tl103-jit-globals.json").read_text())
+    for form, entry in table().jit_globals.items():
+        refused = [parse_version(v) for v, row in evidence["versions"].items() if row[f"{form} global"].startswith("refused")]
+        accepted = [parse_version(v) for v, row in evidence["versions"].items() if row[f"{form} global"] == "accepted"]
+        assert entry.removed == min(refused) and max(accepted) < entry.removed, form
+
+
+def test_tl103_jit_global_message_shows_the_constexpr_binding(rules):
+    code = GLOBAL_READ.replace("LOG2E = 1.4426950408889634", "LOG2E = 1.4426950408889634  # log2(e)")
+    (finding,) = [d for d in lint_code(code, rules, select=["TL103"]).diagnostics if d.code == "TL103"]
+    assert finding.severity == "error" and "refused from Triton 3.0" in finding.message
+    assert any("`LOG2E = tl.constexpr(1.4426950408889634)`" in note for note in finding.notes)
+
+
+def test_tl103_jit_global_stays_silent_when_shadowed_or_only_a_default(rules):
+    shadowed = GLOBAL_READ.replace("    offs = tl.arange(0, BLOCK)\n", "    LOG2E = 1.44\n    offs = tl.arange(0, BLOCK)\n")
+    default = GLOBAL_READ.replace("BLOCK: tl.constexpr)", "BLOCK: tl.constexpr, S: tl.constexpr = LOG2E)").replace(
+        "* LOG2E)", "* S)")
+    for code in (shadowed, default):
+        assert code != GLOBAL_READ
+        assert not [d for d in lint_code(code, rules, select=["TL103"]).diagnostics if d.code == "TL103"]
+
+
+GLOBAL_READ = '''import triton
+import triton.language as tl
+
+LOG2E = 1.4426950408889634
+
+
+@triton.jit
+def scale(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs) * LOG2E)
+'''

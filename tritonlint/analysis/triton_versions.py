@@ -54,6 +54,9 @@ class Table:
     newest: Version
     entries: dict[str, ApiEntry]
     modules: frozenset[str]  # entries that are modules: `triton.ops.matmul` is a use of `triton.ops`
+    # jit code reading a module-level global that is not `tl.constexpr(...)`, by how the global is written:
+    # `plain` (`NAME = 42`) and `annotated` (`NAME: tl.constexpr = 42`)
+    jit_globals: dict[str, ApiEntry]
 
     @cached_property
     def last_names(self) -> frozenset[str]:
@@ -81,7 +84,10 @@ def table() -> Table:
                                 "rename", moved.get("probe"))
     modules = frozenset(e.api for e in entries.values() if e.api.count(".") <= 2 and e.api.split(".")[-1] in
                         ("ops", "experimental_descriptor"))
-    return Table(parse_version(data["newest"]) or (9, 9), entries, modules)
+    read = data["jit_globals"]
+    jit_globals = {form: ApiEntry(f"{form} global read in jit code", "removed", read["replacement"], None,
+                                  parse_version(version), None, None, None) for form, version in read["forms"].items()}
+    return Table(parse_version(data["newest"]) or (9, 9), entries, modules, jit_globals)
 
 
 def removed_use(function: ast.AST, qualify: Callable[[ast.expr], str | None], by: Version) -> str | None:

@@ -33,7 +33,9 @@ from tritonlint.context import (
     condition,
     fixer,
 )
+from tritonlint.analysis.triton_names import TL
 from tritonlint.prefilter import Requirement, Token, disjoin
+from tritonlint.walk import walk
 
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)+")
 # A test that picks code by what the installed Triton offers: the use under it is written for that case.
@@ -121,6 +123,65 @@ def _keyword_use(ctx: MatchContext) -> Use | None:
     return Use(entry, f"{function.text()}({name.text()}=...)", ctx.span()) if entry and function and name else None
 
 
+def _literal(value: ast.expr | None) -> bool:
+    """A number, or arithmetic of numbers (`-1e4`, `2 ** 31 - 1`)."""
+    if isinstance(value, ast.Constant):
+        return isinstance(value.value, (int, float)) and not isinstance(value.value, bool)
+    if isinstance(value, ast.UnaryOp):
+        return _literal(value.operand)
+    return isinstance(value, ast.BinOp) and _literal(value.left) and _literal(value.right)
+
+
+def _literal_globals(model: ModuleModel) -> dict[str, tuple[str, ast.expr]]:
+    """Module-level names bound once, at the top level, to a number: `plain` (`LOG2E = 1.44`) or `annotated`
+    (`LOG2E: tl.constexpr = 1.44`). A module that opts out with TRITON_ALLOW_NON_CONSTEXPR_GLOBALS has none."""
+    def collect() -> dict[str, tuple[str, ast.expr]]:
+        if model.text is not None and "TRITON_ALLOW_NON_CONSTEXPR_GLOBALS" in model.text:
+            return {}
+        found: dict[str, tuple[str, ast.expr]] = {}
+        for statement in model.tree.body:
+            if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                    and isinstance(statement.targets[0], ast.Name):
+                name, value, form = statement.targets[0].id, statement.value, "plain"
+            elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name) \
+                    and statement.value is not None and model.qualify(statement.annotation) == f"{TL}.constexpr":
+                name, value, form = statement.target.id, statement.value, "annotated"
+            else:
+                continue
+            if model.assignments.get(name) is value and _literal(value):
+                found[name] = (form, value)
+        return found
+    return model.memoized(("literal-globals",), collect)
+
+
+def _jit_body_names(model: ModuleModel, function: ast.FunctionDef) -> tuple[set[int], set[str]]:
+    """The Name nodes of a jit function's body (not its decorators, annotations or argument defaults, which
+    Triton reads as Python), and the names the function binds itself."""
+    def collect() -> tuple[set[int], set[str]]:
+        body = {id(n) for statement in function.body for n in walk(statement) if isinstance(n, ast.Name)}
+        arguments = function.args
+        bound = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
+        bound |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
+        bound |= {n.id for n in walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
+        bound |= {n.name for n in walk(function) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n is not function}
+        return body, bound
+    return model.memoized(("jit-body-names", id(function)), collect)
+
+
+def _global_use(ctx: MatchContext) -> Use | None:
+    """A Name in a jit function's body that reads a module-level global bound to a number without
+    `tl.constexpr(...)`."""
+    function = ctx.function
+    name = ctx.ast_node(types=(ast.Name,))
+    if function is None or function.node is None or not isinstance(name, ast.Name) or not isinstance(name.ctx, ast.Load):
+        return None
+    found = _literal_globals(ctx.model).get(name.id)
+    body, bound = _jit_body_names(ctx.model, function.node)
+    if found is None or id(name) not in body or name.id in bound:
+        return None
+    return Use(table().jit_globals[found[0]], name.id, ctx.span())
+
+
 def guarded(ctx: MatchContext) -> str | None:
     """The test or `try` the use sits under that makes it conditional on the installed Triton, if any."""
     node = ctx.node
@@ -167,7 +228,8 @@ def judge(entry: ApiEntry, target: Target) -> tuple[str, str] | None:
 
 
 def _names(data: dict[str, object]) -> Requirement | None:
-    return disjoin(Token(word) for word in sorted(table().last_names))
+    # `jit`: a jit function's body may read a module-level global
+    return disjoin(Token(word) for word in [*sorted(table().last_names), "jit"])
 
 
 def _imports_triton(model: ModuleModel, target: int | None) -> bool:
@@ -182,7 +244,7 @@ def triton_api_version(ctx: MatchContext, target: str = "") -> Verdict | None:
     version; not under a `hasattr`/version test or a `try` that catches the failure."""
     kind = ctx.node.kind()
     use = _attribute_use(ctx) if kind == "attribute" else _keyword_use(ctx) if kind == "keyword_argument" \
-        else _import_use(ctx)
+        else _global_use(ctx) if kind == "identifier" else _import_use(ctx)
     if use is None or guarded(ctx) is not None:
         return None
     if not target and ctx.file.location and ctx.file.location != "-":
@@ -193,6 +255,8 @@ def triton_api_version(ctx: MatchContext, target: str = "") -> Verdict | None:
         return None
     status, severity = judged
     entry = use.entry
+    if entry in table().jit_globals.values():
+        return _global_verdict(ctx, use, at)
     version = entry.introduced if entry.kind == "introduced" else (
         entry.removed if severity == "error" else entry.deprecated)
     made = _make_call(ctx) if entry.api == MAKE else None  # the block pointer this use builds, once for all below
@@ -222,6 +286,22 @@ def triton_api_version(ctx: MatchContext, target: str = "") -> Verdict | None:
                          "change": change},
                    severity=severity, span=use.span, data={"use": use, "rewrite": rewrite}, notes=notes, related=related,
                    applicability="display-only" if rewrite is not None else None)
+
+
+def _global_verdict(ctx: MatchContext, use: Use, at: Target) -> Verdict:
+    form, value = _literal_globals(ctx.model)[use.written]
+    since = show(use.entry.removed)  # type: ignore[arg-type]
+    status = f"is a plain module-level global read in jit code, refused from Triton {since}" if form == "plain" \
+        else f"is annotated `tl.constexpr` but not made with it, refused in jit code from Triton {since}"
+    return Verdict(
+        vars={"api": use.written, "status": status, "target": at.describe(),
+              "instead": "make it `tl.constexpr(...)` or a `tl.constexpr` argument", "change": ""},
+        severity="error", span=use.span, data={"use": use, "rewrite": None},
+        notes=[f"Write `{use.written} = tl.constexpr({ast.unparse(value)})` (host code that reads it then gets a "
+               f"tl.constexpr: `{use.written}.value` is the number).",
+               f"Triton's code generator raises NameError(\"Cannot access global variable {use.written} from within "
+               "@jit'ed function ...\") unless TRITON_ALLOW_NON_CONSTEXPR_GLOBALS=1 (each version's code generator, "
+               "fixtures/results/tl103-jit-globals.json)."])
 
 
 def _rewrite_note(ctx: MatchContext, made_here: bool, use: BlockPointerUse | None, shown: bool) -> str:
