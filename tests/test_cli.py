@@ -11,7 +11,7 @@ K_LOOP = textwrap.dedent("""\
     import triton
     import triton.language as tl
 
-    HIDDEN = 2048
+    HIDDEN = tl.constexpr(2048)
 
 
     @triton.autotune(configs=[triton.Config({"BLOCK_K": 64}, num_warps=4)], key=["M"])
