@@ -16,6 +16,7 @@ from tritonlint.analysis.block_pointers import (
     call_of,
     descriptor_rewrite,
 )
+from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.project_facts import triton_pin_key
 from tritonlint.analysis.triton_versions import (
@@ -35,7 +36,6 @@ from tritonlint.context import (
 )
 from tritonlint.analysis.triton_names import TL
 from tritonlint.prefilter import Requirement, Token, disjoin
-from tritonlint.walk import walk
 
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)+")
 # A test that picks code by what the installed Triton offers: the use under it is written for that case.
@@ -154,30 +154,19 @@ def _literal_globals(model: ModuleModel) -> dict[str, tuple[str, ast.expr]]:
     return model.memoized(("literal-globals",), collect)
 
 
-def _jit_body_names(model: ModuleModel, function: ast.FunctionDef) -> tuple[set[int], set[str]]:
-    """The Name nodes of a jit function's body (not its decorators, annotations or argument defaults, which
-    Triton reads as Python), and the names the function binds itself."""
-    def collect() -> tuple[set[int], set[str]]:
-        body = {id(n) for statement in function.body for n in walk(statement) if isinstance(n, ast.Name)}
-        arguments = function.args
-        bound = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
-        bound |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
-        bound |= {n.id for n in walk(function) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
-        bound |= {n.name for n in walk(function) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n is not function}
-        return body, bound
-    return model.memoized(("jit-body-names", id(function)), collect)
-
-
 def _global_use(ctx: MatchContext) -> Use | None:
     """A Name in a jit function's body that reads a module-level global bound to a number without
-    `tl.constexpr(...)`."""
+    `tl.constexpr(...)`: no binding of the function reaches it (its flow), and it is not in a decorator, an
+    annotation or an argument's default, which Triton reads as Python."""
+    found = _literal_globals(ctx.model).get(ctx.node.text())  # first: most upper-case names are no such global
+    if found is None:
+        return None
     function = ctx.function
     name = ctx.ast_node(types=(ast.Name,))
     if function is None or function.node is None or not isinstance(name, ast.Name) or not isinstance(name.ctx, ast.Load):
         return None
-    found = _literal_globals(ctx.model).get(name.id)
-    body, bound = _jit_body_names(ctx.model, function.node)
-    if found is None or id(name) not in body or name.id in bound:
+    flow = flow_of(function.node)
+    if flow.statement_of(name) is None or flow.reaching(name):
         return None
     return Use(table().jit_globals[found[0]], name.id, ctx.span())
 

@@ -4,7 +4,7 @@
 # Does the config best at one row count stay best at another? Every config is timed at each count; the script
 # prints, for each pair (tuned at a, run at b), how the config best at a does at b (ratio to the best at b).
 import torch, triton, triton.language as tl
-from triton.testing import do_bench
+from timing import timed
 
 
 @triton.jit
@@ -32,14 +32,6 @@ def scale_rows(x_ptr, out_ptr, n_rows, BLOCK: tl.constexpr):
 
 CONFIGS = [(block, warps) for block in (256, 512, 1024) for warps in (1, 2, 4)]
 COUNTS = (1 << 12, 1 << 16, 1 << 20, 3 << 20, 1 << 24, 1 << 26)
-
-
-def timed(f):
-    try:
-        f(); torch.cuda.synchronize()
-        return do_bench(f, warmup=25, rep=100)
-    except Exception:  # a config that does not compile or fit
-        return float("inf")
 
 
 def report(name, results):

@@ -4,7 +4,7 @@
 # cmeraki's vit conv2d) and a GEMM-shaped K loop of fixed tiles. Every num_warps is timed at each count; the script
 # prints, per count, the best num_warps and how the one best at the smallest count does there (ratio to the best).
 import torch, triton, triton.language as tl
-from triton.testing import do_bench
+from timing import timed
 
 
 @triton.jit
@@ -32,14 +32,6 @@ def k_loop(a_ptr, b_ptr, c_ptr, K, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constex
 
 
 WARPS = (1, 2, 4, 8)
-
-
-def timed(f):
-    try:
-        f(); torch.cuda.synchronize()
-        return do_bench(f, warmup=25, rep=100)
-    except Exception:  # a config that does not compile or fit
-        return float("inf")
 
 
 def report(name, results):
