@@ -25,34 +25,37 @@ def calls_in(node: ast.AST) -> Iterator[ast.Call]:
             yield child
 
 
+def called_helpers(model: ModuleModel, nodes: list[ast.stmt], depth: int = 2) -> Iterator[ast.FunctionDef]:
+    """The jit helpers of this module that statements call by name, `depth` calls deep, each once."""
+    seen: set[int] = {id(node) for node in nodes}
+    pending = [(nodes, depth)]
+    while pending:
+        batch, left = pending.pop(0)
+        for call in (call for stmt in batch for call in calls_in(stmt)):
+            helper = model.local_function(call.func.id) if left and isinstance(call.func, ast.Name) else None
+            if helper is not None and helper.node is not None and id(helper.node) not in seen:
+                seen.add(id(helper.node))
+                yield helper.node
+                pending.append((helper.node.body, left - 1))
+
+
 def touches_memory(model: ModuleModel, body: list[ast.stmt], depth: int = 2,
                    calls: frozenset[str] = MEMORY_CALLS) -> bool:
     """Whether statements load, store or run tl.dot (or, with `calls`, call one of those), following calls into
     this module's jit helpers."""
-    for stmt in body:
-        for call in calls_in(stmt):
+    def direct(statements: list[ast.stmt]) -> bool:
+        for call in (call for stmt in statements for call in calls_in(stmt)):
             name = model.qualify(call.func)
-            if name in calls:
+            if name in calls or (calls is MEMORY_CALLS and name is None and isinstance(call.func, ast.Attribute)
+                                 and call.func.attr in DESCRIPTOR_METHODS):  # desc.load([...]) on a descriptor
                 return True
-            if calls is MEMORY_CALLS and isinstance(call.func, ast.Attribute) and call.func.attr in DESCRIPTOR_METHODS \
-                    and name is None:
-                return True  # desc.load([...]) on a tensor descriptor
-            if depth and isinstance(call.func, ast.Name):
-                helper = model.local_function(call.func.id)
-                if helper is not None and helper.node is not None and \
-                        touches_memory(model, helper.node.body, depth - 1, calls):
-                    return True
-    return False
+        return False
+    return direct(body) or any(direct(helper.body) for helper in called_helpers(model, body, depth))
 
 
 def with_helpers(model: ModuleModel, node: ast.FunctionDef, depth: int = 2) -> list[ast.FunctionDef]:
     """The function and the jit helpers of this module it calls by name, `depth` calls deep."""
-    found = [node]
-    for call in calls_in(node):
-        helper = model.local_function(call.func.id) if depth and isinstance(call.func, ast.Name) else None
-        if helper is not None and helper.node is not None and helper.node is not node:
-            found += [h for h in with_helpers(model, helper.node, depth - 1) if h not in found]
-    return found
+    return [node, *called_helpers(model, [node], depth)]
 
 
 def runs_dot(model: ModuleModel, body: list[ast.stmt]) -> bool:
