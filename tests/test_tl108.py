@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from tests.helpers import lint_code
+from tests.helpers import cli_findings, lint_code
 from tritonlint.ruleset import load_rules
 
 RULES = [rule for rule in load_rules() if rule.id == "TL108"]
@@ -617,3 +617,43 @@ def test_two_rows_padded_with_the_same_infinity_are_named_as_the_nan_source():
     assert [d.location.row for d in findings] == [7]
     assert "the load at line 8, padded alike" in findings[0].notes[0]
     assert "running maximum" not in findings[0].notes[0]
+
+
+ABSMAX_KERNEL = textwrap.dedent("""\
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def absmax_scale(x_ptr, s_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs, mask=offs < n, other=-float("inf"))
+        tl.store(s_ptr + tl.program_id(0), tl.max(tl.abs(x), axis=0) / 448.0)
+    """)
+ABSMAX_HOST = textwrap.dedent("""\
+    import torch
+    import triton
+    from kernels import absmax_scale
+
+    def scales(x, group=128):
+        {check}
+        n = x.numel()
+        s = torch.empty(triton.cdiv(n, group), device=x.device)
+        absmax_scale[(triton.cdiv(n, group),)](x, s, n, group)
+        return s
+    """)
+
+
+@pytest.mark.parametrize("check, reported", [
+    ("assert x.shape[-1] % group == 0", False),
+    ("if x.size(1) % group != 0: raise ValueError(x.shape)", False),
+    ("assert x.shape[-1] % 2 == 0", True),  # another divisor
+    ("assert group % 2 == 0", True),  # not a dimension of the counted tensor
+])
+def test_a_count_whose_dimension_the_launching_module_asserts_divisible_is_whole_blocks(tmp_path, check, reported):
+    """`n = x.numel()` with `assert x.shape[-1] % group == 0` and BLOCK = group, launched from another module of
+    the project (round R331s, an NVFP4 fake-quantiser): every block is whole, no lane is padded, the -inf fill
+    never reaches `tl.max(tl.abs(x))`."""
+    (tmp_path / "kernels.py").write_text(ABSMAX_KERNEL)
+    (tmp_path / "host.py").write_text(ABSMAX_HOST.replace("{check}", check))
+    findings = cli_findings(tmp_path, "TL108", "--no-cache", ".")
+    assert [f["filename"] for f in findings] == (["kernels.py"] if reported else [])

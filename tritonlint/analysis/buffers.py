@@ -12,9 +12,8 @@ import re
 
 from tritonlint.analysis.flow import FunctionFlow, flow_of
 from tritonlint.analysis.host import HostScope
-from tritonlint.analysis.launches import bind_launch
+from tritonlint.analysis.launches import bind_launch, kernel_launches
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
-from tritonlint.analysis.offset_launches import kernel_launches
 from tritonlint.analysis.reductions import IDENTITY, IDENTITY_METHODS, NEEDS, PaddedLanes, load_argument
 from tritonlint.analysis.triton_names import TL
 

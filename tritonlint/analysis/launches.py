@@ -12,12 +12,16 @@ import ast
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.host import HostScope, passed_for
 from tritonlint.analysis.model import KERNEL_WRAPPERS, JitFunction, LaunchArg, LaunchSite, ModuleModel, calls_with_scope
 from tritonlint.analysis.provenance import grid_axes
 from tritonlint.walk import walk
+
+if TYPE_CHECKING:
+    from tritonlint.analysis.project import Project
 
 
 @dataclass
@@ -265,6 +269,18 @@ def launches_starting(model: ModuleModel, kernel: JitFunction, names: frozenset[
         parameter_key(model, launch) in names or not names.isdisjoint(handed_kernels(model, launch)))]
 
 
+def kernel_launches(model: ModuleModel, function: JitFunction,
+                    project: Project | None = None) -> list[tuple[ModuleModel, LaunchSite]]:
+    """The launches of `function` in its own module, with that module's model; where there are none, the
+    launches of the other modules of the project that launch it by a name that resolves to it."""
+    found = [(model, launch) for launch in launches_starting(model, function)]
+    if found or project is None:
+        return found
+    for other, names in project.launching_modules(function.qualname):
+        found += [(other, launch) for launch in launches_starting(other, function, names)]
+    return found
+
+
 def choice_candidates(model: ModuleModel, expr: ast.expr | None, depth: int = 3,
                       known_only: bool = False) -> list[str] | None:
     """The kernels an expression chooses from (see launch_candidates), None when not known; with
@@ -300,8 +316,9 @@ def choice_candidates(model: ModuleModel, expr: ast.expr | None, depth: int = 3,
     return [name for arm in arms for name in arm or ()] or None
 
 
-def same_at_every_launch(model: ModuleModel, kernel: JitFunction, first: str, second: str) -> bool:
-    """Every launch of `kernel` in its module passes one host value for the parameter `first` and for
+def same_at_every_launch(model: ModuleModel, kernel: JitFunction, first: str, second: str,
+                         project: Project | None = None) -> bool:
+    """Every launch of `kernel` (`kernel_launches`) passes one host value for the parameter `first` and for
     `second`, the text of a parameter or of an expression of parameters (`BLOCK_SIZE = dim` then
     `k[grid](x, dim, BLOCK_SIZE)`; `BLOCK = N * H * W` for `N * H * W`), read through single local assignments;
     there is at least one such launch."""
@@ -310,12 +327,12 @@ def same_at_every_launch(model: ModuleModel, kernel: JitFunction, first: str, se
     except SyntaxError:
         return False
     names = {node.id for node in walk(expression) if isinstance(node, ast.Name)}
-    launches = launches_starting(model, kernel)
-    for launch in launches:
-        values = bind_launch(model, launch, kernel).values
+    launches = kernel_launches(model, kernel, project)
+    for host, launch in launches:
+        values = bind_launch(host, launch, kernel).values
         if first not in values or not names <= values.keys():
             return False
-        scope = HostScope.of(model, launch.scope)
+        scope = HostScope.of(host, launch.scope)
         passed = ast.unparse(_root(scope, values[first]))
         if passed not in (ast.unparse(_passed(expression, values, lambda e: e)),
                           ast.unparse(_passed(expression, values, lambda e: _root(scope, e)))):
@@ -336,48 +353,94 @@ def _passed(expr: ast.expr, values: dict[str, ast.expr], read: Callable[[ast.exp
     return _Replace().visit(copy.deepcopy(expr))  # type: ignore[no-any-return]
 
 
-def passed_at_every_launch(model: ModuleModel, kernel: JitFunction, name: str) -> ast.expr | None:
-    """The one host expression every launch of `kernel` in its module passes for the parameter `name`, read
+def passed_at_every_launch(model: ModuleModel, kernel: JitFunction, name: str,
+                           project: Project | None = None) -> ast.expr | None:
+    """The one host expression every launch of `kernel` (`kernel_launches`) passes for the parameter `name`, read
     through single local assignments (`MASK_VALUE=-torch.finfo(torch.float32).max`); None where the launches
     pass different ones or there is none."""
     found: set[str] = set()
     value: ast.expr | None = None
-    for launch in launches_starting(model, kernel):
-        passed = bind_launch(model, launch, kernel).values.get(name)
+    for host, launch in kernel_launches(model, kernel, project):
+        passed = bind_launch(host, launch, kernel).values.get(name)
         if passed is None:
             return None
-        value = _root(HostScope.of(model, launch.scope), passed)
+        value = _root(HostScope.of(host, launch.scope), passed)
         found.add(ast.unparse(value))
     return value if len(found) == 1 else None
 
 
-def whole_blocks_at_every_launch(model: ModuleModel, kernel: JitFunction, block: str, count: str) -> bool:
-    """Every launch of `kernel` in its module passes for `count` a product with a factor that the integer it
+def whole_blocks_at_every_launch(model: ModuleModel, kernel: JitFunction, block: str, count: str,
+                                 project: Project | None = None) -> bool:
+    """Every launch of `kernel` (`kernel_launches`) passes for `count` a product with a factor that the integer it
     passes for `block` divides (`n = x.shape[0] * 256` with `BLOCK_SIZE = 128`): the count is a whole number of
     blocks; or passes the block's own expression as a factor of the count, also as a dimension of the tensor whose
     `numel()` it passes (`data = data.reshape(rows, groups, group_size)`, `data.numel()` with `group_size`).
     There is at least one such launch."""
-    launches = launches_starting(model, kernel)
-    for launch in launches:
-        values = bind_launch(model, launch, kernel).values
+    launches = kernel_launches(model, kernel, project)
+    for host, launch in launches:
+        values = bind_launch(host, launch, kernel).values
         if block not in values or count not in values:
             return False
-        scope = HostScope.of(model, launch.scope)
+        scope = HostScope.of(host, launch.scope)
         evaluator = scope.evaluator()
         factors = _factors(_root(scope, values[count]))
+        dividing = [divisor for multiple, divisor in _asserted_multiples(scope, launch.line)
+                    if _divides_count(scope, multiple, factors)]  # `assert x.shape[-1] % B == 0`, count x.numel()
         width = evaluator.evaluate(values[block])
         if width is None:
             passed = ast.unparse(_root(scope, values[block]))
-            if not any(ast.unparse(f) == passed for f in factors + _numel_factors(scope, factors, launch.line)):
+            if not any(ast.unparse(f) == passed for f in factors + _numel_factors(scope, factors, launch.line)
+                       + [_root(scope, divisor) for divisor in dividing]):
                 return False
             continue
         if width.value <= 0:
             return False
         if width.value == 1:
             continue  # blocks of one lane: every count is whole blocks
-        if not any((f := evaluator.evaluate(factor)) is not None and f.value % width.value == 0 for factor in factors):
+        if not any((f := evaluator.evaluate(factor)) is not None and f.value % width.value == 0
+                   for factor in factors + dividing):
             return False
     return bool(launches)
+
+
+def _asserted_multiples(scope: HostScope, line: int) -> list[tuple[ast.expr, ast.expr]]:
+    """(multiple, divisor) for each test of the launching function's body above `line` that stops it unless
+    one divides the other: `assert m % d == 0`, `if m % d != 0: raise ...` (also `if m % d:`)."""
+    found: list[tuple[ast.expr, ast.expr]] = []
+    for statement in scope.node.body if scope.node is not None else []:
+        if statement.lineno >= line:
+            break
+        test, negated = None, False
+        if isinstance(statement, ast.Assert):
+            test = statement.test
+        elif isinstance(statement, ast.If) and not statement.orelse and isinstance(statement.body[-1], ast.Raise):
+            test, negated = statement.test, True
+        remainder = test
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant) \
+                and test.comparators[0].value == 0 and isinstance(test.ops[0], ast.NotEq if negated else ast.Eq):
+            remainder = test.left
+        elif not negated:
+            continue  # an assert holds only `m % d == 0`; an if that raises holds `m % d != 0` or `m % d`
+        if isinstance(remainder, ast.BinOp) and isinstance(remainder.op, ast.Mod):
+            found.append((remainder.left, remainder.right))
+    return found
+
+
+def _divides_count(scope: HostScope, multiple: ast.expr, factors: list[ast.expr]) -> bool:
+    """`multiple` divides the count whose factors are `factors`: it is one of them, or a dimension of a tensor
+    whose `numel()` is one (`x.shape[-1]`, `x.size(1)` with `x.numel()`)."""
+    text = ast.unparse(_root(scope, multiple))
+    if any(ast.unparse(factor) == text for factor in factors):
+        return True
+    if isinstance(multiple, ast.Subscript) and isinstance(multiple.value, ast.Attribute) \
+            and multiple.value.attr == "shape":
+        tensor = multiple.value.value
+    elif isinstance(multiple, ast.Call) and isinstance(multiple.func, ast.Attribute) and multiple.func.attr == "size" \
+            and len(multiple.args) == 1:
+        tensor = multiple.func.value
+    else:
+        return False
+    return any(ast.unparse(factor) == f"{ast.unparse(tensor)}.numel()" for factor in factors)
 
 
 def _numel_factors(scope: HostScope, factors: list[ast.expr], line: int) -> list[ast.expr]:
@@ -399,15 +462,16 @@ def _numel_factors(scope: HostScope, factors: list[ast.expr], line: int) -> list
 
 
 def grid_axis_at_every_launch(model: ModuleModel, kernel: JitFunction, axis: int, count: str,
-                              block: str | None = None) -> bool:
-    """Every launch of `kernel` in its module gives grid axis `axis` the value it passes for `count` (`grid =
+                              block: str | None = None,
+                              project: Project | None = None) -> bool:
+    """Every launch of `kernel` (`kernel_launches`) gives grid axis `axis` the value it passes for `count` (`grid =
     (n, b, h)` with `b` passed as the count: program id `b` < it), or with `block`, that value's floor over the
     one it passes for `block` (`grid = (n // 64,)` with `BLOCK=64`, or `n // META["BLOCK"]`: the programs cover
     whole blocks only, and the remainder is left to other code). There is at least one launch."""
-    launches = launches_starting(model, kernel)
-    for launch in launches:
-        values = bind_launch(model, launch, kernel).values
-        scope = HostScope.of(model, launch.scope)
+    launches = kernel_launches(model, kernel, project)
+    for host, launch in launches:
+        values = bind_launch(host, launch, kernel).values
+        scope = HostScope.of(host, launch.scope)
         axes = grid_axes(scope, launch)
         if count not in values or block is not None and block not in values or axes is None or len(axes[0]) <= axis:
             return False
@@ -430,15 +494,16 @@ def grid_axis_at_every_launch(model: ModuleModel, kernel: JitFunction, axis: int
     return bool(launches)
 
 
-def divisibility_flags(model: ModuleModel, kernel: JitFunction) -> dict[str, tuple[str, str]]:
-    """The parameters every launch of `kernel` in its module passes as a test that a count is whole blocks
+def divisibility_flags(model: ModuleModel, kernel: JitFunction,
+                       project: Project | None = None) -> dict[str, tuple[str, str]]:
+    """The parameters every launch of `kernel` (`kernel_launches`) passes as a test that a count is whole blocks
     (`EVEN_N=N % BLOCK_N == 0`, read through single local assignments), each with the (block, count) parameters
     that launch passes those two values for: where the flag is true, the count is a whole number of blocks."""
-    launches = launches_starting(model, kernel)
+    launches = kernel_launches(model, kernel, project)
     found: dict[str, tuple[str, str]] | None = None
-    for launch in launches:
-        values = bind_launch(model, launch, kernel).values
-        scope = HostScope.of(model, launch.scope)
+    for host, launch in launches:
+        values = bind_launch(host, launch, kernel).values
+        scope = HostScope.of(host, launch.scope)
         roots = {name: ast.unparse(_root(scope, expr)) for name, expr in values.items()}
         here: dict[str, tuple[str, str]] = {}
         for flag, expr in values.items():

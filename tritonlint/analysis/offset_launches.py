@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from tritonlint.analysis.consteval import Evaluator
 from tritonlint.analysis.host import HostScope
 from tritonlint.analysis.host_tensors import allocated_sizes, callers_pass_int64, int64_tensor
-from tritonlint.analysis.launches import bind_launch, launches_starting
+from tritonlint.analysis.launches import bind_launch, kernel_launches
 from tritonlint.analysis.model import PROGRAM_ID, JitFunction, LaunchSite, ModuleModel, program_id_axis
 from tritonlint.analysis.offsets import Product
 from tritonlint.analysis.project import Project
@@ -68,18 +68,6 @@ class Extent:
     """How large a launch makes a count: large, small or unknown, and why."""
     kind: str  # large | spans | small | unknown
     why: str = ""  # large: the launch and the count; small: what bounds it
-
-
-def kernel_launches(model: ModuleModel, function: JitFunction,
-                    project: Project | None = None) -> list[tuple[ModuleModel, LaunchSite]]:
-    """The launches of `function` in its own module, with that module's model; where there are none, the
-    launches of the other modules of the project that launch it by a name that resolves to it."""
-    found = [(model, launch) for launch in launches_starting(model, function)]
-    if found or project is None:
-        return found
-    for other, names in project.launching_modules(function.qualname):
-        found += [(other, launch) for launch in launches_starting(other, function, names)]
-    return found
 
 
 def _small_multiplier(host: HostScope, value: ast.expr, limit: int, line: int) -> str | None:

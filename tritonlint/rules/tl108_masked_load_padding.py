@@ -25,6 +25,7 @@ from tritonlint.analysis.launches import (
     whole_blocks_at_every_launch,
 )
 from tritonlint.analysis.model import JitFunction, ModuleModel
+from tritonlint.analysis.project import Project
 from tritonlint.analysis.reductions import (
     DOT,
     LOAD,
@@ -57,7 +58,7 @@ def _analysis(ctx: MatchContext) -> PaddedLanes:
     key = ("padded-lanes", id(function.node))  # type: ignore[union-attr]
     if key not in ctx.model.memo:
         launched = {p.name: v for p in function.params  # type: ignore[union-attr]
-                    if (v := literal_number(passed_at_every_launch(ctx.model, function, p.name))) is not None}  # type: ignore[arg-type]
+                    if (v := literal_number(passed_at_every_launch(ctx.model, function, p.name, ctx.project))) is not None}  # type: ignore[arg-type]
         ctx.model.memo[key] = PaddedLanes(ctx.model, flow_of(function.node), set(function.constexprs), launched)  # type: ignore[union-attr,arg-type]
     found: PaddedLanes = ctx.model.memo[key]
     return found
@@ -161,10 +162,10 @@ def _flag_specializations(ctx: MatchContext) -> list[Specialization]:
     constexprs = set(function.constexprs)
     flags = sorted({name for n in walk(node) if isinstance(n, ast.If) and (name := _flag_of(n.test)) is not None
                     and name in constexprs and _remasks(ctx, n)})
-    divisible = divisibility_flags(ctx.model, function) if flags else {}
+    divisible = divisibility_flags(ctx.model, function, ctx.project) if flags else {}
     found = []
     for flag in flags:
-        passed = passed_at_every_launch(ctx.model, function, flag)
+        passed = passed_at_every_launch(ctx.model, function, flag, ctx.project)
         launched = passed.value if isinstance(passed, ast.Constant) and isinstance(passed.value, (bool, int)) else None
         for value in ([bool(launched)] if launched is not None else [False, True]):
             special = _Specialize(flag, value).visit(copy.deepcopy(node))
@@ -204,9 +205,11 @@ class _Specialize(ast.NodeTransformer):
 
 @dataclass
 class _Launches:
-    """The facts of `analysis.reductions.LaunchFacts` for one kernel, about its parameters only."""
+    """The facts of `analysis.reductions.LaunchFacts` for one kernel, about its parameters only, read at its
+    launches (`kernel_launches`: those of other modules where its own has none)."""
     model: ModuleModel
     kernel: JitFunction
+    project: Project
     whole: tuple[str, str] | None  # see _judged
 
     def _params(self, *names: str) -> bool:
@@ -223,17 +226,18 @@ class _Launches:
         arithmetic = all(isinstance(node, (ast.Name, ast.BinOp, ast.Load, ast.operator))
                          or isinstance(node, ast.Constant) and type(node.value) is int for node in nodes)
         return bool(names) and arithmetic and self._params(end, *names) \
-            and same_at_every_launch(self.model, self.kernel, end, bound)
+            and same_at_every_launch(self.model, self.kernel, end, bound, self.project)
 
     def whole_blocks(self, block: str, count: str) -> bool:
         return (block, count) == self.whole or self._params(block, count) and (
-            whole_blocks_at_every_launch(self.model, self.kernel, block, count) or self.same_value(block, count))
+            whole_blocks_at_every_launch(self.model, self.kernel, block, count, self.project) or self.same_value(block, count))
 
     def floored_grid(self, axis: int, block: str, count: str) -> bool:
-        return self._params(block, count) and grid_axis_at_every_launch(self.model, self.kernel, axis, count, block)
+        return self._params(block, count) and grid_axis_at_every_launch(self.model, self.kernel, axis, count, block,
+                                                                         self.project)
 
     def grid_extent(self, axis: int, count: str) -> bool:
-        return self._params(count) and grid_axis_at_every_launch(self.model, self.kernel, axis, count)
+        return self._params(count) and grid_axis_at_every_launch(self.model, self.kernel, axis, count, project=self.project)
 
 
 def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.AST,
@@ -247,7 +251,7 @@ def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.
     other = load_argument(call, 2, "other")
     fill = UNDEF if other is None else constant_class(other)
     assert mask is not None and fill is not None
-    launches = _Launches(ctx.model, function, whole)
+    launches = _Launches(ctx.model, function, ctx.project, whole)
     if analysis.keeps_every_lane(mask, launches):
         return None  # `tl.arange(0, n) < n`, launched with BLOCK = n or n whole blocks: no block is part padded
     reached = analysis.forward(call)
