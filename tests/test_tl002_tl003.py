@@ -138,6 +138,25 @@ def test_tl003_suggestion_folds_the_pointer_advance_into_the_offset(rules):
     assert b.fix.edits[1].content == "b_desc.load([k * BLOCK_SIZE_K, tl.program_id(1) * BLOCK_SIZE_N])"
 
 
+def test_tl003_suggestion_counts_an_outer_loops_advance_in_that_loops_iterations(rules):
+    # loads in an inner `tl.static_range(SUB)` at `a_ptrs + j * 32 * stride_ak`, the pointer advanced once per
+    # outer iteration by `SUB * 32 * stride_ak` (round x35a, an MXFP4 GEMM): the offset is `j * 32 + k * SUB * 32`
+    split = TUTORIAL.replace("BLOCK_SIZE_K: tl.constexpr):", "BLOCK_SIZE_K: tl.constexpr, SUB: tl.constexpr):").replace(
+        "        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)\n"
+        "        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)\n"
+        "        acc = tl.dot(a, b, acc)\n"
+        "        a_ptrs += BLOCK_SIZE_K * stride_ak",
+        "        for j in tl.static_range(SUB):\n"
+        "            a = tl.load(a_ptrs + j * BLOCK_SIZE_K * stride_ak)\n"
+        "            b = tl.load(b_ptrs + j * BLOCK_SIZE_K * stride_bk)\n"
+        "            acc = tl.dot(a, b, acc)\n"
+        "        a_ptrs += SUB * BLOCK_SIZE_K * stride_ak").replace("b_ptrs += BLOCK_SIZE_K", "b_ptrs += SUB * BLOCK_SIZE_K")
+    assert "static_range" in split and "b_ptrs += SUB" in split
+    a, b = _codes(lint_code(split, rules, select=["TL003"]), "TL003")
+    shown = " ".join(a.notes + ([a.fix.edits[1].content] if a.fix else []))
+    assert "j * BLOCK_SIZE_K + k * SUB * BLOCK_SIZE_K" in shown and "j * SUB" not in shown
+
+
 def test_tl003_suggestion_for_a_transposed_view_describes_the_tensors_own_layout(rules):
     # The tile is read with unit stride along its rows: TMA needs the last dimension contiguous, so the
     # suggestion describes the tensor as it lies in memory and transposes the loaded tile.

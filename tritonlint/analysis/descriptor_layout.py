@@ -191,14 +191,17 @@ def _add_offset(axis: Axis, amount: str) -> None:
     axis.offset = amount if axis.offset == "0" else f"{axis.offset} + {amount}"
 
 
-def _advance(increments: list[ast.expr], loop: Loop, layout: Layout) -> None:
-    """Fold `ptrs += step * stride` into the offset of the axis it moves along."""
+def _advance(flow: FunctionFlow, increments: list[ast.expr], layout: Layout) -> None:
+    """Fold `ptrs += step * stride` into the offset of the axis it moves along, counted in iterations of the
+    loop that runs the increment (an outer loop's `a_ptrs += SUB * BK * stride` around an inner loop of loads
+    moves by the outer loop's variable); an increment in no loop moves once."""
     for increment in increments:
         found = _split_step(increment, layout)
+        owner = next(iter(flow.enclosing_loops(increment)), None)
         if found is None:
             layout.notes.append(f"the pointer also advances by `{_text(increment)}` each iteration")
         else:
-            _add_offset(found[0], _progress(loop, found[1]))
+            _add_offset(found[0], found[1] if owner is None else _progress(owner, found[1]))
 
 
 def _progress(loop: Loop, amount: str) -> str:
@@ -246,7 +249,7 @@ def tile_layout(model: ModuleModel, call: ast.Call, flow: FunctionFlow, loop: Lo
         else:
             base_terms.append(_text(term))
     layout.base = " + ".join(base_terms)
-    _advance([i for i in increments if indices.of(i).rank == 0], loop, layout)
+    _advance(flow, [i for i in increments if indices.of(i).rank == 0], layout)
     _bounds(flow, call, loop, layout)
     for axis in (layout.rows, layout.cols):  # an unmasked axis read whole from 0: the block is its extent
         if axis.bound == UNKNOWN_TEXT and axis.offset == "0":
