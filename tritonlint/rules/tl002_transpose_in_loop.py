@@ -22,7 +22,7 @@ from tritonlint.analysis.flow import (
     flow_of,
     varies_in,
 )
-from tritonlint.analysis.kernel import calls_dot, mentions_dot
+from tritonlint.analysis.kernel import calls_dot, mentions_dot, runs_dot
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.triton_names import (
     CASTS,
@@ -292,7 +292,8 @@ def transposes_computed_tile(ctx: MatchContext) -> Verdict | None:
     the transposed value is used in registers in that loop: in arithmetic, a reduction, an accumulation or
     as the first operand of tl.dot. Silent for loaded tiles (also after a cast), for arithmetic on loaded
     tiles only, for transposes that only reach a store, the second operand or the accumulator of tl.dot,
-    for loop-invariant values and for whatever the analysis cannot follow."""
+    for loop-invariant values (also a value that changes only in an outer loop, transposed inside an inner loop that
+    runs tl.dot) and for whatever the analysis cannot follow."""
     node = ctx.ast_node(types=(ast.Call, ast.Attribute))
     function = ctx.function
     operand = transpose_operand(ctx.model, node)
@@ -306,7 +307,9 @@ def transposes_computed_tile(ctx: MatchContext) -> Verdict | None:
     if origin != DOT_RESULT:
         return None
     loop = next((lp for lp in loops if varies_in(flow, operand, lp)), None)
-    if loop is None or not used_in_registers(ctx.model, flow, node, loop):  # type: ignore[arg-type]
+    if loop is None or loop is not loops[0] and runs_dot(ctx.model, loops[0].body):
+        return None  # hoisted out of an inner loop of tl.dot products, the transpose is paid once for all of them
+    if not used_in_registers(ctx.model, flow, node, loop):  # type: ignore[arg-type]
         return None
     value, source = _describe_value(flow, operand, origin)
     variables = {"value": value, "origin": source, "loop": describe_loop(loop)}
