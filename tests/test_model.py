@@ -374,6 +374,8 @@ def test_n_is_a_sequence_length_in_the_middle_of_a_layout_that_names_no_other():
     assert reads("B, N, C") and reads("B, H, N, D") and reads("B, N, H, D")  # tokens, beside the heads
     assert reads("B, H_q, N, D") and not reads("B, N, T, C") and not reads("B, N, MH, D")  # the heads
     assert not reads("N, C") and not reads("B, C, N")  # a leading or last dimension
+    assert reads("B, N, D") and reads("b, N, _") and reads("B, N, hidden")  # tokens of features
+    assert not reads("B, N, R")  # the state size of a low-rank state [B, n, r] (round r338s)
 
 
 def test_a_decorator_of_the_module_that_wraps_its_argument_in_triton_autotune_is_the_kernels_autotune():

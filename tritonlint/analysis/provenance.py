@@ -882,8 +882,9 @@ _SEQUENCE_ABBREVIATIONS = frozenset({"sq", "sk", "seq", "sequence"})
 def sequence_length(origin: Origin) -> bool:
     """A shape named as a sequence length: `q_len = q.shape[0]`, or a middle dimension of a shape unpacking
     named `T`, `L`, `S`, `sq`, `sk`, `seq` or `sequence` (`B, T, C = x.shape`; not `L = basis.shape[2]`, a subscript of any
-    tensor), or `N` where no other name of the unpacking is one of those and, in four names or more, one names
-    the heads (the tokens of `B, N, C = x.shape` and `B, H, N, D`; not the heads of `B, N, T, C` or `B, N, MH, D`)."""
+    tensor), or `N` where no other name of the unpacking is one of those and, in three names, the last names
+    features (`_features`), in four names or more, one names the heads (the tokens of `B, N, C = x.shape` and
+    `B, H, N, D`; not the heads of `B, N, T, C` or `B, N, MH, D`, nor the state size of `B, N, R`)."""
     if origin.kind != "shape" or not origin.names:
         return False
     if any(_SEQUENCE_NAMES.search(name) for name in origin.names):
@@ -891,8 +892,18 @@ def sequence_length(origin: Origin) -> bool:
     last = origin.names[-1]
     if last == "N":  # in four names or more only beside the heads (`B, N, H, D`; not the heads of `B, N, MH, D`)
         return origin.middle and not any(_sequence_letter(sibling) for sibling in origin.siblings) \
-            and (len(origin.siblings) == 2 or any(_HEADS.search(sibling) for sibling in origin.siblings))
+            and (len(origin.siblings) == 2 and _features(origin.siblings[-1])
+                 or any(_HEADS.search(sibling) for sibling in origin.siblings))
     return _sequence_letter(last) and origin.middle
+
+
+def _features(name: str) -> bool:
+    """The last name of `B, N, C = x.shape` as tokens' features: a channel or feature letter, a model dimension
+    by name, or `_` (not the rank `R` of a low-rank state `B, N, R`, whose `N` is a state size)."""
+    return name.upper() in _FEATURE_LETTERS or name == "_" or model_dimension(name)
+
+
+_FEATURE_LETTERS = frozenset("CDEFHK")
 
 
 def _sequence_letter(name: str) -> bool:
