@@ -7,7 +7,7 @@ import ast
 from tritonlint import evidence
 from tritonlint.analysis.consteval import Value
 from tritonlint.analysis.kernel import mentions, runs_dot, scenario_scopes, touches_memory
-from tritonlint.analysis.model import ModuleModel
+from tritonlint.analysis.model import JitFunction, ModuleModel
 from tritonlint.analysis.triton_names import TL
 from tritonlint.context import (
     MatchContext,
@@ -104,25 +104,36 @@ def static_range_trip_count(ctx: MatchContext, above: int) -> Verdict | None:
                    span=header, applicability="unsafe")
 
 
-def constant_use(model: ModuleModel, loop: ast.For) -> str | None:
-    """Where the loop variable (or a value derived from it) is used as a compile-time constant, if anywhere."""
-    tainted = {n.id for n in walk(loop.target) if isinstance(n, ast.Name)}
+def _derived(body: list[ast.stmt], names: set[str]) -> set[str]:
+    """`names` and every name the statements assign from a value that mentions one of them."""
+    derived = set(names)
     changed = True
     while changed:
         changed = False
-        for node in walk(ast.Module(body=loop.body, type_ignores=[])):
-            if isinstance(node, ast.Assign) and mentions(node.value, tainted):
+        for node in walk(ast.Module(body=body, type_ignores=[])):
+            if isinstance(node, ast.Assign) and mentions(node.value, derived):
                 for target in node.targets:
                     for name in walk(target):
-                        if isinstance(name, ast.Name) and name.id not in tainted:
-                            tainted.add(name.id)
+                        if isinstance(name, ast.Name) and name.id not in derived:
+                            derived.add(name.id)
                             changed = True
+    return derived
+
+
+def constant_use(model: ModuleModel, loop: ast.For, function: JitFunction) -> str | None:
+    """Where the loop variable (or a value derived from it) is used as a compile-time constant, if anywhere. A
+    branch whose test also reads a run-time value (`if j < n` with `n` an argument) is a run-time branch
+    already, under tl.static_range too: it needs no constant."""
+    tainted = _derived(loop.body, {n.id for n in walk(loop.target) if isinstance(n, ast.Name)})
+    runtime = _derived(function.node.body if function.node is not None else [],
+                       {p.name for p in function.params if not p.is_constexpr}) - tainted
     for stmt in loop.body:
         for node in walk(stmt):
             if isinstance(node, ast.Subscript) and mentions(node.slice, tainted):
                 return f"it indexes `{ast.unparse(node)}` at line {node.lineno}"
-            if isinstance(node, (ast.If, ast.IfExp, ast.While, ast.Assert)) and mentions(node.test, tainted):
-                return f"it decides a branch at line {node.lineno}"
+            if isinstance(node, (ast.If, ast.IfExp, ast.While, ast.Assert)) and mentions(node.test, tainted) \
+                    and not (isinstance(node, (ast.If, ast.IfExp)) and mentions(node.test, runtime)):
+                return f"it decides a branch at line {node.lineno} that the unrolled loop settles while compiling"
             if not isinstance(node, ast.Call):
                 continue
             callee = model.qualify(node.func)
@@ -156,11 +167,12 @@ def static_range_to_range(ctx: MatchContext, verdict: Verdict) -> RawEdits | Non
     """`tl.static_range(a, b[, s])` -> `tl.range(a, b[, s], loop_unroll_factor=1)`; no fix when the loop
     variable is used where a compile-time constant is required."""
     loop = ctx.ast_node(types=(ast.For,))
-    if not isinstance(loop, ast.For) or not isinstance(loop.iter, ast.Call) or not loop.iter.args:
+    if not isinstance(loop, ast.For) or not isinstance(loop.iter, ast.Call) or not loop.iter.args \
+            or ctx.function is None:
         return None
-    reason = constant_use(ctx.model, loop)
+    reason = constant_use(ctx.model, loop, ctx.function)
     if reason is not None:
-        verdict.notes.append(f"No fix offered: the loop variable must stay a compile-time constant ({reason}).")
+        verdict.notes.append(f"No fix offered: the loop variable is used as a compile-time constant ({reason}).")
         return None
     callee = _range_callee(ctx, loop.iter.func)
     if callee is None:
