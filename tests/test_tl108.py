@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from tests.helpers import cli_findings, lint_code
+from tests.helpers import cli_findings, lint_code, run_cli
 from tritonlint.ruleset import load_rules
 
 RULES = [rule for rule in load_rules() if rule.id == "TL108"]
@@ -657,3 +657,14 @@ def test_a_count_whose_dimension_the_launching_module_asserts_divisible_is_whole
     (tmp_path / "host.py").write_text(ABSMAX_HOST.replace("{check}", check))
     findings = cli_findings(tmp_path, "TL108", "--no-cache", ".")
     assert [f["filename"] for f in findings] == (["kernels.py"] if reported else [])
+
+
+def test_fix_writes_only_what_the_whole_projects_launches_still_report(tmp_path):
+    """--fix judges a kernel launched from another module with that launch in view before it writes: the -inf fill
+    that the host's divisibility assert makes harmless stays as written (a first pass of the files one by one
+    would have replaced it)."""
+    (tmp_path / "kernels.py").write_text(ABSMAX_KERNEL)
+    (tmp_path / "host.py").write_text(ABSMAX_HOST.replace("{check}", "assert x.shape[-1] % group == 0"))
+    result = run_cli("check", "--select", "TL108", "--fix", "--unsafe-fixes", "--no-cache", ".", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "kernels.py").read_text() == ABSMAX_KERNEL

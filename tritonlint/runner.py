@@ -242,7 +242,11 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter | Lazy
                                             skipped=hit[0].skipped)
     todo = [i for i, r in enumerate(results) if r is None]
     first = Project(linted, sources=sources, files=files, namespaces=namespaces)
-    for index, (fresh, fact) in zip(todo, _map(linter, first, [work[i] for i in todo], jobs, session)):
+    # --fix writes nothing before every module's launches are known: a rule may judge a kernel from the launches
+    # of another module (the second pass), and a fix written from the first pass's view could not be taken back.
+    writes = linter.mode is FixMode.FIX
+    found_first = _map(linter, first, [work[i] for i in todo], jobs, session, FixMode.NONE if writes else None)
+    for index, (fresh, fact) in zip(todo, found_first):
         results[index], facts[index] = fresh, fact
 
     links = _links(work, results, served, repeated_names)  # type: ignore[arg-type]
@@ -261,7 +265,8 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter | Lazy
     # Files whose rules need kernels of other modules, and files whose indexed kernels other modules launch
     # (judged again with those launches in view; a cached result stands while the launching modules are the
     # ones it was judged with, their contents checked by its dependencies).
-    deferred = [i for i in todo if results[i].deferred]  # type: ignore[union-attr]
+    deferred = [i for i in todo if results[i].deferred  # type: ignore[union-attr]
+                or writes and _fixable(results[i], linter.unsafe)]  # type: ignore[arg-type]
     deferred += [i for i in range(len(work)) if i not in deferred and launching(i) != (
         recorded_launchers(served[i].deps) if i in served else frozenset())]
     # A cached result judged from the calls of its module's functions stands while the importing modules are the
@@ -401,12 +406,23 @@ def _remember(session: Session, results: list[FileResult], facts: dict[int, Fact
                        fact.consulted, r.links)
 
 
+def _fixable(result: FileResult, unsafe: bool) -> bool:
+    """A finding of the (packed) result has a fix that the run applies."""
+    diagnostics = safe_loads(result.packed[0]) if result.packed and result.packed[0] else result.diagnostics
+    return bool(applicable(diagnostics, unsafe))
+
+
 def _map(linter: FileLinter | LazyLinter, project: Project, tasks: list[Job], jobs: int | None,
-         session: Session | None) -> list[tuple[FileResult, Facts]]:
+         session: Session | None, mode: FixMode | None = None) -> list[tuple[FileResult, Facts]]:
+    """Lint the tasks (in `mode` instead of the linter's own, where given)."""
     if not tasks:
         return []
     if isinstance(linter, LazyLinter):
         linter = linter.linter
+    if mode is not None and mode is not linter.mode:
+        from tritonlint.linter import FileLinter
+
+        linter = FileLinter(linter.engine, linter.settings, linter.known, mode, linter.unsafe)
     hashing = session is not None
     workers = min(jobs or os.cpu_count() or 1, max(1, len(tasks) // 8))
     if workers <= 1 or len(tasks) < PARALLEL_THRESHOLD:
