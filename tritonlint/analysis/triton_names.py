@@ -18,6 +18,9 @@ LOAD_KEYWORDS = frozenset({"pointer", "mask", "other", "boundary_check", "paddin
 DESCRIPTOR_LOADS = frozenset({"load", "gather"})  # desc.load([...]) on a tensor descriptor
 CASTS = frozenset({f"{TL}.cast"})
 FIRST_OPERAND_KEYWORDS = frozenset({"input", "lhs"})  # tl.dot(input, other, acc), tl.dot_scaled(lhs, ..., rhs, ...)
+# The two tiles each product multiplies, by position and keyword: tl.dot(input, other, acc), tl.dot_scaled(lhs,
+# lhs_scale, lhs_format, rhs, rhs_scale, rhs_format, acc) (not the scales, nor the accumulator).
+DOT_OPERANDS = {f"{TL}.dot": ((0, "input"), (1, "other")), f"{TL}.dot_scaled": ((0, "lhs"), (3, "rhs"))}
 INDEX_CALLS = frozenset(f"{TL}.{n}" for n in ("arange", "program_id", "num_programs", "cdiv"))
 CONSTANT_CALLS = frozenset(f"{TL}.{n}" for n in ("zeros", "full", "zeros_like", "full_like"))
 RESHAPES = frozenset(f"{TL}.{n}" for n in ("reshape", "view", "broadcast_to", "expand_dims"))

@@ -30,7 +30,7 @@ from tritonlint.analysis.indexing import Indices, load_pointer
 from tritonlint.analysis.kernel import calls_dot, launches_of, mentions_dot, with_helpers
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.analysis.names import last_name
-from tritonlint.analysis.triton_names import DESCRIPTOR_LOADS, DOTS, LOADS, TL
+from tritonlint.analysis.triton_names import DESCRIPTOR_LOADS, DOT_OPERANDS, DOTS, LOADS, TL
 from tritonlint.analysis.triton_versions import removed_use, table
 from tritonlint.context import Exemption, MatchContext, RawEdits, Verdict, condition, fixer
 from tritonlint.walk import parents, walk
@@ -65,7 +65,7 @@ def feeds_dot(model: ModuleModel, flow: FunctionFlow, load: ast.Call, loop: Loop
     loop nested in it, where the tile stays the same on every iteration."""
     operands = [_tile_source(model, arg) for n in walk(loop)
                 if isinstance(n, ast.Call) and model.qualify(n.func) in DOTS and flow.enclosing_loops(n)[0] is loop
-                for arg in n.args[:2]]
+                for arg in _dot_operands(model, n)]
     if any(operand is load for operand in operands):
         return True
     stmt = flow.statement_of(load)
@@ -88,6 +88,14 @@ def feeds_dot(model: ModuleModel, flow: FunctionFlow, load: ast.Call, loop: Loop
                     and _tile_source(model, parent.value) is use:
                 pending.append(flow.definition_at(parent, parent.targets[0].id))
     return False
+
+
+def _dot_operands(model: ModuleModel, call: ast.Call) -> list[ast.expr]:
+    """The two tiles a tl.dot or tl.dot_scaled multiplies, passed by position or keyword (not a scale)."""
+    keywords = {keyword.arg: keyword.value for keyword in call.keywords}
+    return [call.args[position] if position < len(call.args) else keywords[keyword]
+            for position, keyword in DOT_OPERANDS.get(model.qualify(call.func) or "", ())
+            if position < len(call.args) or keyword in keywords]
 
 
 def _is_descriptor_load(model: ModuleModel, node: ast.AST) -> bool:
