@@ -91,6 +91,12 @@ def static_range_trip_count(ctx: MatchContext, above: int) -> Verdict | None:
         return None
     value, source = found
     header = (ctx.file.span_of(loop)[0], ctx.file.span_of(loop.iter)[1])  # `for ... in tl.static_range(...)`
+    nested = [node.lineno for node in walk(ast.Module(body=loop.body, type_ignores=[])) if isinstance(node, ast.For)
+              and isinstance(node.iter, ast.Call) and ctx.model.qualify(node.iter.func) == f"{TL}.static_range"]
+    if nested:  # the unrolled code is the product of the trip counts (x35b: 32 x 4 inner loops, 83 s to compile)
+        lines = ", ".join(map(str, nested))
+        source += (f"; each iteration also unrolls the tl.static_range loop{'s' if len(nested) > 1 else ''} at "
+                   f"line{'s' if len(nested) > 1 else ''} {lines}")
     variables = {"trip": str(value.value), "trip_source": source}
     if runs_dot(ctx.model, loop.body):
         impact = "the body runs tl.dot, and a fully unrolled loop cannot be software-pipelined"
