@@ -119,6 +119,15 @@ def test_tl003_suggestion_reads_the_bounds_of_masks_held_in_local_names(rules):
     assert first.fix is not None and "shape=[M, K]" in first.fix.edits[0].content
 
 
+def test_tl003_suggestion_reads_the_bound_of_an_offset_sum_written_inline(rules):
+    # `(k + offs_kb)[None, :]` in the pointer and the same sum in the mask (round x35d, an NVFP4 GEMM's packed K)
+    inline = GEMM.replace("        offs_k = k + tl.arange(0, BLOCK_K)\n", "").replace("offs_k", "(k + offs_kb)").replace(
+        "    acc = tl.zeros(", "    offs_kb = tl.arange(0, BLOCK_K)\n    acc = tl.zeros(")
+    assert "(k + offs_kb)[None, :] < K" in inline
+    first = _codes(lint_code(inline, rules, select=["TL003"]), "TL003")[0]
+    assert first.fix is not None and "shape=[M, K]" in first.fix.edits[0].content
+
+
 def test_tl003_suggestion_follows_an_offset_vector_built_from_another_local(rules):
     # `k_offs = k + offs_k` with `offs_k = tl.arange(0, BLOCK_K)` before the loop (rounds x33c, x34c, x34d)
     nested = GEMM.replace("    for k in range(0, K, BLOCK_K):\n        offs_k = k + tl.arange(0, BLOCK_K)\n",

@@ -26,7 +26,7 @@ UNKNOWN_TEXT = "..."
 @dataclass
 class Axis:
     """One axis of a tile's addressing: offset vector, stride, block size, offset and bound (source text)."""
-    vector: str = ""  # the offset vector's name, e.g. offs_m
+    vector: str = ""  # the offset vector: a name (offs_m) or an expression (`k0 + offs_k`) as its source text
     stride: str = UNKNOWN_TEXT
     block: str = UNKNOWN_TEXT
     offset: str = UNKNOWN_TEXT
@@ -145,8 +145,11 @@ def _bounds(flow: FunctionFlow, call: ast.Call, loop: Loop, layout: Layout) -> N
         bound = compare.comparators[0]
         if isinstance(bound, ast.BinOp) and isinstance(bound.op, ast.Sub) and _names_in(bound.right) & loop_vars:
             bound = bound.left  # K - k * BLOCK_K: the bound of the whole tensor is K
-        for axis in (layout.rows, layout.cols):
-            if axis.vector and axis.vector in _names_in(compare.left):
+        left = compare.left.value if isinstance(compare.left, ast.Subscript) and broadcast_axis(compare.left) is not None \
+            else compare.left
+        for axis in (layout.rows, layout.cols):  # `offs_k[None, :] < K`, or the same sum the pointer adds
+            if axis.vector and (axis.vector in _names_in(compare.left) if axis.vector.isidentifier()
+                                else _text(left) == axis.vector):
                 axis.bound = _text(bound)
 
 
@@ -238,7 +241,7 @@ def tile_layout(model: ModuleModel, call: ast.Call, flow: FunctionFlow, loop: Lo
     for number, axis in ((0, layout.rows), (1, layout.cols)):
         _, vector, stride = axes[number]
         axis.stride = stride
-        axis.vector = vector.id if isinstance(vector, ast.Name) else ""
+        axis.vector = _text(vector)
         _block_and_offset(flow, model, vector, axis)
     base_terms: list[str] = []
     for term in scalar_terms:  # `k_ptrs + start_n * stride_kn`: a step along an axis belongs to its offset
