@@ -22,7 +22,8 @@ from tritonlint.analysis.flow import (
     flow_of,
     varies_in,
 )
-from tritonlint.analysis.kernel import calls_dot, mentions_dot, runs_dot
+from tritonlint.analysis.jit_globals import refused_global
+from tritonlint.analysis.kernel import calls_dot, mentions_dot, runs_dot, with_helpers
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.triton_names import (
     CASTS,
@@ -38,6 +39,7 @@ from tritonlint.analysis.triton_names import (
     RESHAPES,
     TL,
 )
+from tritonlint.analysis.triton_versions import table
 from tritonlint.context import MatchContext, RawEdits, Verdict, condition, fixer
 from tritonlint.walk import walk
 
@@ -301,7 +303,7 @@ def transposes_computed_tile(ctx: MatchContext) -> Verdict | None:
         return None
     flow = flow_of(function.node)
     loops = flow.enclosing_loops(node)  # type: ignore[arg-type]
-    if not loops:
+    if not loops or _uncompilable(ctx.model, function.node):
         return None
     origin = Origins(ctx.model, flow, set(function.constexprs)).of(operand)
     if origin != DOT_RESULT:
@@ -317,6 +319,14 @@ def transposes_computed_tile(ctx: MatchContext) -> Verdict | None:
         # Measured apart: a transposed dot-derived tile fed straight into tl.dot's first operand costs less.
         return Verdict(vars={**variables, "measured": evidence.fixture_phrase(FIRST_OPERAND)}, severity="info")
     return Verdict(vars={**variables, "measured": evidence.fixture_phrase(COMPUTED_TILE)})
+
+
+def _uncompilable(model: ModuleModel, node: ast.FunctionDef) -> bool:
+    """The kernel (or a jit helper it calls) reads a module-level number without `tl.constexpr(...)`, which the
+    Triton of the measurements refuses (TL103 reports it): a layout change is moot until it compiles."""
+    newest = table().newest
+    return model.memoized(("uncompilable", id(node)), lambda: any(
+        refused_global(model, part, newest) for part in with_helpers(model, node)))
 
 
 def _only_first_operand(model: ModuleModel, flow: FunctionFlow, node: ast.expr) -> bool:

@@ -27,6 +27,7 @@ from tritonlint.analysis.flow import (
     varies_in,
 )
 from tritonlint.analysis.indexing import Indices, load_pointer
+from tritonlint.analysis.jit_globals import refused_global
 from tritonlint.analysis.kernel import calls_dot, launches_of, mentions_dot, with_helpers
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.analysis.names import last_name
@@ -183,12 +184,14 @@ def predates_descriptors(model: ModuleModel) -> bool:
 
 def _removed_by_descriptors(model: ModuleModel, function: JitFunction) -> str | None:
     """An API the kernel (or a jit helper it calls) uses that the first Triton with tensor descriptors no longer
-    has: that Triton cannot compile the kernel, so a descriptor is not the change it needs first."""
+    has, or a module-level number it reads without `tl.constexpr(...)`, which that Triton refuses: it cannot
+    compile the kernel, so a descriptor is not the change it needs first."""
     node, first = function.node, table().entries[f"{TL}.make_tensor_descriptor"].introduced
     if node is None or first is None:
         return None
     return model.memoized(("removed-by-descriptors", id(node)), lambda: next(filter(None, (
-        removed_use(part, model.qualify, first) for part in with_helpers(model, node))), None))
+        removed_use(part, model.qualify, first) or refused_global(model, part, first)
+        for part in with_helpers(model, node))), None))
 
 
 def _imports_jax_triton(model: ModuleModel) -> bool:

@@ -17,6 +17,7 @@ from tritonlint.analysis.block_pointers import (
     descriptor_rewrite,
 )
 from tritonlint.analysis.flow import flow_of
+from tritonlint.analysis.jit_globals import global_form, literal_globals
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.project_facts import triton_pin_key
 from tritonlint.analysis.triton_versions import (
@@ -34,7 +35,6 @@ from tritonlint.context import (
     condition,
     fixer,
 )
-from tritonlint.analysis.triton_names import TL
 from tritonlint.prefilter import Requirement, Token, disjoin
 
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)+")
@@ -123,52 +123,18 @@ def _keyword_use(ctx: MatchContext) -> Use | None:
     return Use(entry, f"{function.text()}({name.text()}=...)", ctx.span()) if entry and function and name else None
 
 
-def _literal(value: ast.expr | None) -> bool:
-    """A number, or arithmetic of numbers (`-1e4`, `2 ** 31 - 1`)."""
-    if isinstance(value, ast.Constant):
-        return isinstance(value.value, (int, float)) and not isinstance(value.value, bool)
-    if isinstance(value, ast.UnaryOp):
-        return _literal(value.operand)
-    return isinstance(value, ast.BinOp) and _literal(value.left) and _literal(value.right)
-
-
-def _literal_globals(model: ModuleModel) -> dict[str, tuple[str, ast.expr]]:
-    """Module-level names bound once, at the top level, to a number: `plain` (`LOG2E = 1.44`) or `annotated`
-    (`LOG2E: tl.constexpr = 1.44`). A module that opts out with TRITON_ALLOW_NON_CONSTEXPR_GLOBALS has none."""
-    def collect() -> dict[str, tuple[str, ast.expr]]:
-        if model.text is not None and "TRITON_ALLOW_NON_CONSTEXPR_GLOBALS" in model.text:
-            return {}
-        found: dict[str, tuple[str, ast.expr]] = {}
-        for statement in model.tree.body:
-            if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
-                    and isinstance(statement.targets[0], ast.Name):
-                name, value, form = statement.targets[0].id, statement.value, "plain"
-            elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name) \
-                    and statement.value is not None and model.qualify(statement.annotation) == f"{TL}.constexpr":
-                name, value, form = statement.target.id, statement.value, "annotated"
-            else:
-                continue
-            if model.assignments.get(name) is value and _literal(value):
-                found[name] = (form, value)
-        return found
-    return model.memoized(("literal-globals",), collect)
-
-
 def _global_use(ctx: MatchContext) -> Use | None:
     """A Name in a jit function's body that reads a module-level global bound to a number without
     `tl.constexpr(...)`: no binding of the function reaches it (its flow), and it is not in a decorator, an
     annotation or an argument's default, which Triton reads as Python."""
-    found = _literal_globals(ctx.model).get(ctx.node.text())  # first: most upper-case names are no such global
-    if found is None:
+    if ctx.node.text() not in literal_globals(ctx.model):  # first: most upper-case names are no such global
         return None
     function = ctx.function
     name = ctx.ast_node(types=(ast.Name,))
-    if function is None or function.node is None or not isinstance(name, ast.Name) or not isinstance(name.ctx, ast.Load):
+    if function is None or function.node is None or not isinstance(name, ast.Name):
         return None
-    flow = flow_of(function.node)
-    if flow.statement_of(name) is None or flow.reaching(name):
-        return None
-    return Use(table().jit_globals[found[0]], name.id, ctx.span())
+    form = global_form(ctx.model, flow_of(function.node), name)
+    return Use(table().jit_globals[form], name.id, ctx.span()) if form is not None else None
 
 
 def guarded(ctx: MatchContext) -> str | None:
@@ -278,7 +244,7 @@ def triton_api_version(ctx: MatchContext, target: str = "") -> Verdict | None:
 
 
 def _global_verdict(ctx: MatchContext, use: Use, at: Target) -> Verdict:
-    form, value = _literal_globals(ctx.model)[use.written]
+    form, value = literal_globals(ctx.model)[use.written]
     since = show(use.entry.removed)  # type: ignore[arg-type]
     status = f"is a plain module-level global read in jit code, refused from Triton {since}" if form == "plain" \
         else f"is annotated `tl.constexpr` but not made with it, refused in jit code from Triton {since}"

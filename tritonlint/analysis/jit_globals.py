@@ -1,0 +1,66 @@
+"""Module-level numbers a jit function reads without `tl.constexpr(...)`: Triton's code generator refuses them
+(TL103's table, section `jit_globals`: a plain `NAME = 42` from 3.0, `NAME: tl.constexpr = 42` from 3.3), so no
+Triton from then on compiles the function. TL103 reports the read; the performance rules stay silent on a
+kernel that cannot compile."""
+
+from __future__ import annotations
+
+import ast
+
+from tritonlint.analysis.flow import FunctionFlow, flow_of
+from tritonlint.analysis.model import ModuleModel
+from tritonlint.analysis.triton_names import TL
+from tritonlint.analysis.triton_versions import Version, table
+from tritonlint.walk import walk
+
+
+def _literal(value: ast.expr | None) -> bool:
+    """A number, or arithmetic of numbers (`-1e4`, `2 ** 31 - 1`)."""
+    if isinstance(value, ast.Constant):
+        return isinstance(value.value, (int, float)) and not isinstance(value.value, bool)
+    if isinstance(value, ast.UnaryOp):
+        return _literal(value.operand)
+    return isinstance(value, ast.BinOp) and _literal(value.left) and _literal(value.right)
+
+
+def literal_globals(model: ModuleModel) -> dict[str, tuple[str, ast.expr]]:
+    """Module-level names bound once, at the top level, to a number: `plain` (`LOG2E = 1.44`) or `annotated`
+    (`LOG2E: tl.constexpr = 1.44`). A module that opts out with TRITON_ALLOW_NON_CONSTEXPR_GLOBALS has none."""
+    def collect() -> dict[str, tuple[str, ast.expr]]:
+        if model.text is not None and "TRITON_ALLOW_NON_CONSTEXPR_GLOBALS" in model.text:
+            return {}
+        found: dict[str, tuple[str, ast.expr]] = {}
+        for statement in model.tree.body:
+            if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                    and isinstance(statement.targets[0], ast.Name):
+                name, value, form = statement.targets[0].id, statement.value, "plain"
+            elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name) \
+                    and statement.value is not None and model.qualify(statement.annotation) == f"{TL}.constexpr":
+                name, value, form = statement.target.id, statement.value, "annotated"
+            else:
+                continue
+            if model.assignments.get(name) is value and _literal(value):
+                found[name] = (form, value)
+        return found
+    return model.memoized(("literal-globals",), collect)
+
+
+def global_form(model: ModuleModel, flow: FunctionFlow, name: ast.Name) -> str | None:
+    """How the module-level number that `name` reads in the function's body is written (`plain`, `annotated`),
+    where no binding of the function reaches it; None for anything else, and for a read in a decorator, an
+    annotation or an argument's default, which Triton evaluates as Python."""
+    found = literal_globals(model).get(name.id)  # first: most names are no such global
+    if found is None or not isinstance(name.ctx, ast.Load) or flow.statement_of(name) is None or flow.reaching(name):
+        return None
+    return found[0]
+
+
+def refused_global(model: ModuleModel, function: ast.FunctionDef, by: Version) -> str | None:
+    """The first module-level number the function reads in a form Triton refuses by version `by`."""
+    flow = flow_of(function)
+    for node in walk(ast.Module(body=function.body, type_ignores=[])):
+        if isinstance(node, ast.Name) and (form := global_form(model, flow, node)) is not None:
+            removed = table().jit_globals[form].removed
+            if removed is not None and removed <= by:
+                return node.id
+    return None
