@@ -316,3 +316,25 @@ def test_tl001_notes_the_static_range_loops_unrolled_inside_each_iteration():
     (finding,) = [d for d in lint_code(code, RULES, select=["TL001"]).diagnostics if d.code == "TL001"]
     assert finding.notes[0] == ("Trip count 32: literal bounds; each iteration also unrolls the tl.static_range loop at "
                                 "line 7.")
+
+
+def test_tl001_notes_a_compile_time_test_around_the_whole_body():
+    """`for rt in tl.static_range(64): if rt < MAX_TILES:` emits only the iterations that pass (round x35b: 16-32
+    of 64 bodies): the note says so, beside the literal trip count; a run-time test (`if j < n`) is not named."""
+    code = textwrap.dedent("""\
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def tiles(x_ptr, n, MAX_TILES: tl.constexpr):
+            for rt in tl.static_range(0, 64):
+                if rt < MAX_TILES:
+                    tl.store(x_ptr + rt, tl.load(x_ptr + rt) * 2.0)
+            for j in tl.static_range(0, 64):
+                if j < n:
+                    tl.store(x_ptr + j, 1.0)
+        """)
+    first, second = [d for d in lint_code(code, RULES, select=["TL001"]).diagnostics if d.code == "TL001"]
+    assert first.notes[0] == ("Trip count 64: literal bounds; the test `rt < MAX_TILES` at line 7 is settled while "
+                              "compiling, so the iterations it fails emit no code.")
+    assert second.notes[0] == "Trip count 64: literal bounds."

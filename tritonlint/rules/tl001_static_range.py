@@ -97,6 +97,13 @@ def static_range_trip_count(ctx: MatchContext, above: int) -> Verdict | None:
         lines = ", ".join(map(str, nested))
         source += (f"; each iteration also unrolls the tl.static_range loop{'s' if len(nested) > 1 else ''} at "
                    f"line{'s' if len(nested) > 1 else ''} {lines}")
+    target = {n.id for n in walk(loop.target) if isinstance(n, ast.Name)}
+    cut = loop.body[0] if len(loop.body) == 1 and isinstance(loop.body[0], ast.If) else None
+    if cut is not None and not cut.orelse and _names_in(cut.test) & target \
+            and _names_in(cut.test) - target <= set(ctx.function.constexprs):
+        # `if rt < MAX_TILES:` around the whole body: only the iterations that pass emit code (x35b)
+        source += (f"; the test `{ast.unparse(cut.test)}` at line {cut.lineno} is settled while compiling, so the "
+                   "iterations it fails emit no code")
     variables = {"trip": str(value.value), "trip_source": source}
     if runs_dot(ctx.model, loop.body):
         impact = "the body runs tl.dot, and a fully unrolled loop cannot be software-pipelined"
@@ -108,6 +115,10 @@ def static_range_trip_count(ctx: MatchContext, above: int) -> Verdict | None:
     # Without a tl.dot the unrolled loop runs as fast or faster: trading that for compile time is the user's call.
     return Verdict(vars={**variables, "impact": impact, "evidence": evidence.fixture_phrase(fixture)}, severity="info",
                    span=header, applicability="unsafe")
+
+
+def _names_in(node: ast.AST) -> set[str]:
+    return {n.id for n in walk(node) if isinstance(n, ast.Name)}
 
 
 def _derived(body: list[ast.stmt], names: set[str]) -> set[str]:
