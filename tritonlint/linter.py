@@ -40,6 +40,10 @@ class FileLinter:
         self.unsafe = unsafe
         self.mark_rows = False  # quoted rows as Row markers, for texts whose rows are placed later (notebooks)
 
+    def with_mode(self, mode: FixMode) -> FileLinter:
+        """The same linter (engine, settings, rules) applying fixes as `mode` says."""
+        return self if mode is self.mode else FileLinter(self.engine, self.settings, self.known, mode, self.unsafe)
+
     def lint_path(self, path: Path, display: str, module: str, project: Project) -> FileResult:
         result = FileResult(display, module)
         try:

@@ -126,10 +126,8 @@ def _relax_gc() -> tuple[int, int, int]:
 def _lint_job(job: Job) -> tuple[FileResult, Facts]:
     linter, project = _worker, _project
     assert linter is not None and project is not None
-    if job.context and linter.mode is not FixMode.NONE:
-        from tritonlint.linter import FileLinter
-
-        linter = FileLinter(linter.engine, linter.settings, linter.known, FixMode.NONE, linter.unsafe)
+    if job.context:
+        linter = linter.with_mode(FixMode.NONE)
     project.consulted = set()
     facts = Facts(checked_ns=time.time_ns())
     result = FileResult(job.display, job.module)
@@ -419,10 +417,8 @@ def _map(linter: FileLinter | LazyLinter, project: Project, tasks: list[Job], jo
         return []
     if isinstance(linter, LazyLinter):
         linter = linter.linter
-    if mode is not None and mode is not linter.mode:
-        from tritonlint.linter import FileLinter
-
-        linter = FileLinter(linter.engine, linter.settings, linter.known, mode, linter.unsafe)
+    if mode is not None:
+        linter = linter.with_mode(mode)
     hashing = session is not None
     workers = min(jobs or os.cpu_count() or 1, max(1, len(tasks) // 8))
     if workers <= 1 or len(tasks) < PARALLEL_THRESHOLD:

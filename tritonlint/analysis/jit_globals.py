@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 
 from tritonlint.analysis.flow import FunctionFlow, flow_of
+from tritonlint.analysis.kernel import with_helpers
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.triton_names import TL
 from tritonlint.analysis.triton_versions import Version, table
@@ -57,6 +58,8 @@ def global_form(model: ModuleModel, flow: FunctionFlow, name: ast.Name) -> str |
 
 def refused_global(model: ModuleModel, function: ast.FunctionDef, by: Version) -> str | None:
     """The first module-level number the function reads in a form Triton refuses by version `by`."""
+    if not literal_globals(model):
+        return None  # most modules: nothing to look for
     flow = flow_of(function)
     for node in walk(ast.Module(body=function.body, type_ignores=[])):
         if isinstance(node, ast.Name) and (form := global_form(model, flow, node)) is not None:
@@ -64,3 +67,10 @@ def refused_global(model: ModuleModel, function: ast.FunctionDef, by: Version) -
             if removed is not None and removed <= by:
                 return node.id
     return None
+
+
+def refused_in_kernel(model: ModuleModel, kernel: ast.FunctionDef, by: Version) -> str | None:
+    """`refused_global` of the kernel or of a jit helper of its module that it calls: no Triton from `by` on
+    compiles the kernel (memoized per kernel and version)."""
+    return model.memoized(("refused-in-kernel", id(kernel), by), lambda: next(filter(None, (
+        refused_global(model, part, by) for part in with_helpers(model, kernel))), None))

@@ -410,20 +410,26 @@ def _asserted_multiples(scope: HostScope, line: int) -> list[tuple[ast.expr, ast
     for statement in scope.node.body if scope.node is not None else []:
         if statement.lineno >= line:
             break
-        test, negated = None, False
         if isinstance(statement, ast.Assert):
-            test = statement.test
+            divides = _remainder_test(statement.test, zero=True)
         elif isinstance(statement, ast.If) and not statement.orelse and isinstance(statement.body[-1], ast.Raise):
-            test, negated = statement.test, True
-        remainder = test
-        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant) \
-                and test.comparators[0].value == 0 and isinstance(test.ops[0], ast.NotEq if negated else ast.Eq):
-            remainder = test.left
-        elif not negated:
-            continue  # an assert holds only `m % d == 0`; an if that raises holds `m % d != 0` or `m % d`
-        if isinstance(remainder, ast.BinOp) and isinstance(remainder.op, ast.Mod):
-            found.append((remainder.left, remainder.right))
+            divides = _remainder_test(statement.test, zero=False)
+        else:
+            continue
+        if divides is not None:
+            found.append(divides)
     return found
+
+
+def _remainder_test(test: ast.expr, zero: bool) -> tuple[ast.expr, ast.expr] | None:
+    """(m, d) of a test that `m % d` is 0 (`zero`: `m % d == 0`) or is not (`m % d != 0`, or `m % d` alone)."""
+    remainder: ast.expr | None = test if not zero else None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant) \
+            and test.comparators[0].value == 0 and isinstance(test.ops[0], ast.Eq if zero else ast.NotEq):
+        remainder = test.left
+    if isinstance(remainder, ast.BinOp) and isinstance(remainder.op, ast.Mod):
+        return remainder.left, remainder.right
+    return None
 
 
 def _divides_count(scope: HostScope, multiple: ast.expr, factors: list[ast.expr]) -> bool:
@@ -507,12 +513,10 @@ def divisibility_flags(model: ModuleModel, kernel: JitFunction,
         roots = {name: ast.unparse(_root(scope, expr)) for name, expr in values.items()}
         here: dict[str, tuple[str, str]] = {}
         for flag, expr in values.items():
-            test = _root(scope, expr)
-            if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
-                    and isinstance(test.left, ast.BinOp) and isinstance(test.left.op, ast.Mod)
-                    and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value == 0):
+            divides = _remainder_test(_root(scope, expr), zero=True)
+            if divides is None:
                 continue
-            count, block = (ast.unparse(_root(scope, side)) for side in (test.left.left, test.left.right))
+            count, block = (ast.unparse(_root(scope, side)) for side in divides)
             blocks = [name for name, text in roots.items() if text == block and name != flag]
             counts = [name for name, text in roots.items() if text == count and name != flag]
             if len(blocks) == 1 and len(counts) == 1:

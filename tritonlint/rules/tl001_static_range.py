@@ -93,11 +93,11 @@ def static_range_trip_count(ctx: MatchContext, above: int) -> Verdict | None:
     header = (ctx.file.span_of(loop)[0], ctx.file.span_of(loop.iter)[1])  # `for ... in tl.static_range(...)`
     nested = [node.lineno for node in walk(ast.Module(body=loop.body, type_ignores=[])) if isinstance(node, ast.For)
               and isinstance(node.iter, ast.Call) and ctx.model.qualify(node.iter.func) == f"{TL}.static_range"]
-    if nested:  # the unrolled code is the product of the trip counts (x35b: 32 x 4 inner loops, 83 s to compile)
+    if nested:  # the unrolled code is the product of the trip counts (round x35b)
         lines = ", ".join(map(str, nested))
         source += (f"; each iteration also unrolls the tl.static_range loop{'s' if len(nested) > 1 else ''} at "
                    f"line{'s' if len(nested) > 1 else ''} {lines}")
-    target = {n.id for n in walk(loop.target) if isinstance(n, ast.Name)}
+    target = _names_in(loop.target)
     cut = loop.body[0] if len(loop.body) == 1 and isinstance(loop.body[0], ast.If) else None
     if cut is not None and not cut.orelse and _names_in(cut.test) & target \
             and _names_in(cut.test) - target <= set(ctx.function.constexprs):
@@ -141,7 +141,7 @@ def constant_use(model: ModuleModel, loop: ast.For, function: JitFunction) -> st
     """Where the loop variable (or a value derived from it) is used as a compile-time constant, if anywhere. A
     branch whose test also reads a run-time value (`if j < n` with `n` an argument) is a run-time branch
     already, under tl.static_range too: it needs no constant."""
-    tainted = _derived(loop.body, {n.id for n in walk(loop.target) if isinstance(n, ast.Name)})
+    tainted = _derived(loop.body, _names_in(loop.target))
     runtime = _derived(function.node.body if function.node is not None else [],
                        {p.name for p in function.params if not p.is_constexpr}) - tainted
     for stmt in loop.body:

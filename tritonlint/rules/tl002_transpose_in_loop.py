@@ -22,8 +22,8 @@ from tritonlint.analysis.flow import (
     flow_of,
     varies_in,
 )
-from tritonlint.analysis.jit_globals import refused_global
-from tritonlint.analysis.kernel import calls_dot, mentions_dot, runs_dot, with_helpers
+from tritonlint.analysis.jit_globals import refused_in_kernel
+from tritonlint.analysis.kernel import calls_dot, mentions_dot, runs_dot
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.triton_names import (
     CASTS,
@@ -303,7 +303,7 @@ def transposes_computed_tile(ctx: MatchContext) -> Verdict | None:
         return None
     flow = flow_of(function.node)
     loops = flow.enclosing_loops(node)  # type: ignore[arg-type]
-    if not loops or _uncompilable(ctx.model, function.node):
+    if not loops:
         return None
     origin = Origins(ctx.model, flow, set(function.constexprs)).of(operand)
     if origin != DOT_RESULT:
@@ -313,20 +313,14 @@ def transposes_computed_tile(ctx: MatchContext) -> Verdict | None:
         return None  # hoisted out of an inner loop of tl.dot products, the transpose is paid once for all of them
     if not used_in_registers(ctx.model, flow, node, loop):  # type: ignore[arg-type]
         return None
+    if refused_in_kernel(ctx.model, function.node, table().newest):
+        return None  # no current Triton compiles the kernel (TL103 reports it): a layout change is moot
     value, source = _describe_value(flow, operand, origin)
     variables = {"value": value, "origin": source, "loop": describe_loop(loop)}
     if _only_first_operand(ctx.model, flow, node):  # type: ignore[arg-type]
         # Measured apart: a transposed dot-derived tile fed straight into tl.dot's first operand costs less.
         return Verdict(vars={**variables, "measured": evidence.fixture_phrase(FIRST_OPERAND)}, severity="info")
     return Verdict(vars={**variables, "measured": evidence.fixture_phrase(COMPUTED_TILE)})
-
-
-def _uncompilable(model: ModuleModel, node: ast.FunctionDef) -> bool:
-    """The kernel (or a jit helper it calls) reads a module-level number without `tl.constexpr(...)`, which the
-    Triton of the measurements refuses (TL103 reports it): a layout change is moot until it compiles."""
-    newest = table().newest
-    return model.memoized(("uncompilable", id(node)), lambda: any(
-        refused_global(model, part, newest) for part in with_helpers(model, node)))
 
 
 def _only_first_operand(model: ModuleModel, flow: FunctionFlow, node: ast.expr) -> bool:

@@ -27,7 +27,7 @@ from tritonlint.analysis.flow import (
     varies_in,
 )
 from tritonlint.analysis.indexing import Indices, load_pointer
-from tritonlint.analysis.jit_globals import refused_global
+from tritonlint.analysis.jit_globals import refused_in_kernel
 from tritonlint.analysis.kernel import calls_dot, launches_of, mentions_dot, with_helpers
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.analysis.names import last_name
@@ -190,8 +190,8 @@ def _removed_by_descriptors(model: ModuleModel, function: JitFunction) -> str | 
     if node is None or first is None:
         return None
     return model.memoized(("removed-by-descriptors", id(node)), lambda: next(filter(None, (
-        removed_use(part, model.qualify, first) or refused_global(model, part, first)
-        for part in with_helpers(model, node))), None))
+        removed_use(part, model.qualify, first) for part in with_helpers(model, node))), None)
+        or refused_in_kernel(model, node, first))
 
 
 def _imports_jax_triton(model: ModuleModel) -> bool:
