@@ -147,6 +147,21 @@ def test_tl003_suggestion_folds_the_pointer_advance_into_the_offset(rules):
     assert b.fix.edits[1].content == "b_desc.load([k * BLOCK_SIZE_K, tl.program_id(1) * BLOCK_SIZE_N])"
 
 
+def test_tl003_suggestion_reads_a_mask_on_a_local_sum_of_the_advanced_offset(rules):
+    # `k_offs = k * BLOCK + offs_k` masked against K while the pointer holds `offs_k` and advances each iteration
+    # (round x36a, an int8-weight GEMM): the bound holds for the offset the advance gives, and only for it
+    def variant(start):
+        return TUTORIAL.replace(
+            "        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)\n",
+            f"        k_offs = {start} + offs_k\n        a = tl.load(a_ptrs, mask=k_offs[None, :] < K, other=0.0)\n")
+    a = _codes(lint_code(variant("k * BLOCK_SIZE_K"), rules, select=["TL003"]), "TL003")[0]
+    assert "shape=[M, K]" in a.fix.edits[0].content
+    assert a.fix.edits[1].content == "a_desc.load([tl.program_id(0) * BLOCK_SIZE_M, k * BLOCK_SIZE_K])"
+    a = _codes(lint_code(variant("k"), rules, select=["TL003"]), "TL003")[0]
+    assert a.fix is None or not a.fix.edits
+    assert any("extent along its second dimension" in note for note in a.notes)
+
+
 def test_tl003_suggestion_counts_an_outer_loops_advance_in_that_loops_iterations(rules):
     # loads in an inner `tl.static_range(SUB)` at `a_ptrs + j * 32 * stride_ak`, the pointer advanced once per
     # outer iteration by `SUB * 32 * stride_ak` (round x35a, an MXFP4 GEMM): the offset is `j * 32 + k * SUB * 32`
@@ -174,6 +189,45 @@ def test_tl003_suggestion_for_a_transposed_view_describes_the_tensors_own_layout
     assert "strides=[stride_y0, 1], block_shape=[BLOCK_N, BLOCK_K]" in make
     assert load == "tl.trans(y_desc.load([tl.program_id(1) * BLOCK_N, k]))"
     assert not any("is 1" in note for note in found[1].notes)
+
+
+def test_tl003_suggestion_reads_a_unit_stride_the_kernel_assigns(rules):
+    # `stride_am, stride_ak = 1, K` in the kernel (round x36a, a GPTQ Hessian X^T X): the A tile is a transposed view
+    code = GEMM.replace("M, N, K, stride_am, stride_ak, stride_bk", "M, N, K, stride_bk").replace(
+        "    pid_m = tl.program_id(0)\n", "    stride_am, stride_ak = 1, M\n    pid_m = tl.program_id(0)\n")
+    a = _codes(lint_code(code, rules, select=["TL003"]), "TL003")[0]
+    make, load = (edit.content for edit in a.fix.edits)
+    assert "shape=[K, M], strides=[stride_ak, stride_am], block_shape=[BLOCK_K, BLOCK_M]" in make
+    assert load == "tl.trans(a_desc.load([k, pid_m * BLOCK_M]))"
+
+
+def test_tl003_no_suggestion_where_the_base_moves_with_the_loop(rules):
+    # `Q_ptr + h * stride_qh` loaded in `for h in range(n_heads)` (round x36a, DSA indexers): a descriptor made
+    # before the loop cannot hold a base that names `h`
+    code = GEMM.replace("a_ptr + offs_m[:, None] * stride_am", "a_ptr + k * N + offs_m[:, None] * stride_am")
+    a = _codes(lint_code(code, rules, select=["TL003"]), "TL003")[0]
+    assert a.fix is None or not a.fix.edits
+    assert any("a base that stays fixed over the loop (it moves with `k`, the loop's variable)" in note for note in a.notes)
+    # a bound that names the loop's variable (torchao's `rk[None, :] < k` in a loop counting down) is no shape
+    code = GEMM.replace("a_mask = (offs_m[:, None] < M) & (offs_k[None, :] < K)",
+                        "a_mask = (offs_m[:, None] < M) & (offs_k[None, :] < k + BLOCK_K)")
+    a = _codes(lint_code(code, rules, select=["TL003"]), "TL003")[0]
+    assert a.fix is None or not a.fix.edits
+    assert any("a shape that stays fixed over the loop (it moves with `k`" in note for note in a.notes)
+
+
+def test_tl003_suggestion_keeps_a_step_the_mask_does_not_bound_in_the_base(rules):
+    # `a_ptr + kz * nsy * nsx + kj[:, None] * nsx + ki[None, :]` with the mask `kj < nsy` (round x36a, a dose
+    # engine's per-plane GEMM): the step to plane kz is not bounded by nsy, so it is part of the base, not of
+    # the row offset; a step the mask does bound (`(start + offs)[:, None] < N`) stays an offset
+    code = GEMM.replace("a_ptr + offs_m[:, None] * stride_am", "a_ptr + pid_n * M * stride_am + offs_m[:, None] * stride_am")
+    a = _codes(lint_code(code, rules, select=["TL003"]), "TL003")[0]
+    make, load = (edit.content for edit in a.fix.edits)
+    assert "make_tensor_descriptor(a_ptr + pid_n * M * stride_am, shape=[M, K]" in make
+    assert load == "a_desc.load([pid_m * BLOCK_M, k])"
+    bounded = code.replace("(offs_m[:, None] < M)", "((pid_n * M + offs_m)[:, None] < M)")
+    a = _codes(lint_code(bounded, rules, select=["TL003"]), "TL003")[0]
+    assert a.fix.edits[1].content == "a_desc.load([pid_m * BLOCK_M + pid_n * M, k])"
 
 
 TRANSPOSED_VIEW = """\
@@ -284,9 +338,11 @@ def test_other_backend_files_are_skipped_unless_configured(rules, code, rule):
     assert _codes(lint_code(code, rules, select=[rule], filename="ops/mm_gfx950.py"), rule) == []
     # AMD architecture families and AMD's FlyDSL (vllm: rdna_hybrid_w4a16.py, flydsl_ultraquant_decode.py)
     for amd_path in ("linear/mixed_precision/rdna_hybrid_w4a16.py", "linear/rdna3_w4a16.py", "ops/cdna3_gemm.py",
-                     "attention/ops/flydsl_ultraquant_decode.py"):
+                     "attention/ops/flydsl_ultraquant_decode.py",
+                     "qwen3.5-397b-mi300a-bespoke/skinny_gemm.py", "kernels/mi355x_gemm.py"):  # AMD Instinct (x36a)
         assert _codes(lint_code(code, rules, select=[rule], filename=amd_path), rule) == [], amd_path
     assert _codes(lint_code(code, rules, select=[rule], filename="ops/hipster.py"), rule) != []
+    assert _codes(lint_code(code, rules, select=[rule], filename="ops/mixed_gemm.py"), rule) != []
     relinted = lint_code(code, rules, select=[rule], filename=path, options={"other-backend-names": []})
     assert _codes(relinted, rule) != []
 

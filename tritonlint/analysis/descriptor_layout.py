@@ -31,6 +31,9 @@ class Axis:
     block: str = UNKNOWN_TEXT
     offset: str = UNKNOWN_TEXT
     bound: str = UNKNOWN_TEXT
+    unit: bool = False  # stride 1: none written, `1`, or a local that holds 1 (`stride_am, stride_ak = 1, K`)
+    bounded_by: frozenset[str] = frozenset()  # the names of the offset that the mask giving `bound` compares
+    bound_offset: str | None = None  # `k` of a mask on `k_offs = k + offs_k`: the offset the bound holds for
 
 
 @dataclass
@@ -70,15 +73,15 @@ def _terms(flow: FunctionFlow, expr: ast.expr, increments: list[ast.expr], depth
     return [expr]
 
 
-def _axis_term(term: ast.expr) -> tuple[int, ast.expr, str] | None:
-    """(axis, vector, stride) of `v[:, None] * s`, `s * v[None, :]` or `v[:, None]`."""
+def _axis_term(term: ast.expr) -> tuple[int, ast.expr, ast.expr | None] | None:
+    """(axis, vector, stride) of `v[:, None] * s`, `s * v[None, :]` or `v[:, None]` (stride None)."""
     if isinstance(term, ast.Subscript):
         axis = broadcast_axis(term)
-        return (axis, term.value, "1") if axis is not None else None
+        return (axis, term.value, None) if axis is not None else None
     if isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult):
         for vec, stride in ((term.left, term.right), (term.right, term.left)):
             if isinstance(vec, ast.Subscript) and broadcast_axis(vec) is not None:
-                return broadcast_axis(vec), vec.value, _text(stride)  # type: ignore[return-value]
+                return broadcast_axis(vec), vec.value, stride  # type: ignore[return-value]
     return None
 
 
@@ -143,14 +146,37 @@ def _bounds(flow: FunctionFlow, call: ast.Call, loop: Loop, layout: Layout) -> N
         if len(compare.ops) != 1 or not isinstance(compare.ops[0], ast.Lt):
             continue
         bound = compare.comparators[0]
-        if isinstance(bound, ast.BinOp) and isinstance(bound.op, ast.Sub) and _names_in(bound.right) & loop_vars:
-            bound = bound.left  # K - k * BLOCK_K: the bound of the whole tensor is K
+        offset_names = _names_in(compare.left)
+        if isinstance(bound, ast.BinOp) and isinstance(bound.op, ast.Sub):
+            offset_names |= _names_in(bound.right)  # `offs_n < N - start_n` bounds `start_n + offs_n`
+            if _names_in(bound.right) & loop_vars:
+                bound = bound.left  # K - k * BLOCK_K: the bound of the whole tensor is K
         left = compare.left.value if isinstance(compare.left, ast.Subscript) and broadcast_axis(compare.left) is not None \
             else compare.left
         for axis in (layout.rows, layout.cols):  # `offs_k[None, :] < K`, or the same sum the pointer adds
             if axis.vector and (axis.vector in _names_in(compare.left) if axis.vector.isidentifier()
                                 else _text(left) == axis.vector):
                 axis.bound = _text(bound)
+                axis.bounded_by = frozenset(offset_names)
+            elif axis.vector.isidentifier() and isinstance(left, ast.Name) \
+                    and (rest := _other_terms(flow.single_value(left), axis.vector)) is not None:
+                # `k_offs = k + offs_k` masked, `offs_k` in the pointer advanced by the loop: a bound for offset `k`
+                axis.bound, axis.bound_offset = _text(bound), rest
+                axis.bounded_by = frozenset(offset_names | _names_in(flow.single_value(left)))
+
+
+def _other_terms(value: ast.expr, vector: str) -> str | None:
+    """The terms of a sum besides the name `vector` (`k` of `k + offs_k`), None unless it is one of them."""
+    terms: list[ast.expr] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, ast.BinOp) and isinstance(item.op, ast.Add):
+            stack += [item.right, item.left]
+        else:
+            terms.append(item)
+    rest = [_text(t) for t in terms if not (isinstance(t, ast.Name) and t.id == vector)]
+    return " + ".join(rest) if len(rest) == len(terms) - 1 and rest else None
 
 
 def _mask_compares(flow: FunctionFlow, mask: ast.expr, depth: int = 3) -> list[ast.Compare]:
@@ -184,8 +210,8 @@ def _split_step(step: ast.expr, layout: Layout) -> tuple[Axis, str] | None:
         amount = _amount_along(step, axis)
         if amount is not None:
             return axis, amount
-    unit = [axis for axis in axes if axis.stride == "1"]
-    if len(unit) == 1 and not any(_names_in(step) & {a.stride} for a in axes if a.stride != "1"):
+    unit = [axis for axis in axes if axis.unit]
+    if len(unit) == 1 and not any(_names_in(step) & {a.stride} for a in axes if not a.unit):
         return unit[0], _text(step)  # `ptrs += BLOCK_K` on the contiguous axis
     return None
 
@@ -240,24 +266,35 @@ def tile_layout(model: ModuleModel, call: ast.Call, flow: FunctionFlow, loop: Lo
     layout = Layout("")
     for number, axis in ((0, layout.rows), (1, layout.cols)):
         _, vector, stride = axes[number]
-        axis.stride = stride
+        axis.stride = "1" if stride is None else _text(stride)
+        value = None if stride is None else flow.single_value(stride)
+        axis.unit = value is None or (isinstance(value, ast.Constant) and value.value == 1)
         axis.vector = _text(vector)
         _block_and_offset(flow, model, vector, axis)
+    _bounds(flow, call, loop, layout)
     base_terms: list[str] = []
-    for term in scalar_terms:  # `k_ptrs + start_n * stride_kn`: a step along an axis belongs to its offset
+    for term in scalar_terms:  # `k_ptrs + start_n * stride_kn`: a step along an axis belongs to its offset ...
         amounts = [(axis, _amount_along(term, axis)) for axis in (layout.rows, layout.cols)]
         moved = [(axis, amount) for axis, amount in amounts if amount is not None]
-        if len(moved) == 1 and base_terms and moved[0][1] != "1":
+        if len(moved) == 1 and base_terms and moved[0][1] != "1" and _bounded_with(moved[0][0], moved[0][1]):
             _add_offset(moved[0][0], moved[0][1])
         else:
             base_terms.append(_text(term))
     layout.base = " + ".join(base_terms)
     _advance(flow, [i for i in increments if indices.of(i).rank == 0], layout)
-    _bounds(flow, call, loop, layout)
+    for axis in (layout.rows, layout.cols):  # a mask on a sum holds only where the pointer moves by that sum
+        if axis.bound_offset is not None and axis.bound_offset != axis.offset:
+            axis.bound = UNKNOWN_TEXT
     for axis in (layout.rows, layout.cols):  # an unmasked axis read whole from 0: the block is its extent
         if axis.bound == UNKNOWN_TEXT and axis.offset == "0":
             axis.bound = axis.block
     return layout
+
+
+def _bounded_with(axis: Axis, amount: str) -> bool:
+    """... unless the mask bounds the offset vector alone (`kz * nsy * nsx` with `kj < nsy`: a step to another
+    plane of a 3-D tensor, which the plane's bound does not cover; it stays in the base)."""
+    return not axis.bounded_by or bool(_names_in(ast.parse(amount, mode="eval")) & axis.bounded_by)
 
 
 def _tl_prefix(file: ParsedFile, model: ModuleModel, call: ast.Call) -> str:
@@ -279,7 +316,8 @@ def _descriptor_name(base: str) -> str:
     return f"{head}_desc"
 
 
-def _unknown_parts(layout: Layout, outer: Axis, inner: Axis, loop: Loop, names: set[str]) -> list[str]:
+def _unknown_parts(layout: Layout, outer: Axis, inner: Axis, loop: Loop, names: set[str],
+                   base_names: set[str]) -> list[str]:
     """What the descriptor needs that the code does not say, in words."""
     missing = []
     for axis, which in ((outer, "first"), (inner, "second")):
@@ -296,6 +334,12 @@ def _unknown_parts(layout: Layout, outer: Axis, inner: Axis, loop: Loop, names: 
     if in_loop:
         missing.append(f"{', '.join(f'`{name}`' for name in in_loop)}, assigned inside the loop, where the "
                        "descriptor is made before it")
+    loop_vars = _names_in(loop.target) if isinstance(loop, ast.For) else set()
+    for what, used in (("a base", base_names), ("a shape", names - base_names)):
+        moving = sorted(used & loop_vars)  # `Q_ptr + h * stride_qh` in `for h`, or a mask `rk < k` counting down
+        if moving:
+            missing.append(f"{what} that stays fixed over the loop (it moves with "
+                           f"{', '.join(f'`{name}`' for name in moving)}, the loop's variable)")
     return missing
 
 
@@ -308,7 +352,7 @@ def descriptor_edits(file: ParsedFile, model: ModuleModel, call: ast.Call, loop:
     rows, cols = layout.rows, layout.cols
     # TMA needs the last dimension contiguous: a tile read as a transposed view (unit stride along its rows)
     # is described in the tensor's own layout and transposed after the load.
-    transposed = rows.stride == "1" and cols.stride != "1"
+    transposed = rows.unit and not cols.unit
     outer, inner = (cols, rows) if transposed else (rows, cols)
     arguments = (f"{layout.base}, shape=[{outer.bound}, {inner.bound}], strides=[{outer.stride}, {inner.stride}], "
                  f"block_shape=[{outer.block}, {inner.block}]")
@@ -317,9 +361,10 @@ def descriptor_edits(file: ParsedFile, model: ModuleModel, call: ast.Call, loop:
     make = f"{desc} = {prefix}.make_tensor_descriptor({arguments})"
     try:
         names = _names_in(ast.parse(make)) - {prefix.split(".")[0]}
+        base_names = _names_in(ast.parse(layout.base, mode="eval"))
     except SyntaxError:  # an unknown part (`...`) still parses; this is only for odd base expressions
-        names = set()
-    missing = _unknown_parts(layout, outer, inner, loop, names)
+        names, base_names = set(), set()
+    missing = _unknown_parts(layout, outer, inner, loop, names, base_names)
     if missing:
         return [], [f"no descriptor code is suggested, since the code does not give {'; '.join(missing)} "
                     f"(what it gives for `{layout.base}`: {known})"]
@@ -328,7 +373,7 @@ def descriptor_edits(file: ParsedFile, model: ModuleModel, call: ast.Call, loop:
     line_start = file.lines.starts[loop.lineno - 1]
     start, end = file.span_of(call)
     notes = []
-    if inner.stride != "1":
+    if not inner.unit:
         notes.append(f"TMA needs the last dimension contiguous: this assumes `{inner.stride}` is 1 "
                      "(otherwise describe the transposed view and tl.trans the loaded tile)")
     other = next((k.value for k in call.keywords if k.arg == "other"), None)

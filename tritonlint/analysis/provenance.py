@@ -746,14 +746,15 @@ def router_scores(text: str | None, *names: str) -> bool:
             and any(_ROUTING_STEP.search(name) for name in names))
 
 
-# The keys and values of attention: `kv_cache`, `key_cache`, `v_caches`, or a tensor named `cache(s)` alone.
+# The keys and values of attention: `kv_cache`, `key_cache`, `v_caches`, a pool of them (`k_pool`, one layer's
+# `k_pool_layer`; not `req_to_token_pool`, an index table), or a tensor named `cache(s)` alone.
 # Not state caches of recurrent layers (conv, SSM, per-request draft states), which hold one small entry per
 # running request, nor rotary cos/sin caches or the cache's index tensors (`cache_indices`, `cache_loc`).
-_KV_CACHE = re.compile(r"((^|_)(k|v|kv|key|value|keys|values)_?|^)caches?$", re.IGNORECASE)
+_KV_CACHE = re.compile(r"((^|_)(k|v|kv|key|value|keys|values)_?(caches?|pools?)|^caches?)(_layers?)?$", re.IGNORECASE)
 
 
 def kv_cache(text: str) -> bool:
-    """A tensor named as the KV cache of attention (`key_cache`, `kv_cache`, `self.k_cache`, `caches`)."""
+    """A tensor named as the KV cache of attention (`key_cache`, `kv_cache`, `self.k_cache`, `caches`, `v_pool`)."""
     return bool(_KV_CACHE.search(tensor_name(text)))
 
 

@@ -59,7 +59,9 @@ IDENTITY = frozenset(f"{TL}.{n}" for n in ("multiple_of", "max_contiguous", "cas
 _KEEP_SIGN = frozenset(f"{TL}.{n}" for n in ("sum", "max", "min", "cumsum"))  # reductions of non-negative values
 IDENTITY_METHODS = frozenset({"to"})
 # methods whose results `loads_feeding` follows: casts, reductions and transposes (`k.trans(1, 0)`)
-_READ_METHODS = IDENTITY_METHODS | frozenset(METHOD_NEEDS) | frozenset({"trans", "permute"})
+# (and elementwise math written as a tensor method, `s.exp()`, whose lanes come from the tensor's own)
+_READ_METHODS = IDENTITY_METHODS | frozenset(METHOD_NEEDS) | frozenset({"trans", "permute"}) | frozenset(
+    {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "sin", "cos", "sigmoid", "erf", "floor", "ceil"})
 EXP = frozenset({f"{TL}.exp", f"{TL}.exp2", f"{TL}.math.exp", f"{TL}.math.exp2", f"{TL}.extra.libdevice.exp",
                  f"{TL}.extra.cuda.libdevice.exp"})
 ABS = frozenset({f"{TL}.abs", f"{TL}.math.abs", f"{TL}.extra.libdevice.abs"})

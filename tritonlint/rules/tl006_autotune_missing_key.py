@@ -1402,8 +1402,12 @@ class Omissions:
         self._follows: dict[str, bool | None] = {}
         self.configs_docstring = _factory_docstring(ctx.model, call)
         self.pinned = pinned_constexprs(ctx.model, kernel)
-        configs = autotune.configs or []  # tuning num_warps alone: no meta-parameter or num_stages differs
-        self.warps_only = bool(configs) and not any(autotune.varies(n) for n in autotune.tuned_meta) \
+        # Tuning num_warps alone: no meta-parameter the kernel reads differs (a block size the configs set and the
+        # body never names changes nothing compiled), nor num_stages.
+        configs = autotune.configs or []
+        read = {n.id for n in walk(kernel.node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} \
+            if kernel.node is not None else set(autotune.tuned_meta)
+        self.warps_only = bool(configs) and not any(autotune.varies(n) for n in autotune.tuned_meta if n in read) \
             and len({repr(c.num_stages) for c in configs}) == 1 and len({repr(c.num_warps) for c in configs}) > 1
 
     def covered(self, param: Param) -> KeyExemption | None:
@@ -1482,9 +1486,9 @@ EXEMPTIONS: tuple[KeyExemption, ...] = (
               "alone by arithmetic, such as a padded size `out_x = dim0 + pad`)", lambda o, p:
               bool(bucketed_by(p.name, o.key) or o.launches.bucketed_in(p.name, o.key))),
     Exemption("warps-only-trip-count", "an argument whose only use is a loop's trip count, under configs that "
-              "differ in num_warps alone (no block size, one num_stages), when every launch in view computes its "
-              "grid from other values: each config's time scales alike with the count, so the one best at one "
-              "count is best at all (1.00x on an H100, docs/precision/bench/tl006_warps_only_loop.py)",
+              "differ in num_warps alone (no block size the kernel reads, one num_stages), when every launch in "
+              "view computes its grid from other values: each config's time scales alike with the count, so the "
+              "one best at one count is best at all (1.00x on an H100, docs/precision/bench/tl006_warps_only_loop.py)",
               lambda o, p: o.warps_only and o.uses.kinds.get(p.name) == {"loop"} and o.launches.off_the_grid(p.name)),
     Exemption("pinned", "a constexpr the kernel pins to one value (`tl.static_assert(n == 4)`): it compiles "
               "for no other", lambda o, p: p.name in o.pinned),
