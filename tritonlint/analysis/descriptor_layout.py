@@ -273,7 +273,7 @@ def tile_layout(model: ModuleModel, call: ast.Call, flow: FunctionFlow, loop: Lo
         _block_and_offset(flow, model, vector, axis)
     _bounds(flow, call, loop, layout)
     base_terms: list[str] = []
-    for term in scalar_terms:  # `k_ptrs + start_n * stride_kn`: a step along an axis belongs to its offset ...
+    for term in scalar_terms:  # `k_ptrs + start_n * stride_kn`: a step along an axis belongs to its offset
         amounts = [(axis, _amount_along(term, axis)) for axis in (layout.rows, layout.cols)]
         moved = [(axis, amount) for axis, amount in amounts if amount is not None]
         if len(moved) == 1 and base_terms and moved[0][1] != "1" and _bounded_with(moved[0][0], moved[0][1]):
@@ -292,8 +292,9 @@ def tile_layout(model: ModuleModel, call: ast.Call, flow: FunctionFlow, loop: Lo
 
 
 def _bounded_with(axis: Axis, amount: str) -> bool:
-    """... unless the mask bounds the offset vector alone (`kz * nsy * nsx` with `kj < nsy`: a step to another
-    plane of a 3-D tensor, which the plane's bound does not cover; it stays in the base)."""
+    """Whether a step of `amount` along the axis may join its offset: not where the mask bounds the offset vector
+    alone (`kz * nsy * nsx` with `kj < nsy`: a step to another plane of a 3-D tensor, which the plane's bound does
+    not cover, stays in the base)."""
     return not axis.bounded_by or bool(_names_in(ast.parse(amount, mode="eval")) & axis.bounded_by)
 
 
