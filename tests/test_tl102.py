@@ -376,3 +376,16 @@ def test_vocabulary_rows_note_says_what_an_item_holds(rules, unpack, says):
     launch = f"\n\ndef run(logits, y):\n    {unpack}\n    copy_rows[({first},)](logits, y, vocab_size, logits.stride(0), BLOCK=128)\n"
     (finding,) = lint_code(KERNEL + launch, rules, select=["TL102"]).diagnostics
     assert any(says in note for note in finding.notes), finding.notes
+
+
+@pytest.mark.parametrize("name, is_cache", [
+    ("key_cache", True), ("kv_caches", True), ("self.k_cache", True), ("caches", True), ("k_pool_layer", True),
+    ("v_pool", True), ("k_cache_layer", True),
+    # an index table, a recurrent state, rotary tables and the cache's index tensors are not the KV cache
+    ("req_to_token_pool", False), ("pool", False), ("conv_cache", False), ("cos_sin_cache", False),
+    ("cache_loc", False),
+])
+def test_kv_cache_names(name, is_cache):
+    from tritonlint.analysis.provenance import kv_cache
+
+    assert kv_cache(name) is is_cache
