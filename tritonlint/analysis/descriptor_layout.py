@@ -159,10 +159,10 @@ def _bounds(flow: FunctionFlow, call: ast.Call, loop: Loop, layout: Layout) -> N
                 axis.bound = _text(bound)
                 axis.bounded_by = frozenset(offset_names)
             elif axis.vector.isidentifier() and isinstance(left, ast.Name) \
-                    and (rest := _other_terms(flow.single_value(left), axis.vector)) is not None:
+                    and (rest := _other_terms(summed := flow.single_value(left), axis.vector)) is not None:
                 # `k_offs = k + offs_k` masked, `offs_k` in the pointer advanced by the loop: a bound for offset `k`
                 axis.bound, axis.bound_offset = _text(bound), rest
-                axis.bounded_by = frozenset(offset_names | _names_in(flow.single_value(left)))
+                axis.bounded_by = frozenset(offset_names | _names_in(summed))
 
 
 def _other_terms(value: ast.expr, vector: str) -> str | None:
@@ -361,8 +361,8 @@ def descriptor_edits(file: ParsedFile, model: ModuleModel, call: ast.Call, loop:
              f"offsets [{outer.offset}, {inner.offset}]").replace(UNKNOWN_TEXT, "?")
     make = f"{desc} = {prefix}.make_tensor_descriptor({arguments})"
     try:
-        names = _names_in(ast.parse(make)) - {prefix.split(".")[0]}
-        base_names = _names_in(ast.parse(layout.base, mode="eval"))
+        made = ast.parse(make).body[0].value  # type: ignore[attr-defined]
+        names, base_names = _names_in(made) - {prefix.split(".")[0]}, _names_in(made.args[0])
     except SyntaxError:  # an unknown part (`...`) still parses; this is only for odd base expressions
         names, base_names = set(), set()
     missing = _unknown_parts(layout, outer, inner, loop, names, base_names)

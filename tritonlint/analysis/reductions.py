@@ -23,7 +23,7 @@ from typing import Protocol
 from tritonlint.analysis.flow import Definition, FunctionFlow, in_source_order
 from tritonlint.analysis.indexing import Indices, arange_end, broadcast_axis, load_pointer, range_arguments
 from tritonlint.analysis.model import PROGRAM_ID, ModuleModel, program_id_axis
-from tritonlint.analysis.triton_names import TL
+from tritonlint.analysis.triton_names import TL, UNARY_MATH
 from tritonlint.walk import walk
 
 # Value classes of a padded lane. FINITE is real data or a finite constant; UNDEF a missing `other`.
@@ -58,10 +58,9 @@ METHOD_NEEDS = {"sum": ZERO, "max": NEG_INF, "argmax": NEG_INF, "min": POS_INF, 
 IDENTITY = frozenset(f"{TL}.{n}" for n in ("multiple_of", "max_contiguous", "cast"))
 _KEEP_SIGN = frozenset(f"{TL}.{n}" for n in ("sum", "max", "min", "cumsum"))  # reductions of non-negative values
 IDENTITY_METHODS = frozenset({"to"})
-# methods whose results `loads_feeding` follows: casts, reductions and transposes (`k.trans(1, 0)`)
-# (and elementwise math written as a tensor method, `s.exp()`, whose lanes come from the tensor's own)
-_READ_METHODS = IDENTITY_METHODS | frozenset(METHOD_NEEDS) | frozenset({"trans", "permute"}) | frozenset(
-    {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "sin", "cos", "sigmoid", "erf", "floor", "ceil"})
+# methods whose results `loads_feeding` follows: casts, reductions, transposes (`k.trans(1, 0)`) and elementwise
+# math (`s.exp()`), whose lanes come from the tensor's own
+_READ_METHODS = IDENTITY_METHODS | frozenset(METHOD_NEEDS) | frozenset({"trans", "permute"}) | UNARY_MATH
 EXP = frozenset({f"{TL}.exp", f"{TL}.exp2", f"{TL}.math.exp", f"{TL}.math.exp2", f"{TL}.extra.libdevice.exp",
                  f"{TL}.extra.cuda.libdevice.exp"})
 ABS = frozenset({f"{TL}.abs", f"{TL}.math.abs", f"{TL}.extra.libdevice.abs"})

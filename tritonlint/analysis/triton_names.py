@@ -49,10 +49,12 @@ POINTER_PASSTHROUGH = frozenset(f"{TL}.{n}" for n in ("make_block_ptr", "advance
 DEVICE_DESCRIPTOR_MAKERS = frozenset({f"{TL}.make_tensor_descriptor", f"{TL}._experimental_make_tensor_descriptor"})
 # Tile shapes (analysis/tiles.py): calls whose result has the broadcast shape of their operands, and calls
 # whose result has the shape of their first operand.
+# Elementwise math of one tile, also written as a tensor method (`x.exp()`).
+UNARY_MATH = frozenset({"abs", "ceil", "cos", "erf", "exp", "exp2", "floor", "log", "log2", "rsqrt", "sigmoid", "sin",
+                        "sqrt"})
 TILE_ELEMENTWISE = frozenset(f"{TL}.{n}" for n in (
-    "abs", "ceil", "clamp", "cos", "div_rn", "erf", "exp", "exp2", "fdiv", "floor", "fma", "log", "log2", "maximum",
-    "minimum", "rsqrt", "sigmoid", "sin", "sqrt", "sqrt_rn", "umulhi", "cdiv", "fast_expf", "fast_dividef",
-    "randint", "rand", "randn",
+    *UNARY_MATH, "clamp", "div_rn", "fdiv", "fma", "maximum", "minimum", "sqrt_rn", "umulhi", "cdiv", "fast_expf",
+    "fast_dividef", "randint", "rand", "randn",
 ))
 TILE_SAME_SHAPE = frozenset(f"{TL}.{n}" for n in (
     "multiple_of", "max_contiguous", "max_constancy", "softmax", "cumsum", "cumprod", "sort", "flip",

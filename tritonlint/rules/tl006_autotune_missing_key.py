@@ -1405,10 +1405,11 @@ class Omissions:
         # Tuning num_warps alone: no meta-parameter the kernel reads differs (a block size the configs set and the
         # body never names changes nothing compiled), nor num_stages.
         configs = autotune.configs or []
-        read = {n.id for statement in kernel.node.body for n in walk(statement)
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} \
-            if kernel.node is not None else set(autotune.tuned_meta)
-        self.warps_only = bool(configs) and not any(autotune.varies(n) for n in autotune.tuned_meta if n in read) \
+        varied = {n for n in autotune.tuned_meta if autotune.varies(n)}
+        if varied and kernel.node is not None:
+            varied &= {n.id for statement in kernel.node.body for n in walk(statement)
+                       if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        self.warps_only = bool(configs) and not varied \
             and len({repr(c.num_stages) for c in configs}) == 1 and len({repr(c.num_warps) for c in configs}) > 1
 
     def covered(self, param: Param) -> KeyExemption | None:
