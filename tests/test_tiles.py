@@ -1,4 +1,4 @@
-"""The symbolic tile-shape analysis (tritonlint/analysis/tiles.py) on its own."""
+"""The symbolic tile-shape analysis (tritonlint/analysis/tiles.py) on its own, and TL113's backend scope."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import textwrap
 
 import pytest
 
+from tests.helpers import lint_code
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.tiles import Incompatible, broadcast, format_shape, scenario_shapes, tile_shapes
 
@@ -162,3 +163,32 @@ def test_the_sources_of_a_tile_are_a_union_so_chains_of_shared_operands_stay_sma
     for _ in range(20):  # concatenated, 2**20 entries (kept small so that a regression fails, not hangs)
         tile = Tile(tile.shape, sources=tile.sources + tile.sources + (("M", Binding(8, "config #1")),))
     assert [name for name, _ in tile.sources] == ["N", "M"]
+
+
+SMALL_K = textwrap.dedent('''
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def small_k(a_ptr, b_ptr, c_ptr, BLOCK_K: tl.constexpr = 8):
+        rm = tl.arange(0, 32)
+        rk = tl.arange(0, BLOCK_K)
+        a = tl.load(a_ptr + rm[:, None] * BLOCK_K + rk[None, :]).to(tl.float16)
+        b = tl.load(b_ptr + rk[:, None] * 32 + rm[None, :]).to(tl.float16)
+        tl.store(c_ptr + rm[:, None] * 32 + rm[None, :], tl.dot(a, b))
+''')
+
+
+@pytest.mark.parametrize("path, reported", [
+    ("ops/skinny_gemm.py", True),
+    ("ops/hipster.py", True),
+    ("qwen3.5-397b-mi300a-bespoke/skinny_gemm.py", False),  # AMD Instinct (x36a)
+    ("kernels/mi355x_gemm.py", False),
+    ("ops/backends/triton_ascend/gemm.py", False),
+    ("ops/mm_gfx950.py", False),
+])
+def test_tl113_k_below_16_is_not_claimed_for_other_backends(rules, path, reported):
+    found = [d for d in lint_code(SMALL_K, rules, select=["TL113"], filename=path).diagnostics if d.code == "TL113"]
+    assert bool(found) == reported
+    relinted = lint_code(SMALL_K, rules, select=["TL113"], filename=path, options={"other-backend-names": []})
+    assert [d for d in relinted.diagnostics if d.code == "TL113"]

@@ -201,6 +201,43 @@ def test_tl003_suggestion_reads_a_unit_stride_the_kernel_assigns(rules):
     assert load == "tl.trans(a_desc.load([k, pid_m * BLOCK_M]))"
 
 
+def test_tl003_suggestion_reads_the_inner_axis_off_the_launches(rules):
+    # The B tile `offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn` of a weight stored [N, K] (round x37a,
+    # a flash attention's K^T; x37c, a MoE backward): every launch passes stride_bk a later axis of the tensor than
+    # stride_bn, so the tile is a transposed view of the weight's own layout
+    def launched(stride_bk, stride_bn):
+        return GEMM + ("\n\ndef run(a, w, c):\n    M, K = a.shape\n    N = w.shape[0]\n"
+                       "    matmul_kernel[(1, 1)](a, w, c, M, N, K, a.stride(0), a.stride(1), "
+                       f"{stride_bk}, {stride_bn}, BLOCK_M=64, BLOCK_N=64, BLOCK_K=64)\n")
+    b = _codes(lint_code(launched("w.stride(1)", "w.stride(0)"), rules, select=["TL003"]), "TL003")[1]
+    make, load = (edit.content for edit in b.fix.edits)
+    assert "shape=[N, K], strides=[stride_bn, stride_bk], block_shape=[BLOCK_N, BLOCK_K]" in make
+    assert load == "tl.trans(b_desc.load([pid_n * BLOCK_N, k]))"
+    assert any("the launches pass it `w.stride(1)`" in note for note in b.notes)
+    b = _codes(lint_code(launched("w.stride(0)", "w.stride(-1)"), rules, select=["TL003"]), "TL003")[1]
+    assert "strides=[stride_bk, stride_bn]" in b.fix.edits[0].content  # the usual layout, read the same way
+    for unknown in (("w.stride(1)", "v.stride(0)"), ("s_k", "s_n"), ("w.stride(1)", "w.stride(1)")):
+        b = _codes(lint_code(launched(*unknown), rules, select=["TL003"]), "TL003")[1]
+        assert "strides=[stride_bk, stride_bn]" in b.fix.edits[0].content
+        assert any("assumes `stride_bn` is 1" in note for note in b.notes), unknown
+
+
+def test_tl003_descriptor_is_made_above_the_loops_that_leave_it_unchanged(rules):
+    # a persistent kernel's tile loop around the K loop (round x37c): the descriptor is made once, above it
+    persistent = GEMM.replace("    pid_m = tl.program_id(0)\n    pid_n = tl.program_id(1)\n",
+                              "    for tile in range(tl.program_id(0), 64, 132):\n        pid_m = tile // 8\n"
+                              "        pid_n = tile % 8\n")
+    body = persistent.split("pid_n = tile % 8\n")[1]
+    persistent = persistent.replace(body, textwrap.indent(body, "    "))
+    a = _codes(lint_code(persistent, rules, select=["TL003"]), "TL003")[0]
+    make = a.fix.edits[0]
+    assert make.content.startswith("    a_desc = ") and make.location.row == 7  # above `for tile` (line 7)
+    # a loop that changes an argument of the descriptor keeps it inside
+    moving = persistent.replace("        pid_n = tile % 8\n", "        pid_n = tile % 8\n        M = M - 1\n")
+    a = _codes(lint_code(moving, rules, select=["TL003"]), "TL003")[0]
+    assert a.fix.edits[0].content.startswith("        a_desc = ")
+
+
 def test_tl003_no_suggestion_where_the_base_moves_with_the_loop(rules):
     # `Q_ptr + h * stride_qh` loaded in `for h in range(n_heads)` (round x36a, DSA indexers): a descriptor made
     # before the loop cannot hold a base that names `h`

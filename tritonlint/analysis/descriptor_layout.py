@@ -6,6 +6,7 @@ the code the suggestion is no code but a note that says which part, never a plac
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tritonlint.analysis.flow import FunctionFlow, Loop
@@ -15,7 +16,10 @@ from tritonlint.analysis.indexing import (
     broadcast_axis,
     load_pointer,
 )
-from tritonlint.analysis.model import ModuleModel
+from tritonlint.analysis.host import HostScope
+from tritonlint.analysis.kernel import launches_of
+from tritonlint.analysis.launches import bind_launch
+from tritonlint.analysis.model import JitFunction, ModuleModel
 from tritonlint.analysis.triton_names import TL
 from tritonlint.source import ParsedFile
 from tritonlint.walk import walk
@@ -32,6 +36,7 @@ class Axis:
     offset: str = UNKNOWN_TEXT
     bound: str = UNKNOWN_TEXT
     unit: bool = False  # stride 1: none written, `1`, or a local that holds 1 (`stride_am, stride_ak = 1, K`)
+    unit_at_launch: str = ""  # `k.stride(3)`: the launches pass the tensor's innermost axis (see launched_inner_axis)
     bounded_by: frozenset[str] = frozenset()  # the names of the offset that the mask giving `bound` compares
     bound_offset: str | None = None  # `k` of a mask on `k_offs = k + offs_k`: the offset the bound holds for
 
@@ -317,6 +322,57 @@ def _descriptor_name(base: str) -> str:
     return f"{head}_desc"
 
 
+def launched_inner_axis(model: ModuleModel, function: JitFunction, layout: Layout) -> None:
+    """Where the kernel writes both strides as parameters, the launches may tell which is the tensor's inner
+    axis: every launch in the module passes both as strides of one tensor (`k.stride(2)`, `k.stride(3)`), and
+    the later axis, contiguous in a tensor of the usual layout, is the same one each time (flash attention's
+    K^T tile `offs_d[:, None] * stride_kk + offs_n[None, :] * stride_kn` is a transposed view)."""
+    rows, cols = layout.rows, layout.cols
+    params = {param.name for param in function.params}
+    if rows.unit or cols.unit or rows.stride not in params or cols.stride not in params:
+        return
+    inner: set[int] = set()
+    passed = ""
+    for launch in launches_of(model, function):
+        bound = bind_launch(model, launch, function)
+        scope = HostScope.of(model, launch.scope)
+        of_rows = _stride_axis(bound.values.get(rows.stride), scope)
+        of_cols = _stride_axis(bound.values.get(cols.stride), scope)
+        if of_rows is None or of_cols is None or of_rows[0] != of_cols[0] or of_rows[1] == of_cols[1]:
+            return
+        later = int(of_rows[1] < of_cols[1])  # 0: the rows' stride is the later axis
+        inner.add(later)
+        passed = (of_rows, of_cols)[later][2]
+    if len(inner) == 1:
+        axis = (rows, cols)[inner.pop()]
+        axis.unit, axis.unit_at_launch = True, passed
+
+
+def _stride_axis(expr: ast.expr | None, scope: HostScope) -> tuple[str, int, str] | None:
+    """`x.stride(3)` or `x.stride()[3]` (a local holding it followed once): the tensor's text, the axis (a
+    negative one counted from past any positive one) and the call's text."""
+    if isinstance(expr, ast.Name):
+        expr = scope.value_of(expr.id)
+    call, index = expr, None
+    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Call) and not expr.value.args:
+        call, index = expr.value, expr.slice
+    elif isinstance(expr, ast.Call) and len(expr.args) == 1:
+        index = expr.args[0]
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "stride"):
+        return None
+    axis = _int_literal(index)
+    if axis is None:
+        return None
+    return _text(call.func.value), axis if axis >= 0 else 1000 + axis, _text(expr)  # type: ignore[arg-type]
+
+
+def _int_literal(node: ast.expr | None) -> int | None:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = _int_literal(node.operand)
+        return None if value is None else -value
+    return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
+
+
 def _unknown_parts(layout: Layout, outer: Axis, inner: Axis, loop: Loop, names: set[str],
                    base_names: set[str]) -> list[str]:
     """What the descriptor needs that the code does not say, in words."""
@@ -344,10 +400,26 @@ def _unknown_parts(layout: Layout, outer: Axis, inner: Axis, loop: Loop, names: 
     return missing
 
 
-def descriptor_edits(file: ParsedFile, model: ModuleModel, call: ast.Call, loop: Loop, layout: Layout) -> tuple[list[tuple[int, int, str]], list[str]]:
-    """The edits that show the descriptor form (its creation before the loop, at the loop's indentation, and
-    its load in place of the tl.load) and the caveats that come with it; no edits, and a note naming what is
-    missing, when a part of the descriptor cannot be read off the code."""
+def _outermost_invariant(loop: Loop, outer: Sequence[Loop], names: set[str]) -> Loop:
+    """The outermost of the loops around `loop` (innermost first) over which none of `names` changes, so that
+    the descriptor is made once: above a persistent kernel's tile loop, not inside it."""
+    chosen = loop
+    for candidate in outer:
+        assigned = _names_in(candidate.target) if isinstance(candidate, ast.For) else set()
+        assigned |= {n.id for stmt in candidate.body for n in walk(stmt)
+                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        if names & assigned:
+            break
+        chosen = candidate
+    return chosen
+
+
+def descriptor_edits(file: ParsedFile, model: ModuleModel, call: ast.Call, loop: Loop, layout: Layout,
+                     outer_loops: Sequence[Loop] = ()) -> tuple[list[tuple[int, int, str]], list[str]]:
+    """The edits that show the descriptor form (its creation before the loop, or before the outermost loop
+    around it that leaves its arguments unchanged, at that loop's indentation, and its load in place of the
+    tl.load) and the caveats that come with it; no edits, and a note naming what is missing, when a part of
+    the descriptor cannot be read off the code. `outer`: the loops around `loop`, innermost first."""
     prefix = _tl_prefix(file, model, call)
     desc = _descriptor_name(layout.base)
     rows, cols = layout.rows, layout.cols
@@ -369,11 +441,15 @@ def descriptor_edits(file: ParsedFile, model: ModuleModel, call: ast.Call, loop:
     if missing:
         return [], [f"no descriptor code is suggested, since the code does not give {'; '.join(missing)} "
                     f"(what it gives for `{layout.base}`: {known})"]
-    make = " " * loop.col_offset + make + "\n"
+    above = _outermost_invariant(loop, outer_loops, names) if names else loop
+    make = " " * above.col_offset + make + "\n"
     load = f"{desc}.load([{outer.offset}, {inner.offset}])"
-    line_start = file.lines.starts[loop.lineno - 1]
+    line_start = file.lines.starts[above.lineno - 1]
     start, end = file.span_of(call)
     notes = []
+    if inner.unit_at_launch:
+        notes.append(f"TMA needs the last dimension contiguous: this takes `{inner.stride}` for 1: the launches "
+                     f"pass it `{inner.unit_at_launch}`, a later axis than the other stride's")
     if not inner.unit:
         notes.append(f"TMA needs the last dimension contiguous: this assumes `{inner.stride}` is 1 "
                      "(otherwise describe the transposed view and tl.trans the loaded tile)")

@@ -220,12 +220,17 @@ class Provenance:
                 window = _shape_window(node.value) if source is not None else None
                 if source is not None and window is not None:
                     elements, (start, to_end) = node.targets[0].elts, window
+                    starred = next((i for i, e in enumerate(elements) if isinstance(e, ast.Starred)), None)
                     for position, element in enumerate(elements):
                         if isinstance(element, ast.Name):  # the last name of a shape taken to its end is its last dimension
                             last = to_end and position == len(elements) - 1
                             middle = 0 < position < len(elements) - 1
                             siblings = tuple(ast.unparse(e) for e in elements if e is not element)
-                            self.unpacked[element.id] = (source, start + position, last, middle, siblings)
+                            # after `*batch`, a name counts from the end: `*batch, n = x.shape` binds dimension -1
+                            index = position - len(elements) if starred is not None and position > starred else \
+                                start + position
+                            if index >= 0 or to_end:
+                                self.unpacked[element.id] = (source, index, last, middle, siblings)
                 strided = _stride_source(node.value)
                 if strided is not None and not any(isinstance(e, ast.Starred) for e in node.targets[0].elts):
                     for index, element in enumerate(node.targets[0].elts):
@@ -451,7 +456,7 @@ class Provenance:
                     left = self.origin(numerator, depth + 1)
                 elif isinstance(node.left, ast.BinOp) and isinstance(node.left.op, (ast.Add, ast.Sub)):
                     left = self.origin(node.left.left, depth + 1)
-                rows = left.kind == "numel" and right.kind == "shape" and right.index == -1
+                rows = left.kind == "numel" and right.kind == "shape" and right.last
                 return Origin("cdiv", text, rows=rows, parts=(left, right),
                               divisor=_nested_divisor(left, self._constant(node.right)))
             if isinstance(node.op, (ast.Add, ast.Sub)) and right.kind in ("literal", "constant"):

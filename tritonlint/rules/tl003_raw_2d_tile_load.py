@@ -18,7 +18,13 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from tritonlint.analysis.descriptor_layout import UNKNOWN_TEXT, Layout, descriptor_edits, tile_layout
+from tritonlint.analysis.descriptor_layout import (
+    UNKNOWN_TEXT,
+    Layout,
+    descriptor_edits,
+    launched_inner_axis,
+    tile_layout,
+)
 from tritonlint.analysis.flow import (
     FunctionFlow,
     Loop,
@@ -239,9 +245,11 @@ def raw_2d_tile_load(ctx: MatchContext) -> Verdict | None:
             or any(exemption.applies(ctx.model, function) for exemption in EXEMPTIONS):
         return None
     layout = tile_layout(ctx.model, call, flow, loop, indices)
+    if layout is not None:
+        launched_inner_axis(ctx.model, function, layout)
     tile = f"`{layout.base}` [{_shown(layout.rows.block)}, {_shown(layout.cols.block)}]" if layout else "a 2-D tile"
     return Verdict(vars={"tile": tile, "loop": describe_loop(loop), "target": f"sm_{ctx.target}"},
-                   data={"layout": layout, "call": call, "loop": loop})
+                   data={"layout": layout, "call": call, "loop": loop, "outer": loops[1:]})
 
 
 def _shown(block: str) -> str:
@@ -257,7 +265,8 @@ def tensor_descriptor_suggestion(ctx: MatchContext, verdict: Verdict) -> RawEdit
     layout: Layout | None = verdict.data.get("layout")
     if layout is None:
         return None
-    edits, notes = descriptor_edits(ctx.file, ctx.model, verdict.data["call"], verdict.data["loop"], layout)
+    edits, notes = descriptor_edits(ctx.file, ctx.model, verdict.data["call"], verdict.data["loop"], layout,
+                                    verdict.data["outer"])
     if notes:
         verdict.notes.append("Descriptor form: " + "; ".join(notes) + ".")
     return edits
