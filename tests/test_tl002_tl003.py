@@ -222,6 +222,23 @@ def test_tl003_suggestion_reads_the_inner_axis_off_the_launches(rules):
         assert any("assumes `stride_bn` is 1" in note for note in b.notes), unknown
 
 
+def test_tl003_reports_the_loads_of_one_pointer_in_a_loop_once(rules):
+    # `if EVEN_K:` arms loading the same tile with and without a mask (round x37a): one finding, at the masked load,
+    # whose bounds give the descriptor's shape; the other load is a related line
+    even_k = GEMM.replace("BLOCK_K: tl.constexpr):", "BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr):").replace(
+        "        a = tl.load(a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak, mask=a_mask, other=0.0)\n",
+        "        if EVEN_K:\n"
+        "            a = tl.load(a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak)\n"
+        "        else:\n"
+        "            a = tl.load(a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak, mask=a_mask, other=0.0)\n")
+    assert "if EVEN_K:" in even_k
+    found = _codes(lint_code(even_k, rules, select=["TL003"]), "TL003")
+    a = [d for d in found if "`a_ptr`" in d.message]
+    assert len(a) == 1 and a[0].location.row == 18 and len(a[0].related) == 1
+    assert any("Line 16 also loads through this pointer" in note for note in a[0].notes)
+    assert a[0].fix is not None and "shape=[M, K]" in a[0].fix.edits[0].content
+
+
 def test_tl003_descriptor_is_made_above_the_loops_that_leave_it_unchanged(rules):
     # a persistent kernel's tile loop around the K loop (round x37c): the descriptor is made once, above it
     persistent = GEMM.replace("    pid_m = tl.program_id(0)\n    pid_n = tl.program_id(1)\n",

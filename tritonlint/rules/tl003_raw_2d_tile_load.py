@@ -244,12 +244,40 @@ def raw_2d_tile_load(ctx: MatchContext) -> Verdict | None:
             or _removed_by_descriptors(ctx.model, function) \
             or any(exemption.applies(ctx.model, function) for exemption in EXEMPTIONS):
         return None
+    twins = _same_pointer_loads(ctx.model, flow, call, loop)
+    if twins and _representative([call, *twins]) is not call:
+        return None  # reported once for the pointer in the loop
     layout = tile_layout(ctx.model, call, flow, loop, indices)
     if layout is not None:
         launched_inner_axis(ctx.model, function, layout)
     tile = f"`{layout.base}` [{_shown(layout.rows.block)}, {_shown(layout.cols.block)}]" if layout else "a 2-D tile"
+    lines = ", ".join(str(twin.lineno) for twin in twins)
+    notes = [f"{'Line' if len(twins) == 1 else 'Lines'} {lines} also {'loads' if len(twins) == 1 else 'load'} "
+             "through this pointer in the loop (another branch, or the next tile): one descriptor serves "
+             f"{'both' if len(twins) == 1 else 'all'}."] if twins else []
     return Verdict(vars={"tile": tile, "loop": describe_loop(loop), "target": f"sm_{ctx.target}"},
-                   data={"layout": layout, "call": call, "loop": loop, "outer": loops[1:]})
+                   data={"layout": layout, "call": call, "loop": loop, "outer": loops[1:]},
+                   related=[ctx.file.span_of(t) for t in twins], notes=notes)
+
+
+def _representative(loads: list[ast.Call]) -> ast.Call:
+    """The load a finding for several loads of one pointer stands at: the first with a mask (its bounds give the
+    descriptor's shape), else the first."""
+    def masked(load: ast.Call) -> bool:
+        return len(load.args) > 1 or any(keyword.arg == "mask" for keyword in load.keywords)
+    return min(loads, key=lambda load: (not masked(load), load.lineno, load.col_offset))
+
+
+def _same_pointer_loads(model: ModuleModel, flow: FunctionFlow, call: ast.Call, loop: Loop) -> list[ast.Call]:
+    """The other loads of the loop (not of a loop nested in it) through the same pointer expression whose tile
+    also goes to a tl.dot there, in source order: the two arms of `if EVEN_K:` load one tile, which one
+    descriptor serves, so it is reported once."""
+    text = ast.unparse(load_pointer(call))  # type: ignore[arg-type]
+    return sorted((n for n in walk(loop) if isinstance(n, ast.Call) and n is not call
+                   and model.qualify(n.func) == LOAD and load_pointer(n) is not None
+                   and ast.unparse(load_pointer(n)) == text  # type: ignore[arg-type]
+                   and flow.enclosing_loops(n)[0] is loop and feeds_dot(model, flow, n, loop)),
+                  key=lambda n: (n.lineno, n.col_offset))
 
 
 def _shown(block: str) -> str:
