@@ -428,3 +428,44 @@ def test_summaries_keep_no_syntax_tree_and_pass_the_cache_loader():
     (kernel,) = model.summaries().values()
     assert kernel.autotune is not None and kernel.autotune.configs is None
     assert safe_loads(dumps(model.summaries())).keys() == model.summaries().keys()
+
+
+def test_launches_the_host_never_reaches_are_not_launches():
+    # `use_fused = True` then `if use_fused: ... return` (round j37b, a homework's unfused fallback left below it)
+    code = textwrap.dedent("""
+        import triton
+
+        @triton.jit
+        def kernel(x):
+            pass
+
+        def run(x, fast):
+            use_fused = True
+            if use_fused:
+                return x
+            kernel[(1,)](x)
+
+        def always(x):
+            if True:
+                raise ValueError("unsupported")
+            kernel[(2,)](x)
+
+        def after_return(x):
+            return x
+            kernel[(3,)](x)
+
+        def live(x, fast, flag=True):
+            toggled = True
+            if fast:
+                return x
+            if flag:
+                return x
+            if toggled:
+                kernel[(4,)](x)
+            toggled = False
+            if toggled:
+                return x
+            kernel[(5,)](x)
+    """)
+    model = ModuleModel(ast.parse(code), "m", "m.py")
+    assert sorted(ast.unparse(site.grid) for site in model.launches) == ["(4,)", "(5,)"]

@@ -785,11 +785,38 @@ class ModuleModel:
 
     def _add_launch(self, callee: ast.Name | ast.Attribute, grid: ast.expr, node: ast.Call, positional: list[ast.expr],
                     keywords: list[ast.keyword], scope: ast.AST | None) -> None:
+        if id(node) in self._unreachable(scope):
+            return  # after `if use_fused: ... return` with `use_fused = True`: the host never gets there
         args = [LaunchArg(None, _unparse(a), literal_value(a), node=a) for a in positional]
         args += [LaunchArg(kw.arg or "**", _unparse(kw.value), literal_value(kw.value), node=kw.value, keyword=kw)
                  for kw in keywords]
         self.launches.append(LaunchSite(target=self.qualify(callee), callee_text=_unparse(callee), line=node.lineno,
                                         args=args, grid=grid, node=node, scope=scope))
+
+    def _unreachable(self, scope: ast.AST | None) -> frozenset[int]:
+        """The ids of the nodes of a function (or of the module) that follow, in their block, a statement that
+        always leaves it: a `return` or `raise`, or an `if` on a constant true test (`True`, or a local bound
+        only to `True`) whose body leaves. Memoized per scope."""
+        key = ("unreachable", id(scope))
+        if key not in self.memo:
+            body = scope.body if isinstance(scope, _DEFINITIONS) else self.tree.body if scope is None else []
+            flags = _true_flags(scope if isinstance(scope, _DEFINITIONS) else self.tree)
+            dead: set[int] = set()
+            pending = [body]
+            while pending:
+                block = pending.pop()
+                for index, stmt in enumerate(block):
+                    if _leaves(stmt, flags):
+                        dead.update(id(n) for later in block[index + 1:] for n in walk(later))
+                        block = block[: index + 1]
+                        break
+                for stmt in block:
+                    if not isinstance(stmt, (*_DEFINITIONS, ast.ClassDef, ast.Lambda)):
+                        pending.extend(getattr(stmt, name) for name in ("body", "orelse", "finalbody")
+                                       if isinstance(getattr(stmt, name, None), list))
+                        pending.extend(handler.body for handler in getattr(stmt, "handlers", ()))
+            self.memo[key] = frozenset(dead)
+        return self.memo[key]  # type: ignore[no-any-return]
 
     def _add_partial_launches(self, partial: ast.Call, scope: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         """The calls of `launch = functools.partial(kernel[grid], x, BLOCK=64)` in the function that binds it
@@ -1011,6 +1038,33 @@ def _bound_names(stmt: ast.stmt) -> Iterator[tuple[str, ast.expr | None]]:
 _BLOCK_FIELDS = frozenset({"body", "handlers", "orelse", "finalbody", "cases"})
 _fields_of: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _true_flags(scope: ast.AST) -> frozenset[str]:
+    """Names a function (or module) binds only to `True` (every binding a plain `name = True`), not parameters."""
+    stores: dict[str, int] = {}
+    true_assignments: dict[str, int] = {}
+    for node in walk(scope):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            stores[node.id] = stores.get(node.id, 0) + 1
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Constant) and node.value.value is True:
+            true_assignments[node.targets[0].id] = true_assignments.get(node.targets[0].id, 0) + 1
+    parameters = {a.arg for a in ast.walk(scope.args) if isinstance(a, ast.arg)} \
+        if isinstance(scope, _DEFINITIONS) else set()
+    return frozenset(name for name, count in true_assignments.items()
+                     if stores.get(name) == count and name not in parameters)
+
+
+def _leaves(stmt: ast.stmt, flags: frozenset[str]) -> bool:
+    """The statement always leaves its block: `return`, `raise`, or `if <constant true>:` whose body ends so."""
+    if isinstance(stmt, (ast.Return, ast.Raise)):
+        return True
+    if isinstance(stmt, ast.If) and stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise)):
+        test = stmt.test
+        return (isinstance(test, ast.Constant) and test.value is True) or (
+            isinstance(test, ast.Name) and test.id in flags)
+    return False
 
 
 def calls_with_scope(tree: ast.Module) -> list[tuple[ast.AST | None, ast.Call]]:
