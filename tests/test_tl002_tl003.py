@@ -235,8 +235,18 @@ def test_tl003_reports_the_loads_of_one_pointer_in_a_loop_once(rules):
     found = _codes(lint_code(even_k, rules, select=["TL003"]), "TL003")
     a = [d for d in found if "`a_ptr`" in d.message]
     assert len(a) == 1 and a[0].location.row == 18 and len(a[0].related) == 1
-    assert any("Line 16 also loads through this pointer" in note for note in a[0].notes)
+    assert any("Line 16 also loads the same tile in the loop" in note for note in a[0].notes)
     assert a[0].fix is not None and "shape=[M, K]" in a[0].fix.edits[0].content
+    # the same pointer name assigned again between two loads (fla's column blocks of K) holds another tile
+    again = GEMM.replace(
+        "        a = tl.load(a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak, mask=a_mask, other=0.0)\n",
+        "        p_a = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak\n"
+        "        a = tl.load(p_a, mask=a_mask, other=0.0)\n"
+        "        acc = tl.dot(a, a, acc)\n"
+        "        p_a = a_ptr + offs_m[:, None] * stride_am + (offs_k + K)[None, :] * stride_ak\n"
+        "        a = tl.load(p_a, mask=a_mask, other=0.0)\n")
+    assert again.count("p_a = ") == 2
+    assert len([d for d in _codes(lint_code(again, rules, select=["TL003"]), "TL003") if "`a_ptr`" in d.message]) == 2
 
 
 def test_tl003_descriptor_is_made_above_the_loops_that_leave_it_unchanged(rules):

@@ -253,7 +253,7 @@ def raw_2d_tile_load(ctx: MatchContext) -> Verdict | None:
     tile = f"`{layout.base}` [{_shown(layout.rows.block)}, {_shown(layout.cols.block)}]" if layout else "a 2-D tile"
     lines = ", ".join(str(twin.lineno) for twin in twins)
     notes = [f"{'Line' if len(twins) == 1 else 'Lines'} {lines} also {'loads' if len(twins) == 1 else 'load'} "
-             "through this pointer in the loop (another branch, or the next tile): one descriptor serves "
+             "the same tile in the loop (another branch): one descriptor serves "
              f"{'both' if len(twins) == 1 else 'all'}."] if twins else []
     return Verdict(vars={"tile": tile, "loop": describe_loop(loop), "target": f"sm_{ctx.target}"},
                    data={"layout": layout, "call": call, "loop": loop, "outer": loops[1:]},
@@ -269,15 +269,23 @@ def _representative(loads: list[ast.Call]) -> ast.Call:
 
 
 def _same_pointer_loads(model: ModuleModel, flow: FunctionFlow, call: ast.Call, loop: Loop) -> list[ast.Call]:
-    """The other loads of the loop (not of a loop nested in it) through the same pointer expression whose tile
-    also goes to a tl.dot there, in source order: the two arms of `if EVEN_K:` load one tile, which one
-    descriptor serves, so it is reported once."""
-    text = ast.unparse(load_pointer(call))  # type: ignore[arg-type]
+    """The other loads of the loop (not of a loop nested in it) of the same pointer value whose tile also goes
+    to a tl.dot there, in source order: the two arms of `if EVEN_K:` load one tile, which one descriptor
+    serves, so it is reported once."""
+    key = _pointer_value(flow, load_pointer(call))  # type: ignore[arg-type]
     return sorted((n for n in walk(loop) if isinstance(n, ast.Call) and n is not call
                    and model.qualify(n.func) == LOAD and load_pointer(n) is not None
-                   and ast.unparse(load_pointer(n)) == text  # type: ignore[arg-type]
+                   and _pointer_value(flow, load_pointer(n)) == key  # type: ignore[arg-type]
                    and flow.enclosing_loops(n)[0] is loop and feeds_dot(model, flow, n, loop)),
                   key=lambda n: (n.lineno, n.col_offset))
+
+
+def _pointer_value(flow: FunctionFlow, pointer: ast.expr) -> tuple[str, tuple[tuple[str, frozenset[int]], ...]]:
+    """A pointer expression's text with the definitions of its names that reach it: equal for the same tile
+    (the arms of a branch), not for `p_k` assigned again between two loads (fla's four column blocks of K)."""
+    names = sorted((n for n in walk(pointer) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)),
+                   key=lambda n: (n.id, n.lineno, n.col_offset))
+    return ast.unparse(pointer), tuple((n.id, frozenset(id(d) for d in flow.reaching(n))) for n in names)
 
 
 def _shown(block: str) -> str:
