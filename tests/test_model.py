@@ -469,3 +469,17 @@ def test_launches_the_host_never_reaches_are_not_launches():
     """)
     model = ModuleModel(ast.parse(code), "m", "m.py")
     assert sorted(ast.unparse(site.grid) for site in model.launches) == ["(4,)", "(5,)"]
+
+
+def test_shape_unpackings_after_a_star_count_from_the_end():
+    code = textwrap.dedent("""
+        def f(x):
+            *batch, n = x.shape
+            a, *rest, b = x.shape
+            c, d = x.shape[-3:-1]
+            *e, g = x.shape[:3]
+    """)
+    model = ModuleModel(ast.parse(code), "m", "m.py")
+    provenance = Provenance(HostScope.of(model, model.tree.body[0]))
+    found = {name: index for name, (_, index, *_) in provenance.unpacked.items()}
+    assert found == {"n": -1, "a": 0, "b": -1, "c": -3, "d": -2}  # `g` ends a slice short of the end: unknown

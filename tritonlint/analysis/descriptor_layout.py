@@ -36,7 +36,7 @@ class Axis:
     offset: str = UNKNOWN_TEXT
     bound: str = UNKNOWN_TEXT
     unit: bool = False  # stride 1: none written, `1`, or a local that holds 1 (`stride_am, stride_ak = 1, K`)
-    unit_at_launch: str = ""  # `k.stride(3)`: the launches pass the tensor's innermost axis (see launched_inner_axis)
+    unit_at_launch: str = ""  # `k.stride(3)`: what every launch passes, a later axis than the other's (launched_inner_axis)
     bounded_by: frozenset[str] = frozenset()  # the names of the offset that the mask giving `bound` compares
     bound_offset: str | None = None  # `k` of a mask on `k_offs = k + offs_k`: the offset the bound holds for
 
@@ -419,7 +419,7 @@ def descriptor_edits(file: ParsedFile, model: ModuleModel, call: ast.Call, loop:
     """The edits that show the descriptor form (its creation before the loop, or before the outermost loop
     around it that leaves its arguments unchanged, at that loop's indentation, and its load in place of the
     tl.load) and the caveats that come with it; no edits, and a note naming what is missing, when a part of
-    the descriptor cannot be read off the code. `outer`: the loops around `loop`, innermost first."""
+    the descriptor cannot be read off the code. `outer_loops`: the loops around `loop`, innermost first."""
     prefix = _tl_prefix(file, model, call)
     desc = _descriptor_name(layout.base)
     rows, cols = layout.rows, layout.cols

@@ -226,11 +226,12 @@ class Provenance:
                             last = to_end and position == len(elements) - 1
                             middle = 0 < position < len(elements) - 1
                             siblings = tuple(ast.unparse(e) for e in elements if e is not element)
-                            # after `*batch`, a name counts from the end: `*batch, n = x.shape` binds dimension -1
-                            index = position - len(elements) if starred is not None and position > starred else \
-                                start + position
-                            if index >= 0 or to_end:
-                                self.unpacked[element.id] = (source, index, last, middle, siblings)
+                            index = start + position
+                            if starred is not None and position > starred:  # `*batch, n = x.shape`: n is -1
+                                if not to_end:
+                                    continue
+                                index = position - len(elements)
+                            self.unpacked[element.id] = (source, index, last, middle, siblings)
                 strided = _stride_source(node.value)
                 if strided is not None and not any(isinstance(e, ast.Starred) for e in node.targets[0].elts):
                     for index, element in enumerate(node.targets[0].elts):
