@@ -147,6 +147,18 @@ def test_tl003_suggestion_folds_the_pointer_advance_into_the_offset(rules):
     assert b.fix.edits[1].content == "b_desc.load([k * BLOCK_SIZE_K, tl.program_id(1) * BLOCK_SIZE_N])"
 
 
+def test_tl003_suggestion_reads_a_mask_that_another_arm_sets_to_none(rules):
+    # `if EVEN_K: a_mask = None` / `else: a_mask = ...` (round x37a): no lane is masked in that arm, and the
+    # tensor's bound covers it too
+    code = GEMM.replace("BLOCK_K: tl.constexpr):", "BLOCK_K: tl.constexpr, EVEN_K: tl.constexpr):").replace(
+        "        a_mask = (offs_m[:, None] < M) & (offs_k[None, :] < K)\n",
+        "        if EVEN_K:\n            a_mask = None\n        else:\n"
+        "            a_mask = (offs_m[:, None] < M) & (offs_k[None, :] < K)\n")
+    assert "a_mask = None" in code
+    a = _codes(lint_code(code, rules, select=["TL003"]), "TL003")[0]
+    assert a.fix is not None and "shape=[M, K]" in a.fix.edits[0].content
+
+
 def test_tl003_suggestion_reads_a_mask_on_a_local_sum_of_the_advanced_offset(rules):
     # `k_offs = k * BLOCK + offs_k` masked against K while the pointer holds `offs_k` and advances each iteration
     # (round x36a, an int8-weight GEMM): the bound holds for the offset the advance gives, and only for it

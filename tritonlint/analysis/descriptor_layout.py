@@ -143,7 +143,7 @@ def _holds_arange(flow: FunctionFlow, model: ModuleModel, name: ast.Name) -> boo
 def _bounds(flow: FunctionFlow, call: ast.Call, loop: Loop, layout: Layout) -> None:
     mask = next((k.value for k in call.keywords if k.arg == "mask"), call.args[1] if len(call.args) > 1 else None)
     if isinstance(mask, ast.Name):
-        mask = flow.single_value(mask)
+        mask = _mask_value(flow, mask)
     if mask is None:
         return
     loop_vars = _names_in(loop.target) if isinstance(loop, ast.For) else set()
@@ -191,9 +191,18 @@ def _mask_compares(flow: FunctionFlow, mask: ast.expr, depth: int = 3) -> list[a
     for node in walk(mask):
         if isinstance(node, ast.Compare):
             found.append(node)
-        elif isinstance(node, ast.Name) and depth and (value := flow.single_value(node)) is not node:
+        elif isinstance(node, ast.Name) and depth and (value := _mask_value(flow, node)) is not node:
             found += _mask_compares(flow, value, depth - 1)
     return found
+
+
+def _mask_value(flow: FunctionFlow, name: ast.Name) -> ast.expr:
+    """The value of a mask's single reaching assignment, not counting `mask_n = None` (the arm where no lane
+    is masked, `if EVEN_N: mask_n = None`, which the tensor's bound covers as well); the name otherwise."""
+    values = [d.value for d in flow.reaching(name) if d.kind == "assign" and d.value is not None
+              and not (isinstance(d.value, ast.Constant) and d.value.value is None)]
+    others = [d for d in flow.reaching(name) if d.kind != "assign" or d.value is None]
+    return values[0] if len(values) == 1 and not others else name
 
 
 def _amount_along(step: ast.expr, axis: Axis) -> str | None:
