@@ -147,6 +147,16 @@ def test_tl003_suggestion_folds_the_pointer_advance_into_the_offset(rules):
     assert b.fix.edits[1].content == "b_desc.load([k * BLOCK_SIZE_K, tl.program_id(1) * BLOCK_SIZE_N])"
 
 
+def test_tl003_no_suggestion_names_an_advance_along_no_known_axis(rules):
+    # `a_ptrs += BLOCK_SIZE_K` while neither stride is known to be 1 (round x37a: the note read "does not give the
+    # pointer also advances by ...")
+    code = TUTORIAL.replace("a_ptrs += BLOCK_SIZE_K * stride_ak", "a_ptrs += BLOCK_SIZE_K")
+    a = _codes(lint_code(code, rules, select=["TL003"]), "TL003")[0]
+    assert a.fix is None or not a.fix.edits
+    assert any("does not give the axis that the pointer's advance by `BLOCK_SIZE_K` each iteration moves along" in note
+               for note in a.notes)
+
+
 def test_tl003_suggestion_reads_a_mask_that_another_arm_sets_to_none(rules):
     # `if EVEN_K: a_mask = None` / `else: a_mask = ...` (round x37a): no lane is masked in that arm, and the
     # tensor's bound covers it too

@@ -242,7 +242,8 @@ def _advance(flow: FunctionFlow, increments: list[ast.expr], layout: Layout) -> 
         found = _split_step(increment, layout)
         owner = next(iter(flow.enclosing_loops(increment)), None)
         if found is None:
-            layout.notes.append(f"the pointer also advances by `{_text(increment)}` each iteration")
+            layout.notes.append(f"the axis that the pointer's advance by `{_text(increment)}` each iteration moves "
+                                "along")
         else:
             _add_offset(found[0], found[1] if owner is None else _progress(owner, found[1]))
 
