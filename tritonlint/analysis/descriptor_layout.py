@@ -9,6 +9,7 @@ import ast
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from tritonlint.analysis.consteval import literal_value
 from tritonlint.analysis.flow import FunctionFlow, Loop
 from tritonlint.analysis.indexing import (
     PASS_THROUGH,
@@ -199,10 +200,9 @@ def _mask_compares(flow: FunctionFlow, mask: ast.expr, depth: int = 3) -> list[a
 def _mask_value(flow: FunctionFlow, name: ast.Name) -> ast.expr:
     """The value of a mask's single reaching assignment, not counting `mask_n = None` (the arm where no lane
     is masked, `if EVEN_N: mask_n = None`, which the tensor's bound covers as well); the name otherwise."""
-    values = [d.value for d in flow.reaching(name) if d.kind == "assign" and d.value is not None
-              and not (isinstance(d.value, ast.Constant) and d.value.value is None)]
-    others = [d for d in flow.reaching(name) if d.kind != "assign" or d.value is None]
-    return values[0] if len(values) == 1 and not others else name
+    values = [d.value if d.kind == "assign" else None for d in flow.reaching(name)]
+    masks = [v for v in values if not (isinstance(v, ast.Constant) and v.value is None)]
+    return masks[0] if len(masks) == 1 and masks[0] is not None else name
 
 
 def _amount_along(step: ast.expr, axis: Axis) -> str | None:
@@ -370,17 +370,10 @@ def _stride_axis(expr: ast.expr | None, scope: HostScope) -> tuple[str, int, str
         index = expr.args[0]
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "stride"):
         return None
-    axis = _int_literal(index)
-    if axis is None:
+    axis = literal_value(index)
+    if type(axis) is not int:
         return None
     return _text(call.func.value), axis if axis >= 0 else 1000 + axis, _text(expr)  # type: ignore[arg-type]
-
-
-def _int_literal(node: ast.expr | None) -> int | None:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        value = _int_literal(node.operand)
-        return None if value is None else -value
-    return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
 
 
 def _unknown_parts(layout: Layout, outer: Axis, inner: Axis, loop: Loop, names: set[str],
@@ -396,8 +389,7 @@ def _unknown_parts(layout: Layout, outer: Axis, inner: Axis, loop: Loop, names: 
         if axis.offset == UNKNOWN_TEXT:
             missing.append(f"the tile's offset along the {which} dimension at each iteration of the loop")
     missing.extend(layout.notes)
-    in_loop = sorted(names & {n.id for stmt in loop.body for n in walk(stmt)
-                              if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)})
+    in_loop = sorted(names & _stored_in(loop))
     if in_loop:
         missing.append(f"{', '.join(f'`{name}`' for name in in_loop)}, assigned inside the loop, where the "
                        "descriptor is made before it")
@@ -415,13 +407,15 @@ def _outermost_invariant(loop: Loop, outer: Sequence[Loop], names: set[str]) -> 
     the descriptor is made once: above a persistent kernel's tile loop, not inside it."""
     chosen = loop
     for candidate in outer:
-        assigned = _names_in(candidate.target) if isinstance(candidate, ast.For) else set()
-        assigned |= {n.id for stmt in candidate.body for n in walk(stmt)
-                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-        if names & assigned:
+        if names & (_stored_in(candidate) | (_names_in(candidate.target) if isinstance(candidate, ast.For) else set())):
             break
         chosen = candidate
     return chosen
+
+
+def _stored_in(loop: Loop) -> set[str]:
+    """The names a loop's body assigns."""
+    return {n.id for stmt in loop.body for n in walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
 def descriptor_edits(file: ParsedFile, model: ModuleModel, call: ast.Call, loop: Loop, layout: Layout,

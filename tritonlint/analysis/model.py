@@ -799,10 +799,10 @@ class ModuleModel:
         only to `True`) whose body leaves. Memoized per scope."""
         key = ("unreachable", id(scope))
         if key not in self.memo:
-            body = scope.body if isinstance(scope, _DEFINITIONS) else self.tree.body if scope is None else []
-            flags = _true_flags(scope if isinstance(scope, _DEFINITIONS) else self.tree)
+            owner = scope if isinstance(scope, _DEFINITIONS) else self.tree if scope is None else None
+            flags = _true_flags(owner) if owner is not None else frozenset()
             dead: set[int] = set()
-            pending = [body]
+            pending = [owner.body] if owner is not None else []  # a lambda's body is one expression
             while pending:
                 block = pending.pop()
                 for index, stmt in enumerate(block):
@@ -811,10 +811,10 @@ class ModuleModel:
                         block = block[: index + 1]
                         break
                 for stmt in block:
-                    if not isinstance(stmt, (*_DEFINITIONS, ast.ClassDef, ast.Lambda)):
-                        pending.extend(getattr(stmt, name) for name in ("body", "orelse", "finalbody")
-                                       if isinstance(getattr(stmt, name, None), list))
-                        pending.extend(handler.body for handler in getattr(stmt, "handlers", ()))
+                    if not isinstance(stmt, (*_DEFINITIONS, ast.ClassDef)):
+                        for name in _split_fields(type(stmt))[0]:  # handlers and match cases hold blocks too
+                            value = getattr(stmt, name)
+                            pending.extend([item.body for item in value] if name in ("handlers", "cases") else [value])
             self.memo[key] = frozenset(dead)
         return self.memo[key]  # type: ignore[no-any-return]
 
@@ -1060,11 +1060,16 @@ def _leaves(stmt: ast.stmt, flags: frozenset[str]) -> bool:
     """The statement always leaves its block: `return`, `raise`, or `if <constant true>:` whose body ends so."""
     if isinstance(stmt, (ast.Return, ast.Raise)):
         return True
-    if isinstance(stmt, ast.If) and stmt.body and isinstance(stmt.body[-1], (ast.Return, ast.Raise)):
+    if isinstance(stmt, ast.If) and exits(stmt.body):
         test = stmt.test
         return (isinstance(test, ast.Constant) and test.value is True) or (
             isinstance(test, ast.Name) and test.id in flags)
     return False
+
+
+def exits(body: list[ast.stmt]) -> bool:
+    """A block that ends by leaving its function: its last statement a `return` or `raise`."""
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
 
 
 def calls_with_scope(tree: ast.Module) -> list[tuple[ast.AST | None, ast.Call]]:

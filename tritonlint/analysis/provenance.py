@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 from tritonlint.analysis.host import HostScope, autograd_forward, call_bindings
-from tritonlint.analysis.model import LaunchSite
+from tritonlint.analysis.model import LaunchSite, exits
 from tritonlint.walk import walk
 
 _RESHAPES = ("view", "reshape", "flatten")
@@ -94,10 +94,6 @@ def _shape_item(node: ast.expr) -> bool:
     from it: `if logits.shape[0] > 32: return ...` then `rows, vocab = logits.shape`)."""
     return isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape" \
         and _literal_int(node.slice) is not None
-
-
-def _exits(body: list[ast.stmt]) -> bool:
-    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise))
 
 
 def _guarded_bounds(test: ast.expr, constant: Callable[[ast.expr], int | None]) -> dict[str, int]:
@@ -202,7 +198,7 @@ class Provenance:
         root = host.node or host.model.tree
         if host.node is not None:
             for statement in host.node.body:
-                if isinstance(statement, ast.If) and _exits(statement.body) and not statement.orelse:
+                if isinstance(statement, ast.If) and exits(statement.body) and not statement.orelse:
                     _tightest(self.bounds, _guarded_bounds(statement.test, self._limit))
         # names a branch bounds where it runs (`if m > 1: ... else: launch(m)`): (first line, last line, bounds)
         self.branch_bounds: list[tuple[int, int, dict[str, int]]] = []
