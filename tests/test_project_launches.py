@@ -141,6 +141,36 @@ def test_a_namespace_folder_never_reaches_past_the_project_root(tmp_path):
     assert module_name(tmp_path / "outer" / "proj" / "tools" / "run.py") == "outer.proj.tools.run"
 
 
+@pytest.mark.parametrize("imported", ["from ops import", "from .ops import"])
+def test_same_named_modules_of_two_folders_are_judged_from_their_own_folder_launches(tmp_path, imported):
+    # a/ and b/ both hold ops.py and layer.py (no __init__.py): each layer launches the kernel beside it, a/ with
+    # the row length K from the input, b/ with a constant; the two folders are named apart (a.ops, b.ops)
+    for folder, launch in (("a", LAUNCH), ("b", LAUNCH.replace("(x, out, n, K)", "(x, out, n, 64)"))):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "ops.py").write_text(KERNEL)
+        (tmp_path / folder / "layer.py").write_text(launch.replace("from a import", imported))
+    for cache in (("--no-cache",), (), ()):
+        (finding,) = _tl006(tmp_path, ".", cache=cache)
+        assert finding["filename"] == "a/ops.py" and finding["severity"] == "warning"
+        assert "a/layer.py:9" in " ".join(finding["notes"])
+    (tmp_path / "b" / "ops.py").rename(tmp_path / "b" / "kernels.py")  # no name shared: cached results follow
+    (tmp_path / "b" / "layer.py").unlink()
+    found = {f["filename"]: f["severity"] for f in _tl006(tmp_path, ".")}
+    assert found == {"a/ops.py": "warning", "b/kernels.py": "info"}
+
+
+def test_separating_prefixes_name_each_root_below_the_folder_they_share():
+    from tritonlint.analysis.project import separating_prefixes
+
+    named = [("/p/a/kernels.py", "kernels"), ("/p/b/kernels.py", "kernels"), ("/p/b/run.py", "run"),
+             ("/p/x/y/kernels.py", "kernels"), ("/p/kernels.py", "kernels"), ("/p/pkg/ops.py", "pkg.ops"),
+             ("/p/v1.2/kernels.py", "kernels")]
+    assert separating_prefixes(named) == {"/p/a": "a", "/p/b": "b", "/p/x/y": "x.y"}  # /p keeps its names
+    assert separating_prefixes([*named, ("/q/c/run.py", "run")]) == {  # one shared folder for all: `/`
+        "/p": "p", "/p/a": "p.a", "/p/b": "p.b", "/p/x/y": "p.x.y", "/q/c": "q.c"}
+    assert separating_prefixes([("/p/a/kernels.py", "kernels"), ("/p/pkg/ops.py", "pkg.ops")]) == {}
+
+
 def _namespace_repo(tmp_path):
     # mpa/ has no __init__.py anywhere: run from the project root, its files import as mpa.ops (PEP 420)
     (tmp_path / "pyproject.toml").write_text("")

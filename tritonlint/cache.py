@@ -446,10 +446,13 @@ class Session:
         """The value of a project fact in this run (None for a launch target), computed once; `last` is the
         value an entry recorded, a hint for finding it."""
         if key not in self.facts:
-            from tritonlint.analysis.project_facts import NAMESPACE, fact_value  # only where a fact is recorded
+            from tritonlint.analysis.project_facts import BESIDE, NAMESPACE, fact_value  # only where one is recorded
 
             if key.startswith(NAMESPACE):  # the module a dotted import names by a namespace package, "" for none
                 self.facts[key] = self.namespaces.module_of(key[len(NAMESPACE):]) or ""
+            elif key.startswith(BESIDE):  # the module beside a renamed importer that an import names, "" for none
+                importer, _, alias = key[len(BESIDE):].partition(":")
+                self.facts[key] = self.namespaces.beside(importer, alias) or ""
             else:
                 self.facts[key] = fact_value(key, tuple(path for path, _, _ in self.files), last)
         return self.facts[key]

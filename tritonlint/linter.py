@@ -8,7 +8,7 @@ from pathlib import Path
 from tritonlint.analysis.launch_index import ModuleLinks, module_links
 from tritonlint.analysis.model import LAUNCH_TEXT, ModuleModel
 from tritonlint.analysis.project import Deferred, Project
-from tritonlint.analysis.project_facts import namespace_key
+from tritonlint.analysis.project_facts import beside_key, namespace_key
 from tritonlint.config import Settings
 from tritonlint.diagnostics import Diagnostic, one_per_spot, syntax_error
 from tritonlint.engine import Engine, RuleCrash
@@ -111,6 +111,7 @@ class FileLinter:
                                 namespaces=project.namespaces)
             if project.namespaces is not None:  # a cached result holds while each dotted import resolves as it did
                 project.consulted.update(map(namespace_key, model.dotted_imports))
+                project.consulted.update(beside_key(module, alias) for alias in model.beside_imports)
             result.summaries = model.summaries()
             # A modeled module with no links records empty ones: the launch index then never reads it again.
             result.links = (module_links(model, project.linted_modules) or ModuleLinks()) if project.linted_modules \

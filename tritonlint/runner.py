@@ -28,7 +28,14 @@ from tritonlint.analysis.launch_index import (
     recorded_callers,
     recorded_launchers,
 )
-from tritonlint.analysis.project import Namespaces, Project, defining_module, module_name, source_root
+from tritonlint.analysis.project import (
+    Namespaces,
+    Project,
+    defining_module,
+    module_name,
+    separating_prefixes,
+    source_root,
+)
 from tritonlint.builtin import BUILTIN_RULES
 from tritonlint.cache import Entry, LintCache, Session, Signature, digest, pack, safe_loads, signature, unpack
 from tritonlint.config import Settings
@@ -220,11 +227,13 @@ def _lint_paths(paths: list[Path], settings: Settings, linter: FileLinter | Lazy
         inputs.depends_on(absolute)
         work.append(Job(path, display_path(path, cwd), module_name(absolute, packages), absolute, is_context))
     result = RunResult(problems=[(display_path(p, cwd), reason) for p, reason in found.problems])
+    work, separated = _separate(work)
     linted = frozenset(job.module for job in work)
     repeated_names = {module for module, count in Counter(job.module for job in work).items() if count > 1}
     sources = {job.module: job.absolute for job in work if job.module not in repeated_names}
     files = tuple(job.absolute for job in work)
-    namespaces = Namespaces(sources)
+    namespaces = Namespaces(sources, {module: prefix for module, prefix in separated.items()
+                                      if module not in repeated_names})
     session = Session(cache, [(j.absolute, j.display, j.module) for j in work], linted, namespaces) if cache else None
 
     results: list[FileResult | None] = [None] * len(work)
@@ -367,6 +376,23 @@ def _reported(work: list[Job], results: list[FileResult], facts: dict[int, Facts
             reported.append(dataclasses.replace(r, diagnostics=[
                 d for d in r.diagnostics if not d.judged_with.isdisjoint(given_modules)]))
     return reported
+
+
+def _separate(work: list[Job]) -> tuple[list[Job], dict[str, str]]:
+    """The jobs with the modules of source roots that share a dotted name with another root named with the
+    root's folders (project.separating_prefixes), and each renamed module's prefix."""
+    prefixes = separating_prefixes((job.absolute, job.module) for job in work)
+    if not prefixes:
+        return work, {}
+    separated = {}
+    renamed = []
+    for job in work:
+        prefix = prefixes.get(source_root(job.absolute, job.module))
+        if prefix is not None:
+            job = dataclasses.replace(job, module=f"{prefix}.{job.module}")
+            separated[job.module] = prefix
+        renamed.append(job)
+    return renamed, separated
 
 
 def _links(work: list[Job], results: list[FileResult], served: dict[int, Entry],

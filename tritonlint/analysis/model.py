@@ -216,6 +216,7 @@ class ModuleModel:
         self.imported = imported
         self.namespaces = namespaces
         self.dotted_imports: set[str] = set()  # dotted names imported, as written, where namespaces are known
+        self.beside_imports: set[str] = set()  # names imported, as written, by a module Namespaces renamed
         self.star_modules: list[str] = []  # modules imported with `from m import *`, in order
         self._star_names: dict[str, str | None] = {}
         self._reexports: dict[str, str] = {}  # see _reexported
@@ -261,7 +262,7 @@ class ModuleModel:
                         self.imports.setdefault(alias.asname, self._module_of(alias.name))
                     else:
                         head = alias.name.split(".")[0]
-                        self.imports.setdefault(head, head)
+                        self.imports.setdefault(head, self._module_of(head))
             elif isinstance(node, ast.ImportFrom):
                 base = self.absolute_module(node)
                 if base is None:
@@ -291,8 +292,15 @@ class ModuleModel:
 
     def _module_of(self, imported: str) -> str:
         """An imported dotted name with a project module's name as a namespace package replaced by the module's
-        own name (Namespaces)."""
-        if self.namespaces is None or "." not in imported or not self.namespaces.may_name(imported):
+        own name, or a module beside this one named with its folder (Namespaces)."""
+        if self.namespaces is None:
+            return imported
+        if self.module in self.namespaces.separated:
+            self.beside_imports.add(imported)
+            found = self.namespaces.beside(self.module, imported)
+            if found is not None:
+                return found
+        if "." not in imported or not self.namespaces.may_name(imported):
             return imported
         self.dotted_imports.add(imported)
         return self.namespaces.module_of(imported) or imported

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import os
 import posixpath
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -202,16 +202,53 @@ def _package_name(folder: str, known: dict[str, str]) -> str:
 NAMESPACE_DEPTH = 3  # folders above a module's source root that may name it as a namespace package
 
 
+def separating_prefixes(named: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Source roots whose modules share a dotted name with another root's (scripts named kernels.py in two
+    folders, two copies of a package) -> the prefix that keeps them apart: the root's folder names below the
+    folder all such roots share, as namespace packages (PEP 420: run from there, `a/kernels.py` and
+    `b/kernels.py` import as `a.kernels` and `b.kernels`). `named` is (file, module) per file of the run; a
+    root that is that shared folder, or whose folder names hold a dot, keeps its names."""
+    roots_of: dict[str, set[str]] = {}
+    for path, module in named:
+        roots_of.setdefault(module, set()).add(source_root(path, module))
+    apart = {root for roots in roots_of.values() if len(roots) > 1 for root in roots}
+    if not apart:
+        return {}
+    common = posixpath.commonpath(apart)
+    prefixes = {}
+    for root in apart:
+        parts = posixpath.relpath(root, common).split("/")
+        if root != common and all(part and "." not in part for part in parts):
+            prefixes[root] = ".".join(parts)
+    return prefixes
+
+
 class Namespaces:
     """The project's modules by the names they are imported by when their source root is a folder without
     `__init__.py` (PEP 420): run from the folder above, `mpa/kernels.py` (module `kernels`) imports as
     `mpa.kernels`. Looked up per imported name (a project holds many folders that nobody imports as packages);
     hashed by identity, so that models read for one run are cached with it."""
 
-    def __init__(self, sources: Mapping[str, str]) -> None:
+    def __init__(self, sources: Mapping[str, str], separated: Mapping[str, str] | None = None) -> None:
         self.sources = sources  # module -> its file, for the modules one file holds
+        # Module -> the prefix its source root's folders gave it (separating_prefixes), for the modules renamed so.
+        self.separated = separated or {}
         self.known: dict[str, bool] = {}  # folder -> whether it can be a namespace package
         self._heads: frozenset[str] | None = None
+        self._beside: dict[str, set[str]] | None = None
+
+    def beside(self, importer: str, dotted: str) -> str | None:
+        """`dotted` imported by a module that `separated` renamed, where it names a module of the importer's own
+        source root (`from kernels import k` in a/bench.py is `a.kernels.k`: Python puts the script's folder
+        first on the path); else None."""
+        prefix = self.separated.get(importer)
+        if prefix is None:
+            return None
+        if self._beside is None:
+            self._beside = {}
+            for module, its in self.separated.items():
+                self._beside.setdefault(its, set()).add(module[len(its) + 1:].partition(".")[0])
+        return f"{prefix}.{dotted}" if dotted.partition(".")[0] in self._beside[prefix] else None
 
     def may_name(self, dotted: str) -> bool:
         """Whether `dotted` starts with the name of a folder a project module's name could begin with as a

@@ -1,7 +1,7 @@
 """Facts about the whole project a file belongs to, beyond the linted files: whether some module calls
 `triton.set_allocator(...)` (TL105; a cheap text scan finds the candidate files, only those are parsed),
 the Triton version the project's own files pin for a folder (TL103), and the module a dotted import names as a
-namespace package (answered by the run's project.Namespaces in cache.Session). A run's project is the files it
+namespace package or as a module beside its importer (answered by the run's project.Namespaces in cache.Session). A run's project is the files it
 linted or read as context.
 
 A rule that reads a fact adds its key to `Project.consulted`; the cache keeps the fact's value with the
@@ -23,11 +23,17 @@ ALLOCATOR_BYTES = b"allocator"  # in set_allocator and in the names of helpers t
 SETS_ALLOCATOR = "@sets-allocator"
 TRITON_PIN = "@triton-pin:"  # + the folder of the linted file
 NAMESPACE = "@namespace:"  # + a dotted import that may name a module as a namespace package (project.Namespaces)
+BESIDE = "@beside:"  # + importing module + ":" + an import: the module beside it that it names, if any
 
 
 def namespace_key(alias: str) -> str:
     """The fact key of the module a dotted import names as a namespace package (Session.fact answers it)."""
     return NAMESPACE + alias
+
+
+def beside_key(importer: str, alias: str) -> str:
+    """The fact key of the module beside a renamed `importer` that an import names (Namespaces.beside)."""
+    return f"{BESIDE}{importer}:{alias}"
 
 
 def triton_pin_key(path: str) -> str:
