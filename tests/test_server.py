@@ -387,6 +387,21 @@ async def test_editing_a_kernel_module_updates_the_modules_that_launch_it(tmp_pa
 
 
 @pytest.mark.asyncio
+async def test_an_open_buffer_of_the_same_module_name_in_another_folder_is_not_the_launched_kernel(tmp_path: Path) -> None:
+    untuned = "\n".join(line for line in KERNELS.splitlines() if not line.startswith("@triton.autotune"))
+    for folder, kernels in (("a", KERNELS), ("b", untuned)):  # both are the module `kernels` to their scripts
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "kernels.py").write_text(kernels)
+    async with editor(tmp_path) as ed:
+        other = ed.open("b/kernels.py", untuned, write=False)
+        await ed.diagnostics(other)
+        launch = ed.open("a/launch.py", LAUNCH)
+        assert codes(await ed.diagnostics(launch)) == ["TL004"]  # a/kernels.py, from disk, not b's buffer
+        beside = ed.open("b/launch.py", LAUNCH)
+        assert await ed.diagnostics(beside) == []
+
+
+@pytest.mark.asyncio
 async def test_a_kernel_module_of_a_namespace_folder_resolves_by_its_dotted_name(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("")
     (tmp_path / "mpa").mkdir()

@@ -130,16 +130,22 @@ class SummaryStore:
     """Kernel summaries by module: open buffers (set after each lint) take precedence over files on disk."""
 
     def __init__(self) -> None:
-        self.buffers: dict[str, dict[str, JitFunction]] = {}  # module -> summaries of its open buffer
+        # module -> file -> summaries of its open buffer (two folders' kernels.py are both the module `kernels`)
+        self.buffers: dict[str, dict[Path, dict[str, JitFunction]]] = {}
         self.disk: dict[str, tuple[tuple[int, int], dict[str, JitFunction]]] = {}  # path -> (stat key, summaries)
 
     def module(self, module: str, root: Path | None) -> dict[str, JitFunction] | None:
-        if module in self.buffers:
-            return self.buffers[module]
+        """The summaries of `module` as a file under `root` imports it: the open buffer of that file, else the
+        file on disk; for a buffer without a file (root None), the one open buffer of that name, if one."""
+        opened = self.buffers.get(module, {})
         if root is None:
-            return None
+            return next(iter(opened.values())) if len(opened) == 1 else None
         base = root.joinpath(*module.split("."))
-        for path in (base.with_suffix(".py"), base / "__init__.py"):
+        places = (base.with_suffix(".py"), base / "__init__.py")
+        for path in places:
+            if path in opened:
+                return opened[path]
+        for path in places:
             summaries = self._from_disk(path, module)
             if summaries is not None:
                 return summaries
@@ -321,7 +327,7 @@ class TritonLintServer(LanguageServer):
                 return document.result  # a late lint is dropped: the previous diagnostics stay
             document.consulted = frozenset(project.consulted)
         if document.path is not None and result.skipped is None and not result.internal_error:
-            self.store.buffers[module] = result.summaries
+            self.store.buffers.setdefault(module, {})[document.path] = result.summaries
         self.results += 1
         document.result, document.key, document.result_id = result, key, str(self.results)
         return result
@@ -344,8 +350,8 @@ class TritonLintServer(LanguageServer):
         """The summaries of the open buffers this buffer's launches looked up (a change there re-lints it)."""
         if not document.consulted:
             return ()
-        return tuple(sorted((m, id(s)) for m, s in self.store.buffers.items()
-                            if any(q.startswith(m + ".") for q in document.consulted)))
+        return tuple(sorted((m, str(path), id(s)) for m, opened in self.store.buffers.items()
+                            if any(q.startswith(m + ".") for q in document.consulted) for path, s in opened.items()))
 
     def dependants(self, document: Document) -> list[Document]:
         """The other open buffers that launch a kernel of this buffer's module."""
@@ -679,8 +685,11 @@ def build_server() -> TritonLintServer:
             return
         if document.pending is not None:
             document.pending.cancel()
-        if document.result is not None and document.result.module:
-            ls.store.buffers.pop(document.result.module, None)  # its kernels come from disk again
+        if document.result is not None and document.result.module and document.path is not None:
+            opened = ls.store.buffers.get(document.result.module, {})
+            opened.pop(document.path, None)  # its kernels come from disk again
+            if not opened:
+                ls.store.buffers.pop(document.result.module, None)
             for other in ls.dependants(document):
                 ls.publish_safely(other)
         if not ls.pull:
