@@ -68,6 +68,13 @@ LOG = frozenset({f"{TL}.log", f"{TL}.math.log", f"{TL}.extra.libdevice.log", f"{
 NON_NEGATIVE = EXP | ABS | frozenset({f"{TL}.sqrt", f"{TL}.math.sqrt", f"{TL}.sqrt_rn", f"{TL}.sigmoid"})
 # Calls that map each lane of their operands to the same lane of the result (the padded lanes' path is followed).
 FMA = f"{TL}.fma"  # `tl.fma(a, b, c)`: a * b + c on each lane
+# One-operand math whose value on an exact lane value is known (`tl.erf(0.0)` is 0): a GELU gate of a zero-padded x.
+_UNARY_VALUES: dict[str, Callable[[float], float]] = {
+    "erf": math.erf, "sin": math.sin, "cos": math.cos, "floor": math.floor, "ceil": math.ceil,
+    "sqrt": math.sqrt, "rsqrt": lambda x: 1 / math.sqrt(x), "log2": math.log2, "sigmoid": lambda x: 1 / (1 + math.exp(-x)),
+    "tanh": math.tanh}
+UNARY_VALUES = {f"{prefix}.{n}": f for n, f in _UNARY_VALUES.items()
+                for prefix in (TL, f"{TL}.math", f"{TL}.extra.libdevice", f"{TL}.extra.cuda.libdevice")}
 ELEMENTWISE = IDENTITY | NON_NEGATIVE | frozenset({f"{TL}.where", f"{TL}.maximum", f"{TL}.minimum", f"{TL}.log",
                                                    f"{TL}.log2", CLAMP, FMA})
 
@@ -1553,6 +1560,12 @@ class _Evaluation:
             bounds = [literal_number(bound) if bound is not None else None for bound in _clamp_bounds(call)]
             if all(bound is not None and math.isfinite(bound) for bound in bounds):
                 return Lanes(frozenset({FINITE}), tainted)  # between two finite bounds, whatever the lanes held
+        if name in UNARY_VALUES and len(arguments) == 1:
+            value = self._exact(call, depth)
+            if value is not None:
+                return Lanes(frozenset({_class_of(value)}), tainted)
+        if tainted and self._undefined_through(name, call, arguments):
+            return Lanes(frozenset({UNDEF}), tainted)  # a function of undefined lanes: undefined too
         if name in _EXTREMES:
             value = self._exact(call, depth)  # `tl.maximum(1.0 - x * y, 0.0)` of two zero-padded loads: 1.0
             if value is not None:
@@ -1562,6 +1575,17 @@ class _Evaluation:
                 extreme = _maximum if name == f"{TL}.maximum" else _minimum
                 return Lanes(_pairwise(extreme, arguments[0].classes, arguments[1].classes), tainted)
         return UNKNOWN_LANES if tainted or self._mentions_load(call, depth) or self._of_alike_loads(call) else REAL
+
+    def _undefined_through(self, name: str | None, call: ast.Call, arguments: list[Lanes]) -> bool:
+        """A call that maps undefined lanes to undefined lanes: Triton's one-operand math (`tl.erf(x)`), or a jit
+        helper of the project handed the undefined tile alone (`gelu_gate(x)`: it cannot know which lanes
+        are padding), where every operand the load reaches holds only undefined lanes."""
+        if len(arguments) != 1 or call.keywords or arguments[0].classes != {UNDEF}:
+            return False
+        if name in UNARY_VALUES or name in EXP or name in LOG or name in ABS:
+            return True
+        helper = self.model.local_function(call.func.id) if isinstance(call.func, ast.Name) else None
+        return helper is not None and helper.node is not None
 
     def exact(self, expr: ast.expr) -> float | None:
         """The one value every padded lane of `expr` holds, where literals and constant fills fix it."""
@@ -1688,6 +1712,11 @@ class _Evaluation:
             return math.log(known[0])
         if name in EXP and len(known) == 1 and known[0] < 700:
             return 2.0 ** known[0] if name.endswith("exp2") else math.exp(known[0])
+        if name in UNARY_VALUES and len(known) == 1:
+            try:
+                return float(UNARY_VALUES[name](known[0]))
+            except (ValueError, OverflowError, ZeroDivisionError):
+                return None
         return None
 
     def _zero_rows(self, reduction: ast.Call, depth: int) -> Lanes:
