@@ -132,3 +132,18 @@ def test_a_relative_import_is_looked_for_beside_the_file(tmp_path):
     assert _rows(tmp_path, "pkg/ops/kernels.py") == [8]
     (tmp_path / "pkg" / "utils.py").unlink()
     assert _rows(tmp_path, "pkg/ops/kernels.py") == []
+
+
+def test_an_absolute_import_of_a_folder_above_without_init_is_its_own_package(tmp_path):
+    """`from pkg.utils import use_tma` in pkg/ops/kernels.py with no `__init__.py` on the way (a namespace
+    package, PEP 420): its own package, looked for under the folder it names; out of view, no claim."""
+    (tmp_path / "tritonlint.toml").write_text('target = "sm_90"\n')
+    ops = tmp_path / "pkg" / "ops"
+    ops.mkdir(parents=True)
+    launch = "\n\n@use_tma\ndef copy(x, y):\n    copy_kernel[(1,)](x, y, 64, 64, BLOCK_M=64, BLOCK_N=64)\n"
+    (ops / "kernels.py").write_text("from pkg.utils import use_tma\n" + KERNEL + launch)
+    assert _rows(tmp_path, "pkg/ops/kernels.py") == []
+    (tmp_path / "pkg" / "utils.py").write_text("def use_tma(f):\n    return f\n")
+    assert _rows(tmp_path, "pkg/ops/kernels.py") == [8]
+    (ops / "kernels.py").write_text("from numpy.linalg import norm\n" + KERNEL + launch)  # not a folder above
+    assert _rows(tmp_path, "pkg/ops/kernels.py") == [8]

@@ -109,7 +109,7 @@ class Project:
     def unseen_import(self, model: ModuleModel, path: str) -> str | None:
         """The first module of its own package that the file at `path` imports from and the run does not hold
         (`from ..utils import use_tma` with no utils.py in view; a relative import is looked for beside the file,
-        as Python finds it): what that module does is unknown, so no claim about the whole project holds. None
+        as Python finds it, and so is an absolute one that names a folder above it without `__init__.py`): what that module does is unknown, so no claim about the whole project holds. None
         where the run holds each one, and where it cannot tell (a text linted alone). The lookups are recorded,
         so that a cached result changes when the module appears."""
         if not self.files:
@@ -121,16 +121,25 @@ class Project:
             if not isinstance(node, ast.ImportFrom):
                 continue
             target = model.absolute_module(node)
+            folder = os.path.dirname(os.path.abspath(path))
             if node.level:
-                folder = os.path.dirname(os.path.abspath(path))
                 for _ in range(node.level - 1):
                     folder = os.path.dirname(folder)
+            elif top is None and node.module:
+                # `from flash_pso.config import c` in flash_pso/sm90/kernels.py, no __init__.py on the way: the
+                # folder above that the import names, as a namespace package
+                head = node.module.split(".")[0]
+                named = next((f for f in namespace_parents(folder) if os.path.basename(f) == head), None)
+                if named is None:
+                    continue
+                folder = os.path.dirname(named)
+            if node.level or top is None:
                 stem = os.path.join(folder, *node.module.split(".")) if node.module else folder
                 places = [stem + ".py", os.path.join(stem, "__init__.py"),
                           *(os.path.join(stem, alias.name + ".py") for alias in node.names)]
                 if any(os.path.normpath(place) in self._held for place in places):
                     continue
-            elif top is None or target is None or target.split(".")[0] != top or target in self.sources \
+            elif target is None or target.split(".")[0] != top or target in self.sources \
                     or any(f"{target}.{alias.name}" in self.sources for alias in node.names):
                 continue
             if target is not None:
