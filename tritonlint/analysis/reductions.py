@@ -75,6 +75,8 @@ _UNARY_VALUES: dict[str, Callable[[float], float]] = {
     "tanh": math.tanh}
 UNARY_VALUES = {f"{prefix}.{n}": f for n, f in _UNARY_VALUES.items()
                 for prefix in (TL, f"{TL}.math", f"{TL}.extra.libdevice", f"{TL}.extra.cuda.libdevice")}
+ELEMENTWISE_MATH = frozenset(f"{TL}.{n}" for n in ("fdiv", "div_rn", "sqrt_rn", "cdiv", "umulhi"))
+LIBDEVICE = (f"{TL}.extra.libdevice.", f"{TL}.extra.cuda.libdevice.", f"{TL}.math.")
 ELEMENTWISE = IDENTITY | NON_NEGATIVE | frozenset({f"{TL}.where", f"{TL}.maximum", f"{TL}.minimum", f"{TL}.log",
                                                    f"{TL}.log2", CLAMP, FMA})
 
@@ -1577,13 +1579,17 @@ class _Evaluation:
         return UNKNOWN_LANES if tainted or self._mentions_load(call, depth) or self._of_alike_loads(call) else REAL
 
     def _undefined_through(self, name: str | None, call: ast.Call, arguments: list[Lanes]) -> bool:
-        """A call that maps undefined lanes to undefined lanes: Triton's one-operand math (`tl.erf(x)`), or a jit
-        helper of the project handed the undefined tile alone (`gelu_gate(x)`: it cannot know which lanes
-        are padding), where every operand the load reaches holds only undefined lanes."""
-        if len(arguments) != 1 or call.keywords or arguments[0].classes != {UNDEF}:
+        """A call that maps undefined lanes to undefined lanes: Triton's elementwise math (`tl.erf(x)`,
+        `libdevice.pow(d, -1.5)`), or a jit helper of the project handed the undefined tile alone (`gelu_gate(x)`:
+        it cannot know which lanes are padding), where every operand the load reaches holds only undefined lanes."""
+        if call.keywords or not any(a.tainted for a in arguments) \
+                or any(a.classes != {UNDEF} for a in arguments if a.tainted):
             return False
-        if name in UNARY_VALUES or name in EXP or name in LOG or name in ABS:
+        if name in UNARY_VALUES or name in EXP or name in LOG or name in ABS or name in ELEMENTWISE_MATH \
+                or name is not None and name.startswith(LIBDEVICE):  # libdevice: elementwise math (`pow(d, -1.5)`)
             return True
+        if len(arguments) != 1:
+            return False
         helper = self.model.local_function(call.func.id) if isinstance(call.func, ast.Name) else None
         return helper is not None and helper.node is not None
 
@@ -1623,12 +1629,19 @@ class _Evaluation:
 
     def _one_lane(self, condition: ast.expr) -> bool | None:
         """For an equality of a block of indices with a scalar (`offs == PAGE - 1`), which singles out one lane
-        along the block: True; for such an inequality: False (the one lane is where it fails); else None."""
+        along the block, or of a column of indices with a row (`rows[:, None] == cols[None, :]`, the diagonal:
+        one lane of each row and of each column): True; for such an inequality: False (the one lane is where it
+        fails); else None."""
+        condition = self.flow.single_value(condition)  # `is_self = rows[:, None] == cols[None, :]`
         if not (isinstance(condition, ast.Compare) and len(condition.ops) == 1
                 and isinstance(condition.ops[0], (ast.Eq, ast.NotEq))):
             return None
         sides = [self.analysis.indices.of(side) for side in (condition.left, condition.comparators[0])]
-        if not all(side.regular for side in sides) or sorted(side.rank for side in sides) != [0, 1]:
+        if not all(side.regular for side in sides):
+            return None
+        diagonal = all(side.rank == 2 for side in sides) and {frozenset(s.axes) for s in sides} == {
+            frozenset({0}), frozenset({1})}
+        if sorted(side.rank for side in sides) != [0, 1] and not diagonal:
             return None
         return isinstance(condition.ops[0], ast.Eq)
 
