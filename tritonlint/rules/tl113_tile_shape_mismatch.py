@@ -93,6 +93,17 @@ def _verdicts(ctx: MatchContext, function: JitFunction, backends: tuple[str, ...
         verdict = _judge(ctx, function, node, statement, bool(k_applies))
         if verdict is not None:
             found[span] = verdict
+    # K below 16 comes from one tile size (a launch's BLOCK_K=1): one finding at the first tl.dot, the others related.
+    small = sorted((getattr(outermost[span][0], "lineno", 0), span) for span, v in found.items()
+                   if v.data.get("case") == "k")
+    if len(small) > 1:
+        first = found[small[0][1]]
+        first.related += [span for _, span in small[1:]]
+        lines = ", ".join(str(line) for line in sorted({line for line, _ in small[1:]}))
+        first.notes.insert(0, f"{len(small) - 1} more tl.dot call(s) of `{function.name}` have K below {MIN_K} too "
+                              f"(line(s) {lines}).")
+        for _, span in small[1:]:
+            del found[span]
     return found
 
 
