@@ -261,6 +261,35 @@ def _progress(loop: Loop, amount: str) -> str:
     return var if _text(args[2]) == amount else UNKNOWN_TEXT
 
 
+def _scaled(node: ast.AST) -> bool:
+    """A product of offsets and a number other than 0 and 1 (`offs_k[None, :] * 4`)."""
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and any(
+        isinstance(side, ast.Constant) and isinstance(side.value, (int, float)) and side.value not in (0, 1)
+        and any(isinstance(n, ast.Subscript) for n in walk(other))
+        for side, other in ((node.left, node.right), (node.right, node.left)))
+
+
+def no_contiguous_axis(flow: FunctionFlow, pointer: ast.expr, indices: Indices) -> bool:
+    """Whether a 2-D tile steps by a fixed number of elements other than 1 along one axis (`(offs_k[None, :] * 4 +
+    c) * stride_ak`: one component of interleaved quaternions or complex numbers) and the other axis is not
+    known to be contiguous (no stride, or 1): a descriptor reads boxes whose last dimension is contiguous, so it
+    may not be able to load this tile at all."""
+    axes: dict[int, list[ast.expr]] = {}
+    for term in _terms(flow, pointer, []):
+        index = indices.of(term)
+        if len(index.axes) == 1:
+            axes.setdefault(next(iter(index.axes)), []).append(term)
+    if not any(_scaled(node) for terms in axes.values() for term in terms for node in walk(term)):
+        return False
+    for number, terms in axes.items():
+        found = _axis_term(terms[0]) if len(terms) == 1 else None
+        if found is not None and not any(_scaled(node) for node in walk(terms[0])):
+            stride = found[2] if found[2] is None else flow.single_value(found[2])
+            if stride is None or isinstance(stride, ast.Constant) and stride.value == 1:
+                return False  # `offs_m[:, None] * 64 + offs_k[None, :]`: rows of 64, columns contiguous
+    return True
+
+
 def tile_layout(model: ModuleModel, call: ast.Call, flow: FunctionFlow, loop: Loop, indices: Indices) -> Layout | None:
     """Base pointer, strides, block shape, offsets and bounds of the tile, with `...` where unknown."""
     increments: list[ast.expr] = []

@@ -23,6 +23,7 @@ from tritonlint.analysis.descriptor_layout import (
     Layout,
     descriptor_edits,
     launched_inner_axis,
+    no_contiguous_axis,
     tile_layout,
 )
 from tritonlint.analysis.flow import (
@@ -239,6 +240,8 @@ def raw_2d_tile_load(ctx: MatchContext) -> Verdict | None:
     if index.rank != 2 or index.axes != frozenset({0, 1}) or not index.regular:
         return None
     loop = loops[0]
+    if no_contiguous_axis(flow, pointer, indices):
+        return None  # interleaved components: no box of a descriptor holds the tile
     if not varies_in(flow, pointer, loop) or not feeds_dot(ctx.model, flow, call, loop) \
             or has_descriptor_path(ctx.model, flow, call) or launched_as_fallback(ctx.model, function) \
             or _removed_by_descriptors(ctx.model, function) \
