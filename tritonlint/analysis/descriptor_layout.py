@@ -281,12 +281,13 @@ def no_contiguous_axis(flow: FunctionFlow, pointer: ast.expr, indices: Indices) 
             axes.setdefault(next(iter(index.axes)), []).append(term)
     if not any(_scaled(node) for terms in axes.values() for term in terms for node in walk(term)):
         return False
-    for number, terms in axes.items():
+    for terms in axes.values():
         found = _axis_term(terms[0]) if len(terms) == 1 else None
-        if found is not None and not any(_scaled(node) for node in walk(terms[0])):
-            stride = found[2] if found[2] is None else flow.single_value(found[2])
-            if stride is None or isinstance(stride, ast.Constant) and stride.value == 1:
-                return False  # `offs_m[:, None] * 64 + offs_k[None, :]`: rows of 64, columns contiguous
+        if found is None or any(_scaled(node) for node in walk(terms[0])):
+            continue
+        stride = None if found[2] is None else flow.single_value(found[2])
+        if stride is None or isinstance(stride, ast.Constant) and stride.value == 1:
+            return False  # `offs_m[:, None] * 64 + offs_k[None, :]`: rows of 64, columns contiguous
     return True
 
 

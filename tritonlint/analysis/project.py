@@ -109,9 +109,10 @@ class Project:
     def unseen_import(self, model: ModuleModel, path: str) -> str | None:
         """The first module of its own package that the file at `path` imports from and the run does not hold
         (`from ..utils import use_tma` with no utils.py in view; a relative import is looked for beside the file,
-        as Python finds it, and so is an absolute one that names a folder above it without `__init__.py`): what that module does is unknown, so no claim about the whole project holds. None
-        where the run holds each one, and where it cannot tell (a text linted alone). The lookups are recorded,
-        so that a cached result changes when the module appears."""
+        as Python finds it, and so is an absolute one that names a folder above it without `__init__.py`): what
+        that module does is unknown, so no claim about the whole project holds. None where the run holds each
+        one, and where it cannot tell (a text linted alone). The lookups are recorded, so that a cached result
+        changes when the module appears."""
         if not self.files:
             return None
         if self._held is None:

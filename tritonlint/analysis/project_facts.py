@@ -1,8 +1,8 @@
 """Facts about the whole project a file belongs to, beyond the linted files: whether some module calls
 `triton.set_allocator(...)` (TL105; a cheap text scan finds the candidate files, only those are parsed),
 the Triton version the project's own files pin for a folder (TL103), and the module a dotted import names as a
-namespace package or as a module beside its importer (answered by the run's project.Namespaces in cache.Session). A run's project is the files it
-linted or read as context.
+namespace package or as a module beside its importer (answered by the run's project.Namespaces in
+cache.Session). A run's project is the files it linted or read as context.
 
 A rule that reads a fact adds its key to `Project.consulted`; the cache keeps the fact's value with the
 file's findings and serves them only while the project still gives that value (`fact_value`)."""
