@@ -685,9 +685,10 @@ def build_server() -> TritonLintServer:
             return
         if document.pending is not None:
             document.pending.cancel()
-        if document.result is not None and document.result.module and document.path is not None:
+        if document.result is not None and document.result.module:
             opened = ls.store.buffers.get(document.result.module, {})
-            opened.pop(document.path, None)  # its kernels come from disk again
+            if document.path is not None:
+                opened.pop(document.path, None)  # its kernels come from disk again
             if not opened:
                 ls.store.buffers.pop(document.result.module, None)
             for other in ls.dependants(document):

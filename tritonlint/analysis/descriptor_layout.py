@@ -261,6 +261,12 @@ def _progress(loop: Loop, amount: str) -> str:
     return var if _text(args[2]) == amount else UNKNOWN_TEXT
 
 
+def _unit_stride(flow: FunctionFlow, stride: ast.expr | None) -> bool:
+    """A stride of 1: none written, `1`, or a local that holds 1 (`stride_am, stride_ak = 1, K`)."""
+    value = None if stride is None else flow.single_value(stride)
+    return value is None or isinstance(value, ast.Constant) and value.value == 1
+
+
 def _scaled(node: ast.AST) -> bool:
     """A product of offsets and a number other than 0 and 1 (`offs_k[None, :] * 4`)."""
     return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and any(
@@ -285,8 +291,7 @@ def no_contiguous_axis(flow: FunctionFlow, pointer: ast.expr, indices: Indices) 
         found = _axis_term(terms[0]) if len(terms) == 1 else None
         if found is None or any(_scaled(node) for node in walk(terms[0])):
             continue
-        stride = None if found[2] is None else flow.single_value(found[2])
-        if stride is None or isinstance(stride, ast.Constant) and stride.value == 1:
+        if _unit_stride(flow, found[2]):
             return False  # `offs_m[:, None] * 64 + offs_k[None, :]`: rows of 64, columns contiguous
     return True
 
@@ -312,8 +317,7 @@ def tile_layout(model: ModuleModel, call: ast.Call, flow: FunctionFlow, loop: Lo
     for number, axis in ((0, layout.rows), (1, layout.cols)):
         _, vector, stride = axes[number]
         axis.stride = "1" if stride is None else _text(stride)
-        value = None if stride is None else flow.single_value(stride)
-        axis.unit = value is None or (isinstance(value, ast.Constant) and value.value == 1)
+        axis.unit = _unit_stride(flow, stride)
         axis.vector = _text(vector)
         _block_and_offset(flow, model, vector, axis)
     _bounds(flow, call, loop, layout)

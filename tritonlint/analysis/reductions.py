@@ -1585,7 +1585,8 @@ class _Evaluation:
         if call.keywords or not any(a.tainted for a in arguments) \
                 or any(a.classes != {UNDEF} for a in arguments if a.tainted):
             return False
-        if name in UNARY_VALUES or name in EXP or name in LOG or name in ABS or name in ELEMENTWISE_MATH \
+        # (one-operand exp, log and abs are followed before this is asked)
+        if name in UNARY_VALUES or name in ELEMENTWISE_MATH \
                 or name is not None and name.startswith(LIBDEVICE):  # libdevice: elementwise math (`pow(d, -1.5)`)
             return True
         if len(arguments) != 1:
