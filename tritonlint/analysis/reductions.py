@@ -1810,12 +1810,12 @@ class _Evaluation:
     def _skipped_with_the_load(self, definition: Definition, use: ast.Name) -> bool:
         """The definition reaches the use only past an `if` that rebinds the name and whose constexpr test holds
         wherever the load runs (`logits = acc * s`, then `if not EVEN_V: logits = tl.where(col_mask, logits,
-        -inf)`, the load under `not EVEN_V`): only where that test fails, and there the load did not run."""
+        -inf)` or `logits += tl.where(...)`, the load under `not EVEN_V`): only where that test fails, and there
+        the load did not run."""
         if not self.guarded_ifs or not isinstance(definition.stmt, ast.stmt) or not isinstance(use, ast.expr):
             return False
         return any(definition.stmt.lineno < statement.lineno and (statement.end_lineno or 0) < use.lineno
-                   and any(isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == use.id for t in s.targets)
-                           for s in statement.body)
+                   and any(isinstance(t, ast.Name) and t.id == use.id for s in statement.body for t in _rebound(s))
                    for statement in self.guarded_ifs)
 
     def _name(self, name: ast.Name, depth: int) -> Lanes:
@@ -1956,6 +1956,14 @@ class _Evaluation:
             result = REAL  # parameters and loop indices are real data
         self._memo[key] = result
         return result
+
+
+def _rebound(statement: ast.stmt) -> list[ast.expr]:
+    """The targets a statement rebinds: an assignment's, or an augmented one's (`s += tl.where(mask, 0, -inf)`,
+    whose new value takes the old one along)."""
+    if isinstance(statement, ast.Assign):
+        return statement.targets
+    return [statement.target] if isinstance(statement, ast.AugAssign) else []
 
 
 def _polarity(test: ast.expr) -> tuple[str, bool]:
