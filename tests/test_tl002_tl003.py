@@ -244,6 +244,36 @@ def test_tl003_suggestion_reads_the_inner_axis_off_the_launches(rules):
         assert any("assumes `stride_bn` is 1" in note for note in b.notes), unknown
 
 
+def test_tl003_suggestion_reads_a_transposed_view_made_on_the_host(rules):
+    # round x39b, a TriMul weight `ws.t().to(torch.float16)` returned by a helper and passed down to the launching
+    # function: `w.stride(1)` is the later axis, but of a transposed view, so the earlier one is contiguous
+    def launched(made):
+        return GEMM + (f"\n\ndef pack(ws):\n    return {made}\n\n"
+                       "def run(a, w, c):\n    M, K = a.shape\n    N = w.shape[1]\n"
+                       "    matmul_kernel[(1, 1)](a, w, c, M, N, K, a.stride(0), a.stride(1), "
+                       "w.stride(0), w.stride(1), BLOCK_M=64, BLOCK_N=64, BLOCK_K=64)\n\n"
+                       "def forward(a, ws, c):\n    w = pack(ws)\n    run(a, w, c)\n")
+    b = _codes(lint_code(launched("ws.t().to(torch.float16)"), rules, select=["TL003"]), "TL003")[1]
+    make, load = (edit.content for edit in b.fix.edits)
+    assert "shape=[N, K], strides=[stride_bn, stride_bk], block_shape=[BLOCK_N, BLOCK_K]" in make
+    assert load == "tl.trans(b_desc.load([pid_n * BLOCK_N, k]))"
+    assert any("`w.stride(0)`, the earlier axis of `w`, a transposed view" in note for note in b.notes)
+    for unknown in ("ws.permute(1, 0)", "ws.t().contiguous()"):  # no claim either way; dense again: the usual layout
+        b = _codes(lint_code(launched(unknown), rules, select=["TL003"]), "TL003")[1]
+        assert "strides=[stride_bk, stride_bn]" in b.fix.edits[0].content, unknown
+
+
+def test_tl003_no_suggestion_where_the_contiguous_stride_is_not_specialized(rules):
+    # round x39b, OpenFold's triangle attention: `do_not_specialize` keeps the channel stride a runtime value,
+    # never the constant 1 a descriptor's last stride must be, so pasted code would not compile
+    code = GEMM.replace("@triton.jit", '@triton.jit(do_not_specialize=["stride_bn"])')
+    b = _codes(lint_code(code, rules, select=["TL003"]), "TL003")[1]
+    assert b.fix is None or not b.fix.edits
+    assert any("`stride_bn`" in note and "do_not_specialize" in note for note in b.notes)
+    a = _codes(lint_code(code, rules, select=["TL003"]), "TL003")[0]
+    assert a.fix.edits  # the other operand's strides are specialized as usual
+
+
 def test_tl003_reports_the_loads_of_one_pointer_in_a_loop_once(rules):
     # `if EVEN_K:` arms loading the same tile with and without a mask (round x37a): one finding, at the masked load,
     # whose bounds give the descriptor's shape; the other load is a related line

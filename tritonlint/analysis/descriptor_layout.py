@@ -17,8 +17,8 @@ from tritonlint.analysis.indexing import (
     broadcast_axis,
     load_pointer,
 )
-from tritonlint.analysis.host import HostScope
-from tritonlint.analysis.kernel import launches_of
+from tritonlint.analysis.host import HostScope, call_bindings, own_nodes
+from tritonlint.analysis.kernel import launches_of, not_specialized
 from tritonlint.analysis.launches import bind_launch
 from tritonlint.analysis.model import JitFunction, ModuleModel
 from tritonlint.analysis.triton_names import TL
@@ -37,7 +37,8 @@ class Axis:
     offset: str = UNKNOWN_TEXT
     bound: str = UNKNOWN_TEXT
     unit: bool = False  # stride 1: none written, `1`, or a local that holds 1 (`stride_am, stride_ak = 1, K`)
-    unit_at_launch: str = ""  # `k.stride(3)`: what every launch passes, a later axis than the other's (launched_inner_axis)
+    unit_at_launch: str = ""  # what every launch passes and why it is the unit one (launched_inner_axis)
+    unspecialized: bool = False  # the stride is a parameter in the kernel's do_not_specialize: never the constant 1
     bounded_by: frozenset[str] = frozenset()  # the names of the offset that the mask giving `bound` compares
     bound_offset: str | None = None  # `k` of a mask on `k_offs = k + offs_k`: the offset the bound holds for
 
@@ -370,8 +371,12 @@ def launched_inner_axis(model: ModuleModel, function: JitFunction, layout: Layou
     """Where the kernel writes both strides as parameters, the launches may tell which is the tensor's inner
     axis: every launch in the module passes both as strides of one tensor (`k.stride(2)`, `k.stride(3)`), and
     the later axis, contiguous in a tensor of the usual layout, is the same one each time (flash attention's
-    K^T tile `offs_d[:, None] * stride_kk + offs_n[None, :] * stride_kn` is a transposed view)."""
+    K^T tile `offs_d[:, None] * stride_kk + offs_n[None, :] * stride_kn` is a transposed view); the earlier
+    of two neighbouring axes where the host made the tensor as a transposed view (`w.t().to(torch.float16)`).
+    Strides the kernel's do_not_specialize names are marked: they never become the constant 1."""
     rows, cols = layout.rows, layout.cols
+    unspecialized = not_specialized(model, function)
+    rows.unspecialized, cols.unspecialized = rows.stride in unspecialized, cols.stride in unspecialized
     params = {param.name for param in function.params}
     if rows.unit or cols.unit or rows.stride not in params or cols.stride not in params:
         return
@@ -385,11 +390,62 @@ def launched_inner_axis(model: ModuleModel, function: JitFunction, layout: Layou
         if of_rows is None or of_cols is None or of_rows[0] != of_cols[0] or of_rows[1] == of_cols[1]:
             return
         later = int(of_rows[1] < of_cols[1])  # 0: the rows' stride is the later axis
-        inner.add(later)
-        passed = (of_rows, of_cols)[later][2]
+        view = _view_of(scope, of_rows[0])
+        if view == "permuted" or view == "swapped" and abs(of_rows[1] - of_cols[1]) != 1:
+            return
+        contiguous = 1 - later if view == "swapped" else later
+        inner.add(contiguous)
+        passed = f"`{(of_rows, of_cols)[contiguous][2]}`, " + (
+            f"the earlier axis of `{of_rows[0]}`, a transposed view" if view == "swapped"
+            else "a later axis than the other stride's")
     if len(inner) == 1:
         axis = (rows, cols)[inner.pop()]
         axis.unit, axis.unit_at_launch = True, passed
+
+
+# Tensor methods that keep the strides of the tensor they are called on (a dtype or device change, a copy in
+# the same memory format).
+_LAYOUT_KEEPING = frozenset({"to", "half", "float", "bfloat16", "double", "type", "detach", "clone", "cuda",
+                             "requires_grad_"})
+_SWAPS = frozenset({"t", "T", "mT", "mH", "H"})
+
+
+def _view_of(scope: HostScope, tensor: str, depth: int = 0) -> str | None:
+    """How the host made the tensor named `tensor`, through its single assignment, the calls that pass it as
+    a parameter and module functions that return it: "swapped" (two axes exchanged: `.t()`, `.T`, `.mT`, `.transpose(a, b)`), "permuted" (another
+    reordering: `.permute(...)`, `.movedim(...)`), or None (not known to be reordered; `.contiguous()` makes
+    it dense again)."""
+    if not tensor.isidentifier() or depth >= 6:
+        return None
+    if scope.unbound_parameter(tensor):  # what each call in the module passes, all alike
+        views = {_view(caller, bound[tensor], depth + 1) for caller, bound in call_bindings(scope) if tensor in bound}
+        return views.pop() if len(views) == 1 else "permuted" if views - {None} else None
+    value = scope.value_of(tensor)
+    return _view(scope, value, depth + 1) if value is not None else None
+
+
+def _view(scope: HostScope, expr: ast.expr, depth: int) -> str | None:
+    while depth < 12:
+        depth += 1
+        if isinstance(expr, ast.Attribute) and expr.attr in _SWAPS:
+            return "swapped"
+        if not isinstance(expr, ast.Call):
+            return _view_of(scope, expr.id, depth) if isinstance(expr, ast.Name) else None
+        method = expr.func.attr if isinstance(expr.func, ast.Attribute) else None
+        if method in _SWAPS or method in ("transpose", "swapaxes", "swapdims"):
+            return "swapped"
+        if method in ("permute", "movedim", "moveaxis"):
+            return "permuted"
+        if method in _LAYOUT_KEEPING and isinstance(expr.func, ast.Attribute):
+            expr = expr.func.value
+            continue
+        function = scope.function_def(expr.func.id) if isinstance(expr.func, ast.Name) else None
+        if function is None:
+            return None
+        returned = {_view(HostScope.of(scope.model, function), node.value, depth)
+                    for node in own_nodes(function) if isinstance(node, ast.Return) and node.value is not None}
+        return returned.pop() if len(returned) == 1 else "permuted" if returned - {None} else None
+    return None
 
 
 def _stride_axis(expr: ast.expr | None, scope: HostScope) -> tuple[str, int, str] | None:
@@ -475,6 +531,10 @@ def descriptor_edits(file: ParsedFile, model: ModuleModel, call: ast.Call, loop:
         names, base_names = _names_in(made) - {prefix.split(".")[0]}, _names_in(made.args[0])
     except SyntaxError:  # an unknown part (`...`) still parses; this is only for odd base expressions
         names, base_names = set(), set()
+    if inner.unspecialized:
+        return [], [f"no descriptor code is suggested, since `{inner.stride}`, the stride of the dimension a "
+                    "descriptor needs contiguous, is in the kernel's do_not_specialize: it never becomes the "
+                    "constant 1 a descriptor's last stride must be"]
     missing = _unknown_parts(layout, outer, inner, loop, names, base_names)
     if missing:
         return [], [f"no descriptor code is suggested, since the code does not give {'; '.join(missing)} "
@@ -487,7 +547,7 @@ def descriptor_edits(file: ParsedFile, model: ModuleModel, call: ast.Call, loop:
     notes = []
     if inner.unit_at_launch:
         notes.append(f"TMA needs the last dimension contiguous: this takes `{inner.stride}` for 1: the launches "
-                     f"pass it `{inner.unit_at_launch}`, a later axis than the other stride's")
+                     f"pass it {inner.unit_at_launch}")
     if not inner.unit:
         notes.append(f"TMA needs the last dimension contiguous: this assumes `{inner.stride}` is 1 "
                      "(otherwise describe the transposed view and tl.trans the loaded tile)")

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 from tritonlint.analysis.consteval import Binding, literal_value
 from tritonlint.analysis.launches import bind_launch, launches_starting
-from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel, TuneConfig
+from tritonlint.analysis.model import JIT, JitFunction, LaunchSite, ModuleModel, TuneConfig
 from tritonlint.analysis.scope import LocalScope
 from tritonlint.analysis.triton_names import DESCRIPTOR_METHODS, DOTS, MEMORY_CALLS
 from tritonlint.prefilter import Token
@@ -150,3 +150,20 @@ def calls_dot(model: ModuleModel, target: int | None = None) -> bool:
                               for function in model.functions if function.node is not None
                               for node in walk(function.node))
     return bool(model.memo[key])
+
+
+def not_specialized(model: ModuleModel, kernel: JitFunction) -> set[str]:
+    """Arguments the kernel's `@triton.jit(do_not_specialize=[...])` names: values expected to change on every
+    call, which the author chose not to compile (nor, here, tune) for one by one."""
+    names: set[str] = set()
+    for decorator in kernel.node.decorator_list if kernel.node is not None else ():
+        if isinstance(decorator, ast.Call) and model.qualify(decorator.func) == JIT:
+            for keyword in decorator.keywords:
+                if keyword.arg == "do_not_specialize" and isinstance(keyword.value, (ast.List, ast.Tuple)):
+                    for item in keyword.value.elts:
+                        value = item.value if isinstance(item, ast.Constant) else None
+                        if isinstance(value, int) and 0 <= value < len(kernel.params):
+                            value = kernel.params[value].name
+                        if isinstance(value, str):
+                            names.add(value)
+    return names

@@ -23,9 +23,9 @@ from tritonlint.analysis.call_edits import append_to_list
 from tritonlint.analysis.configs import written_meta
 from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.host import HostScope, autograd_forward, project_call_bindings
+from tritonlint.analysis.kernel import not_specialized
 from tritonlint.analysis.launches import bind_launch, choice_candidates, launches_starting
 from tritonlint.analysis.model import (
-    JIT,
     Autotune,
     JitFunction,
     LaunchSite,
@@ -803,23 +803,6 @@ def explaining_comment(model: ModuleModel, text: str, first_line: int, last_line
         if note and _KEY_WORD.search(note) and (word.search(note) or _EXPLAINS.search(note)):
             return note
     return None
-
-
-def not_specialized(model: ModuleModel, kernel: JitFunction) -> set[str]:
-    """Arguments the kernel's `@triton.jit(do_not_specialize=[...])` names: values expected to change on every
-    call, which the author chose not to compile (nor, here, tune) for one by one."""
-    names: set[str] = set()
-    for decorator in kernel.node.decorator_list if kernel.node is not None else ():
-        if isinstance(decorator, ast.Call) and model.qualify(decorator.func) == JIT:
-            for keyword in decorator.keywords:
-                if keyword.arg == "do_not_specialize" and isinstance(keyword.value, (ast.List, ast.Tuple)):
-                    for item in keyword.value.elts:
-                        value = item.value if isinstance(item, ast.Constant) else None
-                        if isinstance(value, int) and 0 <= value < len(kernel.params):
-                            value = kernel.params[value].name
-                        if isinstance(value, str):
-                            names.add(value)
-    return names
 
 
 def _never_true(test: ast.expr) -> bool:
