@@ -7,6 +7,7 @@ import ast
 from collections.abc import Iterator
 
 from tritonlint.analysis.consteval import Binding, literal_value
+from tritonlint.analysis.host import HostScope
 from tritonlint.analysis.launches import bind_launch, launches_starting
 from tritonlint.analysis.model import JIT, JitFunction, LaunchSite, ModuleModel, TuneConfig
 from tritonlint.analysis.scope import LocalScope
@@ -111,9 +112,13 @@ def _is_int(value: object) -> bool:
 
 
 def _launch_bindings(model: ModuleModel, function: JitFunction, launch: LaunchSite) -> dict[str, Binding]:
-    """The integer literals a launch passes, by parameter (spreads opened by the one launch binder)."""
+    """The integer literals a launch passes, by parameter (spreads opened by the one launch binder), also
+    through a local of the launching function assigned a literal once (`BLOCK_SIZE = 16`)."""
     env = {}
+    host = HostScope.of(model, launch.scope) if launch.scope is not None else None
     for name, expr in bind_launch(model, launch, function).values.items():
+        if isinstance(expr, ast.Name) and host is not None and host.node is not None and expr.id in host.values:
+            expr = host.value_of(expr.id) or expr
         value = literal_value(expr)
         if _is_int(value):
             env[name] = Binding(value, f"launch at line {launch.line}")
