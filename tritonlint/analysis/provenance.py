@@ -897,7 +897,7 @@ def sequence_length(origin: Origin) -> bool:
         return origin.middle and not any(_sequence_letter(sibling) for sibling in origin.siblings) \
             and (len(origin.siblings) == 2 and _features(origin.siblings[-1])
                  or any(_HEADS.search(sibling) for sibling in origin.siblings))
-    return _sequence_letter(last) and origin.middle
+    return origin.middle and any(_sequence_letter(name) for name in origin.names)  # also `T = T_plus_1 - 1`
 
 
 def _features(name: str) -> bool:
