@@ -274,6 +274,31 @@ def test_tl003_no_suggestion_where_the_contiguous_stride_is_not_specialized(rule
     assert a.fix.edits  # the other operand's strides are specialized as usual
 
 
+def test_tl003_descriptors_of_one_pointer_at_two_bases_get_names_of_their_own(rules):
+    # round x39b, OpenFold's triangle attention: K tiles of rows i0 and i1 in one loop; pasted together, two
+    # suggestions named `k_desc` would read the same rows
+    code = textwrap.dedent("""\
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def two_rows(q_ptr, k_ptr, o_ptr, i0, i1, J, ROW: tl.constexpr, BLOCK_N: tl.constexpr, CH: tl.constexpr):
+            offs_c = tl.arange(0, CH)
+            q = tl.load(q_ptr + tl.arange(0, 16)[:, None] * CH + offs_c[None, :])
+            acc = tl.zeros((16, BLOCK_N), dtype=tl.float32)
+            for n in range(0, J, BLOCK_N):
+                offs_n = n + tl.arange(0, BLOCK_N)
+                k0 = tl.load(k_ptr + i0 * J * ROW + offs_n[:, None] * ROW + offs_c[None, :], mask=offs_n[:, None] < J)
+                k1 = tl.load(k_ptr + i1 * J * ROW + offs_n[:, None] * ROW + offs_c[None, :], mask=offs_n[:, None] < J)
+                acc += tl.dot(q, tl.trans(k0)) + tl.dot(q, tl.trans(k1))
+            tl.store(o_ptr + tl.arange(0, 16)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :], acc)
+    """)
+    first, second = _codes(lint_code(code, rules, select=["TL003"]), "TL003")
+    assert first.fix.edits[0].content.lstrip().startswith("k1_desc = tl.make_tensor_descriptor(k_ptr + i0 * J * ROW")
+    assert second.fix.edits[0].content.lstrip().startswith("k2_desc = tl.make_tensor_descriptor(k_ptr + i1 * J * ROW")
+    assert second.fix.edits[1].content == "k2_desc.load([n, 0])"
+
+
 def test_tl003_reports_the_loads_of_one_pointer_in_a_loop_once(rules):
     # `if EVEN_K:` arms loading the same tile with and without a mask (round x37a): one finding, at the masked load,
     # whose bounds give the descriptor's shape; the other load is a related line

@@ -50,6 +50,7 @@ class Layout:
     rows: Axis = field(default_factory=Axis)
     cols: Axis = field(default_factory=Axis)
     notes: list[str] = field(default_factory=list)
+    name: str = ""  # the descriptor's name where the base's own (`descriptor_name`) is taken by another tile
 
 
 def _names_in(expr: ast.AST) -> set[str]:
@@ -357,7 +358,7 @@ def _tl_prefix(file: ParsedFile, model: ModuleModel, call: ast.Call) -> str:
     return "triton.language"
 
 
-def _descriptor_name(base: str) -> str:
+def descriptor_name(base: str) -> str:
     head = base.split("+")[0].strip()
     if not head.isidentifier():
         return "desc"
@@ -515,7 +516,7 @@ def descriptor_edits(file: ParsedFile, model: ModuleModel, call: ast.Call, loop:
     tl.load) and the caveats that come with it; no edits, and a note naming what is missing, when a part of
     the descriptor cannot be read off the code. `outer_loops`: the loops around `loop`, innermost first."""
     prefix = _tl_prefix(file, model, call)
-    desc = _descriptor_name(layout.base)
+    desc = layout.name or descriptor_name(layout.base)
     rows, cols = layout.rows, layout.cols
     # TMA needs the last dimension contiguous: a tile read as a transposed view (unit stride along its rows)
     # is described in the tensor's own layout and transposed after the load.

@@ -22,6 +22,7 @@ from tritonlint.analysis.descriptor_layout import (
     UNKNOWN_TEXT,
     Layout,
     descriptor_edits,
+    descriptor_name,
     launched_inner_axis,
     no_contiguous_axis,
     tile_layout,
@@ -253,6 +254,7 @@ def raw_2d_tile_load(ctx: MatchContext) -> Verdict | None:
     layout = tile_layout(ctx.model, call, flow, loop, indices)
     if layout is not None:
         launched_inner_axis(ctx.model, function, layout)
+        layout.name = _distinct_name(ctx.model, flow, indices, loop, layout)
     tile = f"`{layout.base}` [{_shown(layout.rows.block)}, {_shown(layout.cols.block)}]" if layout else "a 2-D tile"
     lines = ", ".join(str(twin.lineno) for twin in twins)
     notes = [f"{'Line' if len(twins) == 1 else 'Lines'} {lines} also {'loads' if len(twins) == 1 else 'load'} "
@@ -281,6 +283,24 @@ def _same_pointer_loads(model: ModuleModel, flow: FunctionFlow, call: ast.Call, 
                    and _pointer_value(flow, load_pointer(n)) == key  # type: ignore[arg-type]
                    and flow.enclosing_loops(n)[0] is loop and feeds_dot(model, flow, n, loop)),
                   key=lambda n: (n.lineno, n.col_offset))
+
+
+def _distinct_name(model: ModuleModel, flow: FunctionFlow, indices: Indices, loop: Loop, layout: Layout) -> str:
+    """The descriptor's name: the base's own (`K_desc`), numbered in source order where other tiles of the loop
+    that go to a tl.dot have the same name at another base (`K_ptr + k0_base`, `K_ptr + k1_base`), so that the
+    suggestions pasted together make one descriptor each."""
+    name = descriptor_name(layout.base)
+    bases: list[str] = []
+    for other in sorted((n for n in walk(loop) if isinstance(n, ast.Call) and model.qualify(n.func) == LOAD),
+                        key=lambda n: (n.lineno, n.col_offset)):
+        pointer = load_pointer(other)
+        if pointer is None or indices.of(pointer).rank != 2 or not feeds_dot(model, flow, other, loop):
+            continue
+        seen = tile_layout(model, other, flow, loop, indices)
+        if seen is not None and descriptor_name(seen.base) == name and seen.base not in bases:
+            bases.append(seen.base)
+    position = bases.index(layout.base) if layout.base in bases else 0
+    return f"{name.removesuffix('_desc')}{position + 1}_desc" if len(bases) > 1 else ""
 
 
 def _pointer_value(flow: FunctionFlow, pointer: ast.expr) -> tuple[str, tuple[tuple[str, frozenset[int]], ...]]:
