@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from tritonlint.analysis.launches import handed_kernels
+from tritonlint.analysis.launches import handed_kernels, launch_candidates
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.analysis.project import Project, source_root
 from tritonlint.source import ParsedFile
@@ -148,6 +148,29 @@ class MatchContext:
         """The launch site the match is, when it is one."""
         span = self.span()
         return next((launch for launch in self.model.launches if self.file.span_of(launch.node) == span), None)
+
+    def launched_kernels(self, launch: LaunchSite) -> list[JitFunction]:
+        """The kernels a launch may start: the one `kernel_for` finds, else each that a local of the launching
+        function may hold (`kernel = scan_log if log else scan_max`, a dict or tuple of kernels indexed by a
+        mode: `launch_candidates`)."""
+        found = self.kernel_for(launch)
+        if found is not None:
+            return [found]
+        kernels: list[JitFunction] = []
+        for target in launch_candidates(self.model, launch) or ():
+            kernel = self.model.defined_once(target) if target.startswith(self.model.module + ".") \
+                else self.project.kernel(target, self.source_root)
+            if kernel is not None and kernel not in kernels:
+                kernels.append(kernel)
+        return kernels
+
+    def first_verdict(self, check: Callable[[LaunchSite, JitFunction], Verdict | None]) -> Verdict | None:
+        """The first verdict `check` gives for the launch the match is and a kernel it may start."""
+        launch = self.launch
+        if launch is None:
+            return None
+        return next((verdict for kernel in self.launched_kernels(launch) if (verdict := check(launch, kernel)) is not None),
+                    None)
 
     def kernel_for(self, launch: LaunchSite) -> JitFunction | None:
         """The launched kernel: defined in this module, or in another module of the project (found through

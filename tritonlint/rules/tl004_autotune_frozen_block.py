@@ -370,11 +370,11 @@ def autotune_launch_problems(ctx: MatchContext) -> Verdict | None:
     """A launch `kernel[grid](...)` of an autotuned kernel that passes a meta-parameter the configs set
     (error), computes the grid from a host block size standing for a tuned meta-parameter (error), or passes
     every block size as a host constant while the configs tune only warps/stages (warning)."""
-    launch = ctx.launch
-    if launch is None:
-        return None
-    kernel = ctx.kernel_for(launch)
-    if kernel is None or kernel.autotune is None:
+    return ctx.first_verdict(lambda launch, kernel: _launch_problems(ctx, launch, kernel))
+
+
+def _launch_problems(ctx: MatchContext, launch: LaunchSite, kernel: JitFunction) -> Verdict | None:
+    if kernel.autotune is None:
         return None
     host = HostScope.of(ctx.model, launch.scope)
     problems = LaunchProblems(conflicts(ctx.model, kernel, launch), frozen_grid(ctx, kernel, launch, host))

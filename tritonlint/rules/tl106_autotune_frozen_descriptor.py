@@ -14,7 +14,7 @@ import ast
 
 from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.host import HostScope
-from tritonlint.analysis.model import JitFunction, ModuleModel, TuneConfig
+from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel, TuneConfig
 from tritonlint.analysis.names import is_block_name
 from tritonlint.analysis.project import jit_function_in
 from tritonlint.analysis.triton_names import DESCRIPTOR_METHODS, HOST_DESCRIPTOR, TL
@@ -92,9 +92,11 @@ def _applies(model: ModuleModel, target: int | None) -> bool:
 def autotune_frozen_descriptor(ctx: MatchContext) -> Verdict | None:
     """A launch of an autotuned kernel that passes host TensorDescriptors whose block shape is fixed on the
     host, while the configs vary the BLOCK_* the kernel uses with them and no config pre_hook sets it."""
-    launch = ctx.launch
-    kernel = ctx.kernel_for(launch) if launch is not None else None
-    if launch is None or kernel is None or kernel.autotune is None or not kernel.autotune.configs:
+    return ctx.first_verdict(lambda launch, kernel: _frozen_descriptors(ctx, launch, kernel))
+
+
+def _frozen_descriptors(ctx: MatchContext, launch: LaunchSite, kernel: JitFunction) -> Verdict | None:
+    if kernel.autotune is None or not kernel.autotune.configs:
         return None
     autotune = kernel.autotune
     if autotune.configs is None or len(autotune.configs) < 2 or any(c.has_pre_hook for c in autotune.configs) or "pre_hook" in autotune.keywords:

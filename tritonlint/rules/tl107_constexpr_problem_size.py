@@ -56,12 +56,8 @@ EXEMPTIONS: tuple[Exemption[Callable[[ModuleModel, LaunchSite], bool]], ...] = (
 )
 
 
-def _launch_problem(ctx: MatchContext) -> Verdict | None:
-    launch = ctx.launch
-    if launch is None:
-        return None
-    kernel = ctx.kernel_for(launch)
-    if kernel is None or kernel.node is None and not kernel.constexprs:
+def _launch_problem(ctx: MatchContext, launch: LaunchSite, kernel: JitFunction) -> Verdict | None:
+    if kernel.node is None and not kernel.constexprs:
         return None
     if any(exemption.applies(ctx.model, launch) for exemption in EXEMPTIONS):
         return None
@@ -450,4 +446,4 @@ def constexpr_problem_size(ctx: MatchContext) -> Verdict | None:
     parent = ctx.node.parent()
     if ctx.node.kind() == "decorator" or parent is not None and parent.kind() == "decorator":
         return _do_not_specialize(ctx)
-    return _launch_problem(ctx)
+    return ctx.first_verdict(lambda launch, kernel: _launch_problem(ctx, launch, kernel))

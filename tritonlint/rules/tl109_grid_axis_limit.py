@@ -218,12 +218,10 @@ def grid_axis_large_count(ctx: MatchContext) -> Verdict | None:
     """The launch `kernel[grid](...)` puts, on grid axis 1 or 2, a host value that can exceed 65,535: an
     element count (numel), the rows of a tensor flattened to rows, a token/row/sequence count by name, or a
     product with one of those. Ceiling divisions by a block, head counts and batch sizes are not."""
-    launch = ctx.launch
-    if launch is None:
-        return None
-    kernel = ctx.kernel_for(launch)
-    if kernel is None:
-        return None  # not a Triton kernel that can be resolved (a cache of compiled callables, a CuTe kernel)
+    return ctx.first_verdict(lambda launch, kernel: _large_count(ctx, launch, kernel))
+
+
+def _large_count(ctx: MatchContext, launch: LaunchSite, kernel: JitFunction) -> Verdict | None:
     if _DECODE.search(kernel.name) or _DECODE.search(ctx.file.path.rpartition("/")[2]):
         return None  # a decode step's token count is its batch: far below the limit
     host = HostScope.of(ctx.model, launch.scope)
