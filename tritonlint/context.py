@@ -158,8 +158,7 @@ class MatchContext:
             return [found]
         kernels: list[JitFunction] = []
         for target in launch_candidates(self.model, launch) or ():
-            kernel = self.model.defined_once(target) if target.startswith(self.model.module + ".") \
-                else self.project.kernel(target, self.source_root)
+            kernel = self._kernel_named(target)
             if kernel is not None and kernel not in kernels:
                 kernels.append(kernel)
         return kernels
@@ -181,8 +180,12 @@ class MatchContext:
         if local is None and target is None and len(handed := handed_kernels(self.model, launch)) == 1:
             target = handed[0]
             local = self.model.defined_once(target)
-        if local is not None or target is None or target.startswith(self.model.module + "."):
-            return local
+        return local if local is not None or target is None else self._kernel_named(target)
+
+    def _kernel_named(self, target: str) -> JitFunction | None:
+        """The jit function a qualified name names: this module's, defined once, or another project module's."""
+        if target.startswith(self.model.module + "."):
+            return self.model.defined_once(target)
         return self.project.kernel(target, self.source_root)
 
     @staticmethod

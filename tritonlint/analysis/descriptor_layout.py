@@ -419,8 +419,8 @@ def _view_of(scope: HostScope, tensor: str, depth: int = 0) -> str | None:
     if not tensor.isidentifier() or depth >= 6:
         return None
     if scope.unbound_parameter(tensor):  # what each call in the module passes, all alike
-        views = {_view(caller, bound[tensor], depth + 1) for caller, bound in call_bindings(scope) if tensor in bound}
-        return views.pop() if len(views) == 1 else "permuted" if views - {None} else None
+        return _agreed({_view(caller, bound[tensor], depth + 1) for caller, bound in call_bindings(scope)
+                        if tensor in bound})
     value = scope.value_of(tensor)
     return _view(scope, value, depth + 1) if value is not None else None
 
@@ -443,10 +443,15 @@ def _view(scope: HostScope, expr: ast.expr, depth: int) -> str | None:
         function = scope.function_def(expr.func.id) if isinstance(expr.func, ast.Name) else None
         if function is None:
             return None
-        returned = {_view(HostScope.of(scope.model, function), node.value, depth)
-                    for node in own_nodes(function) if isinstance(node, ast.Return) and node.value is not None}
-        return returned.pop() if len(returned) == 1 else "permuted" if returned - {None} else None
+        return _agreed({_view(HostScope.of(scope.model, function), node.value, depth)
+                        for node in own_nodes(function) if isinstance(node, ast.Return) and node.value is not None})
     return None
+
+
+def _agreed(views: set[str | None]) -> str | None:
+    """The one view every way of making a tensor gives; where they differ and one reorders it, "permuted" (no
+    claim about its contiguous axis)."""
+    return views.pop() if len(views) == 1 else "permuted" if views - {None} else None
 
 
 def _stride_axis(expr: ast.expr | None, scope: HostScope) -> tuple[str, int, str] | None:

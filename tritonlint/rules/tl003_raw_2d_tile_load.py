@@ -290,17 +290,26 @@ def _distinct_name(model: ModuleModel, flow: FunctionFlow, indices: Indices, loo
     that go to a tl.dot have the same name at another base (`K_ptr + k0_base`, `K_ptr + k1_base`), so that the
     suggestions pasted together make one descriptor each."""
     name = descriptor_name(layout.base)
-    bases: list[str] = []
-    for other in sorted((n for n in walk(loop) if isinstance(n, ast.Call) and model.qualify(n.func) == LOAD),
-                        key=lambda n: (n.lineno, n.col_offset)):
-        pointer = load_pointer(other)
-        if pointer is None or indices.of(pointer).rank != 2 or not feeds_dot(model, flow, other, loop):
-            continue
-        seen = tile_layout(model, other, flow, loop, indices)
-        if seen is not None and descriptor_name(seen.base) == name and seen.base not in bases:
-            bases.append(seen.base)
+    bases = [base for base in _tile_bases(model, flow, indices, loop) if descriptor_name(base) == name]
     position = bases.index(layout.base) if layout.base in bases else 0
     return f"{name.removesuffix('_desc')}{position + 1}_desc" if len(bases) > 1 else ""
+
+
+def _tile_bases(model: ModuleModel, flow: FunctionFlow, indices: Indices, loop: Loop) -> list[str]:
+    """The distinct bases of the loop's 2-D tiles that go to a tl.dot, in source order; once per loop, not once
+    per finding in it."""
+    def bases() -> list[str]:
+        found: list[str] = []
+        for other in sorted((n for n in walk(loop) if isinstance(n, ast.Call) and model.qualify(n.func) == LOAD),
+                            key=lambda n: (n.lineno, n.col_offset)):
+            pointer = load_pointer(other)
+            if pointer is None or indices.of(pointer).rank != 2 or not feeds_dot(model, flow, other, loop):
+                continue
+            seen = tile_layout(model, other, flow, loop, indices)
+            if seen is not None and seen.base not in found:
+                found.append(seen.base)
+        return found
+    return model.memoized(("tl003-tile-bases", id(loop)), bases)
 
 
 def _pointer_value(flow: FunctionFlow, pointer: ast.expr) -> tuple[str, tuple[tuple[str, frozenset[int]], ...]]:
