@@ -282,6 +282,10 @@ def _method_transpose(call: ast.Call) -> bool:
     return len(axes) == len(call.args) and (axes == [1, 0] or not axes and call.func.attr == "trans")
 
 
+def _transposed(padded: PaddedAxes) -> PaddedAxes:
+    return PaddedAxes(2, frozenset(1 - axis for axis in padded.axes), not padded.flipped, padded.live)
+
+
 def _abs(a: str) -> str:
     return _neg(a) if plain(a) == NEG_INF else a
 
@@ -332,6 +336,10 @@ class Reach:
     # over axis 1 of `c[:, None] < C & hw[None, :] < HW`): only lanes they turn off are folded into rows kept.
     # None where every conjunct counts (a 1-D value, a reduction over every axis, axes not known).
     across: frozenset[str] | None = None
+    # The texts of the mask's conjuncts whose lanes reach the reduction, where a matrix product folded the others
+    # (`offs_d < D` of a `k` tile summed by `tl.dot(q, tl.trans(k))`: only `offs_n < N` is left on the scores).
+    # None where every conjunct does.
+    live: frozenset[str] | None = None
 
 
 @dataclass
@@ -351,6 +359,8 @@ class PaddedAxes:
 
     rank: int
     axes: frozenset[int]
+    flipped: bool = False  # transposed from the load's own tile (a 2-D value)
+    live: frozenset[str] | None = None  # Reach.live
 
 
 class PaddedLanes:
@@ -426,17 +436,18 @@ class PaddedLanes:
                 if operand not in padded.axes:
                     return None
                 result.passed.add(id(parent))
-                child, parent, padded = parent, self.flow.parents.get(id(parent)), PaddedAxes(2, frozenset({operand}))
+                live = self._live_through(load, mask, padded, operand)
+                child, parent, padded = parent, self.flow.parents.get(id(parent)), PaddedAxes(2, frozenset({operand}), live=live)
                 continue
             if padded is not None and padded.rank == 2 and (
                     isinstance(parent, ast.Call) and self.model.qualify(parent.func) == TRANS and parent.args[:1] == [child]
                     or isinstance(parent, ast.Attribute) and parent.attr == "T" and parent.value is child):
-                padded = PaddedAxes(2, frozenset(1 - axis for axis in padded.axes))  # `tl.trans(k)`, `k.T`
+                padded = _transposed(padded)  # `tl.trans(k)`, `k.T`
                 child, parent = parent, self.flow.parents.get(id(parent))
                 continue
             if padded is not None and padded.rank == 2 and isinstance(parent, ast.Call) \
                     and isinstance(parent.func, ast.Attribute) and parent.func.value is child and _method_transpose(parent):
-                padded = PaddedAxes(2, frozenset(1 - axis for axis in padded.axes))  # `k.trans(1, 0)`
+                padded = _transposed(padded)  # `k.trans(1, 0)`
                 child, parent = parent, self.flow.parents.get(id(parent))
                 continue
             if isinstance(parent, ast.Call):
@@ -447,7 +458,8 @@ class PaddedLanes:
                     # `xc * xc` reaches it twice; `v[:, None] * v[None, :]` along axis 0 through its first factor only
                     if earlier is None or covered and not result.reductions[earlier].covered:
                         reach = Reach(parent, needs, covered, self.nonnegative(self.reduced(parent)),
-                                      self._across(load, mask, padded, parent) if covered else None)
+                                      self._across(load, mask, padded, parent) if covered else None,
+                                      padded.live if padded is not None else None)
                         if earlier is None:
                             result.reductions.append(reach)
                         else:
@@ -598,6 +610,23 @@ class PaddedLanes:
             if axes is None:
                 return None
             if index in axes:
+                texts |= {ast.unparse(n) for n in self._conjunct_nodes(conjunct, 0, as_text=True)}
+        return frozenset(texts) if texts else None
+
+    def _live_through(self, load: ast.Call, mask: ast.expr | None, padded: PaddedAxes, operand: int) -> frozenset[str] | None:
+        """PaddedAxes.live of a product's result: the conjuncts of the load's own mask along the axis of its tile
+        that the product passes on (the rows of a first operand, the columns of a second), the others summed; None
+        where the operand is not the load's own tile or a conjunct's axes are not known."""
+        own = self.load_axes(load)
+        if mask is None or padded.live is not None or own is None or own.rank != 2:
+            return None
+        axis = 1 - operand if padded.flipped else operand
+        texts: set[str] = set()
+        for conjunct in self._conjunct_nodes(mask, 0):
+            axes = self.mask_axes(conjunct, 0)
+            if axes is None:
+                return None
+            if axis in axes:
                 texts |= {ast.unparse(n) for n in self._conjunct_nodes(conjunct, 0, as_text=True)}
         return frozenset(texts) if texts else None
 
@@ -1039,13 +1068,15 @@ class PaddedLanes:
         """A mask's text with a name standing for its single assignment replaced by that assignment."""
         return ast.unparse(self.flow.single_value(expr))
 
-    def masks_lanes(self, condition: ast.expr, mask: ast.expr | None) -> bool:
+    def masks_lanes(self, condition: ast.expr, mask: ast.expr | None, live: frozenset[str] | None = None) -> bool:
         """`tl.where(condition, ...)` picks its second operand on every lane the load's mask turns off:
-        the condition is that mask, or a conjunction with it."""
+        the condition is that mask, or a conjunction with it; with `live`, with those of its conjuncts that still
+        turn off lanes there (Reach.live)."""
         if mask is None:
             return False
         # The condition is false wherever one of its conjuncts is: every conjunct of the mask must be one.
-        return self.same_mask(condition, mask) or self._conjuncts(mask) <= self._conjuncts(condition)
+        return self.same_mask(condition, mask) or (live if live is not None else self._conjuncts(mask)) \
+            <= self._conjuncts(condition)
 
     # ---- the real lanes' sign ------------------------------------------------------------------------
     def nonnegative(self, expr: ast.expr | None, depth: int = 0, visiting: frozenset[int] = frozenset()) -> bool:
@@ -1372,6 +1403,7 @@ class _Evaluation:
                  reach: Reach | None = None, stand_in: bool = False) -> None:
         self.analysis = analysis
         self.across = reach.across if reach is not None else None
+        self.live = reach.live if reach is not None else None
         self.reach = reach
         self.model = analysis.model
         self.flow = analysis.flow
@@ -1402,7 +1434,7 @@ class _Evaluation:
         constant = constant_class(expr)
         if constant is not None:
             return Lanes(frozenset({constant}))
-        if isinstance(expr, (ast.Name, ast.Compare)) and self.analysis.masks_lanes(expr, self.mask):
+        if isinstance(expr, (ast.Name, ast.Compare)) and self.analysis.masks_lanes(expr, self.mask, self.live):
             return Lanes(frozenset({ZERO}))  # the load's own mask as a value (`x * mask`): 0 where the lanes are off
         if isinstance(expr, ast.Name):
             return self._name(expr, depth)
@@ -1539,7 +1571,7 @@ class _Evaluation:
             if self._mentions_load(call.args[0], depth):
                 picked = self._exact(call.args[0], depth)  # `tl.where(margin > 0, margin, 0.0)`, margin known there
                 return UNKNOWN_LANES if picked is None else arguments[1] if picked else arguments[2]
-            if self.analysis.masks_lanes(call.args[0], self.mask):
+            if self.analysis.masks_lanes(call.args[0], self.mask, self.live):
                 chosen = arguments[2]
                 return Lanes(chosen.classes, chosen.tainted)
             picked = self._one_lane(call.args[0])

@@ -106,7 +106,22 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
         if all((twin := s.calls.get(_position(call))) is None or _judged(ctx, twin, s.analysis, s.node, s.whole) is None
                for s in compiled):
             return None
+    verdict.notes.extend(_right_for_one_value(ctx, call, specializations))
     return verdict
+
+
+def _right_for_one_value(ctx: MatchContext, call: ast.Call, specializations: list[Specialization]) -> list[str]:
+    """Notes naming a flag that only one compilation re-masks under (`if not EVEN_N:` when the launches may
+    pass either value): the reviewer sees which kernel reads the lanes wrong."""
+    notes = []
+    for flag in sorted({s.flag for s in specializations}):
+        wrong = [s.value for s in specializations if s.flag == flag and (twin := s.calls.get(_position(call))) is not None
+                 and _judged(ctx, twin, s.analysis, s.node, s.whole) is not None]
+        right = [s.value for s in specializations if s.flag == flag and s.value not in wrong]
+        if len(wrong) == 1 and right:
+            notes.append(f"Only the kernel compiled with `{flag}` = {wrong[0]} reads these lanes wrong: with "
+                         f"{right[0]}, the `if` on `{flag}` re-masks them.")
+    return notes
 
 
 def _judged_per_flag(ctx: MatchContext, call: ast.Call) -> Verdict | None:
@@ -178,9 +193,10 @@ def _flag_specializations(ctx: MatchContext) -> list[Specialization]:
 
 
 def _remasks(ctx: MatchContext, branch: ast.If) -> bool:
-    """The `if` rebinds a name to a `tl.where` (a re-mask such as a causal mask): the branches that can decide
+    """The `if` rebinds a name to, or adds to it, a `tl.where` (a re-mask such as a causal mask): the branches that can decide
     what padded lanes hold; flags that only add work (`if USE_G:`) are not compiled apart."""
-    return any(isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and ctx.model.qualify(n.value.func) == WHERE
+    return any(isinstance(n, (ast.Assign, ast.AugAssign)) and isinstance(n.value, ast.Call)
+               and ctx.model.qualify(n.value.func) == WHERE  # `qk = tl.where(m, qk, -inf)`, `qk += tl.where(m, 0, -inf)`
                for statement in (*branch.body, *branch.orelse) for n in walk(statement))
 
 
