@@ -338,3 +338,32 @@ def test_tl001_notes_a_compile_time_test_around_the_whole_body():
     assert first.notes[0] == ("Trip count 64: literal bounds; the test `rt < MAX_TILES` at line 7 is settled while "
                               "compiling, so the iterations it fails emit no code.")
     assert second.notes[0] == "Trip count 64: literal bounds."
+
+
+def test_tl001_offers_the_fix_where_a_branch_reads_loaded_data_or_the_program_id():
+    """A branch on values loaded at the loop variable's address, or on the program id, is decided when the kernel
+    runs, unrolled or not (round j39d: a block map's `if block_id >= start and block_id < end`): `tl.range` keeps
+    it, so the fix is offered; a branch on the loop variable alone still needs the constant."""
+    code = textwrap.dedent("""\
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def block_map(offsets_ptr, out_ptr):
+            block_id = tl.program_id(0)
+            expert_id = tl.load(offsets_ptr + 32)
+            for e in tl.static_range(32):
+                start = tl.load(offsets_ptr + e)
+                end = tl.load(offsets_ptr + e + 1)
+                if block_id >= start and block_id < end:
+                    expert_id = e
+            for e in tl.static_range(32):
+                if e % 2 == 0:
+                    tl.store(out_ptr + e, 1.0)
+            tl.store(out_ptr + block_id, expert_id)
+        """)
+    first, second = [d for d in lint_code(code, RULES, select=["TL001"]).diagnostics if d.code == "TL001"]
+    assert first.fix is not None and not any(n.startswith("No fix offered") for n in first.notes)
+    assert second.fix is None and second.notes[-1] == ("No fix offered: the loop variable is used as a compile-time "
+                                                       "constant (it decides a branch at line 14 that the unrolled loop "
+                                                       "settles while compiling).")

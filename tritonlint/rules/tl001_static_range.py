@@ -8,7 +8,7 @@ from tritonlint import evidence
 from tritonlint.analysis.consteval import Value
 from tritonlint.analysis.kernel import mentions, runs_dot, scenario_scopes, touches_memory
 from tritonlint.analysis.model import JitFunction, ModuleModel
-from tritonlint.analysis.triton_names import TL
+from tritonlint.analysis.triton_names import LOADS, TL
 from tritonlint.context import (
     MatchContext,
     ParamSpec,
@@ -117,6 +117,10 @@ def static_range_trip_count(ctx: MatchContext, above: int) -> Verdict | None:
                    span=header, applicability="unsafe")
 
 
+# Calls whose value is known only when the kernel runs: data, and the program's place in the grid.
+RUN_TIME_CALLS = LOADS | {f"{TL}.program_id", f"{TL}.num_programs"}
+
+
 def _names_in(node: ast.AST) -> set[str]:
     return {n.id for n in walk(node) if isinstance(n, ast.Name)}
 
@@ -137,19 +141,35 @@ def _derived(body: list[ast.stmt], names: set[str]) -> set[str]:
     return derived
 
 
+def _reads_run_time(model: ModuleModel, expr: ast.AST) -> bool:
+    return any(isinstance(call, ast.Call) and model.qualify(call.func) in RUN_TIME_CALLS for call in walk(expr))
+
+
+def _assigned_at_run_time(model: ModuleModel, body: list[ast.stmt]) -> set[str]:
+    """The names the statements assign from a load or a program id."""
+    return {name.id for node in walk(ast.Module(body=body, type_ignores=[]))
+            if isinstance(node, ast.Assign) and _reads_run_time(model, node.value)
+            for target in node.targets for name in walk(target) if isinstance(name, ast.Name)}
+
+
 def constant_use(model: ModuleModel, loop: ast.For, function: JitFunction) -> str | None:
     """Where the loop variable (or a value derived from it) is used as a compile-time constant, if anywhere. A
     branch whose test also reads a run-time value (`if j < n` with `n` an argument) is a run-time branch
     already, under tl.static_range too: it needs no constant."""
     tainted = _derived(loop.body, _names_in(loop.target))
-    runtime = _derived(function.node.body if function.node is not None else [],
-                       {p.name for p in function.params if not p.is_constexpr}) - tainted
+    body = function.node.body if function.node is not None else []
+    # Run-time values: the non-constexpr arguments and what they reach (a name the loop variable reaches too is
+    # left out: `x = i + n` may be read where it stays constant), and what a load or a program id gives, whatever
+    # its address (`start = tl.load(p + i)` is data, not a constant).
+    runtime = _derived(body, {p.name for p in function.params if not p.is_constexpr}) - tainted \
+        | _derived(body, _assigned_at_run_time(model, body))
     for stmt in loop.body:
         for node in walk(stmt):
             if isinstance(node, ast.Subscript) and mentions(node.slice, tainted):
                 return f"it indexes `{ast.unparse(node)}` at line {node.lineno}"
             if isinstance(node, (ast.If, ast.IfExp, ast.While, ast.Assert)) and mentions(node.test, tainted) \
-                    and not (isinstance(node, (ast.If, ast.IfExp)) and mentions(node.test, runtime)):
+                    and not (isinstance(node, (ast.If, ast.IfExp)) and (
+                        mentions(node.test, runtime) or _reads_run_time(model, node.test))):
                 return f"it decides a branch at line {node.lineno} that the unrolled loop settles while compiling"
             if not isinstance(node, ast.Call):
                 continue
