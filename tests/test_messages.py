@@ -220,7 +220,9 @@ def _suggestions(code: str) -> list[Diagnostic]:
     return found
 
 
-@pytest.mark.parametrize("code", [GEMM, LONG_BASE, *(e.code for r, _, e in EXAMPLES if r.id == "TL003")])
+# a file indented with tabs (round x40b): the descriptor line takes the loop's own tab, not one space per column
+@pytest.mark.parametrize("code", [GEMM, GEMM.replace("    ", "\t"), LONG_BASE,
+                                  *(e.code for r, _, e in EXAMPLES if r.id == "TL003")])
 def test_tl003_suggestion_parses_where_it_is_pasted(code):
     for d in _suggestions(code):
         pasted, _ = apply_fixes(code, [d.fix])

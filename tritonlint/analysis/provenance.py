@@ -605,7 +605,10 @@ class Provenance:
         if isinstance(func, ast.Name) and func.id == "len" and len(node.args) == 1 and "len" not in model.local_names:
             return Origin("len", text, tensor=ast.unparse(node.args[0]))
         if isinstance(func, ast.Name) and func.id == "int" and len(node.args) == 1:
-            return self.origin(node.args[0], depth + 1)
+            inner = node.args[0]
+            if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.Div):  # `int(x.numel() / H)`: `x.numel() // H`
+                inner = ast.copy_location(ast.BinOp(inner.left, ast.FloorDiv(), inner.right), inner)
+            return self.origin(inner, depth + 1)
         if method in ("item", "cpu", "detach") and not node.args:
             return self.origin(func.value, depth + 1)  # type: ignore[attr-defined]
         if method in _CONTENT_READS and not node.args and not node.keywords \
@@ -876,7 +879,7 @@ def batch_of_small_items(origin: Origin) -> bool:
 # horizon), nor the last one (features), nor a subscript outside that convention (`L = basis.shape[2]`, a
 # spherical-harmonic degree fixed per model).
 _SEQUENCE_NAMES = re.compile(r"^(max_?)?(q|kv|k|key|query|src|tgt|context|prompt)_?len(gth)?$", re.IGNORECASE)
-SEQUENCE_LETTERS = frozenset("TLStlsN")  # `N` only beside no other of these (see sequence_length)
+SEQUENCE_LETTERS = frozenset("TLStlsN")  # `N` (and `n`) only beside no other of these (see sequence_length)
 # Megatron's query and key sequence lengths (`sq, b, np, hn = q.shape`; `b, sq, d`) and a bare `seq` (`batch, seq,
 # d_model = x.shape`), also only as a middle dimension.
 _SEQUENCE_ABBREVIATIONS = frozenset({"sq", "sk", "seq", "sequence"})
@@ -885,15 +888,15 @@ _SEQUENCE_ABBREVIATIONS = frozenset({"sq", "sk", "seq", "sequence"})
 def sequence_length(origin: Origin) -> bool:
     """A shape named as a sequence length: `q_len = q.shape[0]`, or a middle dimension of a shape unpacking
     named `T`, `L`, `S`, `sq`, `sk`, `seq` or `sequence` (`B, T, C = x.shape`; not `L = basis.shape[2]`, a subscript of any
-    tensor), or `N` where no other name of the unpacking is one of those and, in three names, the last names
-    features (`_features`), in four names or more, one names the heads (the tokens of `B, N, C = x.shape` and
-    `B, H, N, D`; not the heads of `B, N, T, C` or `B, N, MH, D`, nor the state size of `B, N, R`)."""
+    tensor), or `N` (einops' `n`) where no other name of the unpacking is one of those and, in three names, the
+    last names features (`_features`), in four names or more, one names the heads (the tokens of `B, N, C =
+    x.shape`, `B, H, N, D` and `b, h, n, d`; not the heads of `B, N, T, C` or `B, N, MH, D`, nor the state size of `B, N, R`)."""
     if origin.kind != "shape" or not origin.names:
         return False
     if any(_SEQUENCE_NAMES.search(name) for name in origin.names):
         return True
     last = origin.names[-1]
-    if last == "N":  # in four names or more only beside the heads (`B, N, H, D`; not the heads of `B, N, MH, D`)
+    if last in ("N", "n"):  # in four names or more only beside the heads (`B, N, H, D`; not the heads of `B, N, MH, D`)
         return origin.middle and not any(_sequence_letter(sibling) for sibling in origin.siblings) \
             and (len(origin.siblings) == 2 and _features(origin.siblings[-1])
                  or any(_HEADS.search(sibling) for sibling in origin.siblings))

@@ -153,7 +153,8 @@ def autotune_descriptor_pre_hook(ctx: MatchContext, verdict: Verdict) -> RawEdit
     if kernel.node is None:
         return None
     name = f"_{kernel.name.strip('_')}_block_shapes"
-    indent = " " * kernel.node.col_offset
+    line = ctx.file.lines.line(kernel.node.lineno)
+    indent = line[:len(line) - len(line.lstrip())]  # the kernel's own indentation, tabs or spaces
     lines = [f"{indent}def {name}(nargs):  # pass pre_hook={name} to every triton.Config"]
     for param, _, dims in found:
         shape = ", ".join(f'nargs["{n}"]' if n else f'nargs["{param}"].block_shape[{i}]' for i, n in enumerate(dims))
