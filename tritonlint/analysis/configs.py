@@ -51,6 +51,10 @@ class ConfigValue:
     num_stages: object | None
     has_pre_hook: bool
     line: int
+    # The arguments whose `.block_shape` the pre_hook sets (`nargs["a_desc"].block_shape = [...]`), where it is a
+    # function of the project that only does so by constant names; None where that is not known.
+    pre_hook_block_shapes: frozenset[str] | None = None
+    pre_hook_node: ast.FunctionDef | None = None  # the pre_hook, where it is a function read here
 
 
 @dataclass
@@ -58,6 +62,23 @@ class _Function:
     """A function the config interpreter may call, with the interpreter of its module."""
     node: ast.FunctionDef
     interpreter: ConfigInterpreter  # of the module that defines it: its names are that module's
+
+
+def _block_shapes_set(hook: object) -> frozenset[str] | None:
+    """ConfigValue.pre_hook_block_shapes of a pre_hook: the constant keys of `nargs[...]` whose `.block_shape`
+    its body assigns; None for a hook that is not a function read here, or that assigns one by another key."""
+    if not isinstance(hook, _Function) or not hook.node.args.args:
+        return None
+    nargs = hook.node.args.args[0].arg
+    names = set()
+    for node in ast.walk(hook.node):
+        if isinstance(node, ast.Attribute) and node.attr == "block_shape" and isinstance(node.ctx, ast.Store):
+            target = node.value
+            if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id == nargs
+                    and isinstance(target.slice, ast.Constant) and isinstance(target.slice.value, str)):
+                return None  # `nargs[name].block_shape = ...` in a loop, or another object's
+            names.add(target.slice.value)
+    return frozenset(names)
 
 
 class _Return(Exception):
@@ -353,6 +374,8 @@ class ConfigInterpreter:
             num_stages=_scalar_or_none(keywords.get("num_stages")),
             has_pre_hook=keywords.get("pre_hook") is not None,  # `pre_hook=None` attaches none
             line=node.lineno,
+            pre_hook_block_shapes=_block_shapes_set(keywords.get("pre_hook")),
+            pre_hook_node=hook.node if isinstance(hook := keywords.get("pre_hook"), _Function) else None,
         )
 
     # ---- statements ---------------------------------------------------------------------------------------

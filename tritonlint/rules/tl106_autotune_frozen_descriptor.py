@@ -79,8 +79,13 @@ def descriptor_blocks(model: ModuleModel, kernel: JitFunction, param: str, tuned
 
 
 def _host_descriptor(model: ModuleModel, host: HostScope, expr: ast.expr | None) -> ast.Call | None:
+    """The host TensorDescriptor an argument passes: its single value, or the one descriptor among the values
+    the branches give it (`desc_a = TensorDescriptor(...)` where host descriptors are supported, the raw tensor
+    elsewhere: the launch gets the descriptor on that path)."""
     if isinstance(expr, ast.Name):
-        expr = host.value_of(expr.id)
+        values = host.values.get(expr.id, []) if host.node is not None else []
+        made = [v for v in values if isinstance(v, ast.Call) and _block_shape(model, v) is not None]
+        expr = made[0] if len(made) == 1 else host.value_of(expr.id)
     return expr if isinstance(expr, ast.Call) and _block_shape(model, expr) is not None else None
 
 
@@ -99,8 +104,8 @@ def _frozen_descriptors(ctx: MatchContext, launch: LaunchSite, kernel: JitFuncti
     if kernel.autotune is None or not kernel.autotune.configs:
         return None
     autotune = kernel.autotune
-    if autotune.configs is None or len(autotune.configs) < 2 or any(c.has_pre_hook for c in autotune.configs) or "pre_hook" in autotune.keywords:
-        return None  # one config: nothing benchmarked; a pre_hook may set the block shapes
+    if autotune.configs is None or len(autotune.configs) < 2 or "pre_hook" in autotune.keywords:
+        return None  # one config: nothing benchmarked
     tuned = {name for name in autotune.tuned_meta if is_block_name(name) and autotune.varies(name)}
     if not tuned:
         return None
@@ -118,8 +123,9 @@ def _frozen_descriptors(ctx: MatchContext, launch: LaunchSite, kernel: JitFuncti
     found = []
     for param, expr in bound:
         descriptor = _host_descriptor(ctx.model, host, expr)
-        if descriptor is None:
-            continue
+        if descriptor is None or any(c.has_pre_hook and (c.pre_hook_block_shapes is None
+                                                          or param in c.pre_hook_block_shapes) for c in autotune.configs):
+            continue  # a config's pre_hook sets (or may set) its block shape
         accesses = descriptor_blocks(*defined, param, tuned)
         if accesses:
             found.append((param, descriptor, max(accesses, key=lambda a: sum(bool(n) for n in a))))
@@ -143,6 +149,33 @@ def _values(configs: list[TuneConfig], name: str) -> list[object]:
     return sorted(values, key=lambda v: (not isinstance(v, int), v if isinstance(v, int) else 0, str(v)))
 
 
+def _shared_pre_hook(ctx: MatchContext, kernel: JitFunction) -> ast.FunctionDef | None:
+    """The one pre_hook function of this module that every config passes, where it takes `nargs`."""
+    configs = kernel.autotune.configs if kernel.autotune is not None else None
+    hooks = {id(c.pre_hook_node): c.pre_hook_node for c in configs or []}
+    if len(hooks) != 1:
+        return None
+    (hook,) = hooks.values()
+    return hook if hook is not None and hook.args.args and hook in ctx.model.tree.body else None
+
+
+Frozen = tuple[str, ast.Call, list[str]]  # a descriptor parameter, its host call, the tuned block per dimension ("": none)
+
+
+def _assignments(verdict: Verdict, found: list[Frozen], nargs: str, indent: str) -> list[str]:
+    """`nargs["a_desc"].block_shape = [nargs["BLOCK_M"], ...]` for each frozen descriptor; a dimension no config
+    tunes keeps the descriptor's own value (and a note says so)."""
+    lines = []
+    for param, _, dims in found:
+        shape = ", ".join(f'{nargs}["{n}"]' if n else f'{nargs}["{param}"].block_shape[{i}]' for i, n in enumerate(dims))
+        lines.append(f'{indent}{nargs}["{param}"].block_shape = [{shape}]')
+        kept = [str(i) for i, n in enumerate(dims) if not n]
+        if kept:
+            verdict.notes.append(f"`{param}` keeps its host block size in dimension {', '.join(kept)}: no config "
+                                 "block was found for it there.")
+    return lines
+
+
 @fixer("autotune-descriptor-pre-hook")
 def autotune_descriptor_pre_hook(ctx: MatchContext, verdict: Verdict) -> RawEdits | None:
     """The config pre_hook that sets each descriptor's block_shape from the config (shown, never applied),
@@ -152,17 +185,28 @@ def autotune_descriptor_pre_hook(ctx: MatchContext, verdict: Verdict) -> RawEdit
     kernel: JitFunction = verdict.data["kernel"]
     if kernel.node is None:
         return None
+    hook = _shared_pre_hook(ctx, kernel)
+    if hook is not None:  # the configs' own pre_hook sets the others: add these to it
+        nargs = hook.args.args[0].arg
+        line = ctx.file.lines.line(hook.body[0].lineno)
+        indent = line[:len(line) - len(line.lstrip())]
+        lines = _assignments(verdict, found, nargs, indent)
+        verdict.notes.append(f"The configs' pre_hook `{hook.name}` (line {hook.lineno}) sets other descriptors' block "
+                             "shapes, not these: the suggestion adds them to it.")
+        last = hook.body[-1]
+        if isinstance(last, ast.Return):  # before the hook's closing `return`
+            start = ctx.file.lines.starts[last.lineno - 1]
+            return [(start, start, "\n".join(lines) + "\n")]
+        row = last.end_lineno or last.lineno
+        if row < ctx.file.lines.row_count:
+            end = ctx.file.lines.starts[row]
+            return [(end, end, "\n".join(lines) + "\n")]
+        return [(len(ctx.file.text), len(ctx.file.text), "\n" + "\n".join(lines) + "\n")]  # the file's last line
     name = f"_{kernel.name.strip('_')}_block_shapes"
     line = ctx.file.lines.line(kernel.node.lineno)
     indent = line[:len(line) - len(line.lstrip())]  # the kernel's own indentation, tabs or spaces
-    lines = [f"{indent}def {name}(nargs):  # pass pre_hook={name} to every triton.Config"]
-    for param, _, dims in found:
-        shape = ", ".join(f'nargs["{n}"]' if n else f'nargs["{param}"].block_shape[{i}]' for i, n in enumerate(dims))
-        lines.append(f'{indent}    nargs["{param}"].block_shape = [{shape}]')
-        kept = [str(i) for i, n in enumerate(dims) if not n]
-        if kept:
-            verdict.notes.append(f"`{param}` keeps its host block size in dimension {', '.join(kept)}: no config "
-                                 "block was found for it there.")
+    lines = [f"{indent}def {name}(nargs):  # pass pre_hook={name} to every triton.Config",
+             *_assignments(verdict, found, "nargs", indent + "    ")]
     first = min([d.lineno for d in kernel.node.decorator_list] + [kernel.node.lineno])
     start = ctx.file.lines.starts[first - 1]
     return [(start, start, "\n".join(lines) + "\n\n\n")]
