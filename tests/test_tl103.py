@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import json
 
 import pytest
 
@@ -286,3 +287,19 @@ def scale(x_ptr, BLOCK: tl.constexpr):
     offs = tl.arange(0, BLOCK)
     tl.store(x_ptr + offs, tl.load(x_ptr + offs) * LOG2E)
 '''
+
+
+def test_tl103_jit_global_imported_from_a_module_of_the_project(tmp_path):
+    """Triton reads an imported number as a global of the kernel's module and refuses it alike (round c40b: a
+    course kernel's `MASK_VALUE` from another module); the note names the module to change. A constexpr there is
+    fine."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "consts.py").write_text("import triton.language as tl\n\nLOG2E = 1.4426950408889634\n"
+                                               "SCALE = tl.constexpr(2.0)\n")
+    kernel = GLOBAL_READ.replace("LOG2E = 1.4426950408889634\n", "from pkg.consts import LOG2E, SCALE\n")
+    (tmp_path / "pkg" / "k.py").write_text(kernel.replace("* LOG2E)", "* LOG2E * SCALE)"))
+    run = run_cli("pkg", "--select", "TL103", "--output-format", "json", cwd=tmp_path)
+    (finding,) = json.loads(run.stdout)
+    assert finding["location"]["row"] == 10 and finding["message"].startswith("`LOG2E` is a plain module-level global")
+    assert any("in `pkg.consts`, which defines it" in note for note in finding["notes"])

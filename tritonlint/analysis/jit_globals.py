@@ -46,11 +46,31 @@ def literal_globals(model: ModuleModel) -> dict[str, tuple[str, ast.expr]]:
     return model.memoized(("literal-globals",), collect)
 
 
+def imported_literal(model: ModuleModel, name: str) -> tuple[str, ast.expr, str] | None:
+    """A number another module of the project binds at its top level and this one imports by name (`from
+    .constants import MASK_VALUE`): its form, its value and that module's name. Triton reads it in jit code as a
+    global of this module, and refuses it alike."""
+    qualified = model.imports.get(name) if name not in model.local_names and model.imported is not None else None
+    if qualified is None or (model.text is not None and "TRITON_ALLOW_NON_CONSTEXPR_GLOBALS" in model.text):
+        return None
+    module, _, attribute = qualified.rpartition(".")
+    other = model.imported(module, attribute) if module and model.imported is not None else None
+    found = literal_globals(other).get(attribute) if other is not None else None
+    return (*found, module) if found is not None else None
+
+
+def literal_global(model: ModuleModel, name: str) -> tuple[str, ast.expr, str | None] | None:
+    """The form and value of the number a module-level name of the module stands for, its own (module None) or
+    imported from another module of the project (`imported_literal`)."""
+    own = literal_globals(model).get(name)
+    return (*own, None) if own is not None else imported_literal(model, name)
+
+
 def global_form(model: ModuleModel, flow: FunctionFlow, name: ast.Name) -> str | None:
     """How the module-level number that `name` reads in the function's body is written (`plain`, `annotated`),
     where no binding of the function reaches it; None for anything else, and for a read in a decorator, an
     annotation or an argument's default, which Triton evaluates as Python."""
-    found = literal_globals(model).get(name.id)  # first: most names are no such global
+    found = literal_global(model, name.id)  # first: most names are no such global
     if found is None or not isinstance(name.ctx, ast.Load) or flow.statement_of(name) is None or flow.reaching(name):
         return None
     return found[0]
@@ -58,7 +78,7 @@ def global_form(model: ModuleModel, flow: FunctionFlow, name: ast.Name) -> str |
 
 def refused_global(model: ModuleModel, function: ast.FunctionDef, by: Version) -> str | None:
     """The first module-level number the function reads in a form Triton refuses by version `by`."""
-    if not literal_globals(model):
+    if not literal_globals(model) and not (model.imported is not None and model.imports):
         return None  # most modules: nothing to look for
     flow = flow_of(function)
     for node in walk(ast.Module(body=function.body, type_ignores=[])):

@@ -17,7 +17,7 @@ from tritonlint.analysis.block_pointers import (
     descriptor_rewrite,
 )
 from tritonlint.analysis.flow import flow_of
-from tritonlint.analysis.jit_globals import global_form, literal_globals
+from tritonlint.analysis.jit_globals import global_form, literal_global
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.project_facts import triton_pin_key
 from tritonlint.analysis.triton_versions import (
@@ -127,7 +127,7 @@ def _global_use(ctx: MatchContext) -> Use | None:
     """A Name in a jit function's body that reads a module-level global bound to a number without
     `tl.constexpr(...)`: no binding of the function reaches it (its flow), and it is not in a decorator, an
     annotation or an argument's default, which Triton reads as Python."""
-    if ctx.node.text() not in literal_globals(ctx.model):  # first: most upper-case names are no such global
+    if literal_global(ctx.model, ctx.node.text()) is None:  # first: most upper-case names are no such global
         return None
     function = ctx.function
     name = ctx.ast_node(types=(ast.Name,))
@@ -244,15 +244,16 @@ def triton_api_version(ctx: MatchContext, target: str = "") -> Verdict | None:
 
 
 def _global_verdict(ctx: MatchContext, use: Use, at: Target) -> Verdict:
-    form, value = literal_globals(ctx.model)[use.written]
+    form, value, module = literal_global(ctx.model, use.written)  # type: ignore[misc]
     since = show(use.entry.removed)  # type: ignore[arg-type]
+    where = f" in `{module}`, which defines it" if module is not None else ""
     status = f"is a plain module-level global read in jit code, refused from Triton {since}" if form == "plain" \
         else f"is annotated `tl.constexpr` but not made with it, refused in jit code from Triton {since}"
     return Verdict(
         vars={"api": use.written, "status": status, "target": at.describe(),
               "instead": "make it `tl.constexpr(...)` or a `tl.constexpr` argument", "change": ""},
         severity="error", span=use.span, data={"use": use, "rewrite": None},
-        notes=[f"Write `{use.written} = tl.constexpr({ast.unparse(value)})` (host code that reads it then gets a "
+        notes=[f"Write `{use.written} = tl.constexpr({ast.unparse(value)})`{where} (host code that reads it then gets a "
                f"tl.constexpr: `{use.written}.value` is the number).",
                f"Triton's code generator raises NameError(\"Cannot access global variable {use.written} from within "
                "@jit'ed function ...\") unless TRITON_ALLOW_NON_CONSTEXPR_GLOBALS=1 (each version's code generator, "
