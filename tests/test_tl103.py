@@ -303,3 +303,25 @@ def test_tl103_jit_global_imported_from_a_module_of_the_project(tmp_path):
     (finding,) = json.loads(run.stdout)
     assert finding["location"]["row"] == 10 and finding["message"].startswith("`LOG2E` is a plain module-level global")
     assert any("in `pkg.consts`, which defines it" in note for note in finding["notes"])
+
+
+def test_tl103_block_pointer_copied_to_another_name_is_not_called_unused(rules):
+    """A block pointer copied to another name (`curr = K_block_ptr`) and loaded and advanced through it is used
+    (round c40c: five notes said to remove such pointers, which would delete the kernel's inputs)."""
+    code = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy(k_ptr, o_ptr, N, stride, BLOCK: tl.constexpr):
+    K_block_ptr = tl.make_block_ptr(k_ptr, (N, 64), (stride, 1), (0, 0), (BLOCK, 64), (1, 0))
+    acc = tl.zeros((BLOCK, 64), dtype=tl.float32)
+    curr = K_block_ptr
+    for _ in range(0, N, BLOCK):
+        acc += tl.load(curr, boundary_check=(0,))
+        curr = tl.advance(curr, (BLOCK, 0))
+    tl.store(o_ptr + tl.arange(0, BLOCK)[:, None] * 64 + tl.arange(0, 64)[None, :], acc)
+'''
+    found = [d for d in lint_code(code, rules, select=["TL103"]).diagnostics if d.location.row == 7]
+    assert found and not any("remove it" in note for d in found for note in d.notes)
+    assert any("`desc.load([offsets])`" in note for d in found for note in d.notes)

@@ -120,17 +120,28 @@ def block_pointer_use(model: ModuleModel, function: ast.FunctionDef, make: ast.C
     if assign is None or len(assign.targets) != 1 or not isinstance(assign.targets[0], ast.Name):
         return None
     uses: set[str] = set()  # the loads, stores and advances it reaches; a helper it is handed to may move it
-    for node in index.names.get(assign.targets[0].id, []):
-        parent = index.parents.get(id(node))
-        if isinstance(parent, ast.Attribute) and parent.attr == "advance":
-            uses.add(ADVANCE)  # `p = p.advance(...)`
-        elif isinstance(parent, ast.Call) and node in parent.args:
-            name = model.qualify(parent.func)
-            if name not in (f"{TL}.load", f"{TL}.store", ADVANCE):
-                if not (name or "").startswith(f"{TL}."):
-                    uses |= {ADVANCE, "helper"}  # a helper, not a builtin of triton.language (which moves nothing)
-            elif parent.args[0] is node:
-                uses.add(name)
+    pending, seen = [assign.targets[0].id], set()
+    while pending:  # the name and the names it is copied to (`curr_k = K_block_ptr`, then loads of curr_k)
+        pointer = pending.pop()
+        seen.add(pointer)
+        for node in index.names.get(pointer, []):
+            if not isinstance(node.ctx, ast.Load):
+                continue
+            parent = index.parents.get(id(node))
+            if isinstance(parent, ast.Attribute) and parent.attr == "advance":
+                uses.add(ADVANCE)  # `p = p.advance(...)`
+            elif isinstance(parent, ast.Assign) and parent.value is node:
+                targets = [t.id for t in parent.targets if isinstance(t, ast.Name)]
+                if len(targets) != len(parent.targets):
+                    uses |= {ADVANCE, "helper"}  # copied into a tuple or an attribute: not followed
+                pending.extend(t for t in targets if t not in seen)
+            elif isinstance(parent, ast.Call) and node in parent.args:
+                name = model.qualify(parent.func)
+                if name not in (f"{TL}.load", f"{TL}.store", ADVANCE):
+                    if not (name or "").startswith(f"{TL}."):
+                        uses |= {ADVANCE, "helper"}  # a helper, not a builtin of triton.language (which moves nothing)
+                elif parent.args[0] is node:
+                    uses.add(name)
     args = _arguments(make)
     strides = _elements(args["strides"]) if args is not None else None
     block = _elements(args.get("block_shape")) if args is not None else None

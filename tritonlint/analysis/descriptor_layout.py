@@ -404,6 +404,62 @@ def launched_inner_axis(model: ModuleModel, function: JitFunction, layout: Layou
         axis.unit, axis.unit_at_launch = True, passed
 
 
+def launched_without_unit_axis(model: ModuleModel, function: JitFunction, layout: Layout) -> bool:
+    """Every launch in the module passes the tile's two strides as strides of one tensor of known rank, neither of
+    its last axis, the tensor not a reordered view (`stride_co, stride_ci, stride_kh, stride_kw = w.stride()` for a
+    conv weight's [C_out, C_in] tile): in the usual layout neither stride is 1, so no descriptor box holds the
+    tile (a 1x1 kernel aside)."""
+    rows, cols = layout.rows, layout.cols
+    params = {param.name for param in function.params}
+    if rows.unit or cols.unit or rows.stride not in params or cols.stride not in params:
+        return False
+    read = 0
+    for launch in launches_of(model, function):
+        bound = bind_launch(model, launch, function)
+        scope = HostScope.of(model, launch.scope)
+        passed = [bound.values.get(axis.stride) for axis in (rows, cols)]
+        if all(isinstance(value, ast.Name) and value.id not in scope.values for value in passed):
+            continue  # names of an enclosing function (a launch in a lambda): this launch tells nothing
+        axes = [_ranked_stride_axis(value, scope) for value in passed]
+        if axes[0] is None or axes[1] is None or axes[0][0] != axes[1][0] or _view_of(scope, axes[0][0]) is not None:
+            return False
+        rank = axes[0][2]
+        if rank < 3 or rank - 1 in (axes[0][1], axes[1][1]):
+            return False
+        read += 1
+    return read > 0
+
+
+def _ranked_stride_axis(expr: ast.expr | None, scope: HostScope) -> tuple[str, int, int] | None:
+    """A stride the host unpacks from a tensor's strides, `a, b, c, d = w.stride()`: the tensor's text, the axis
+    and the rank (the number of names); or `w.stride(1)` of a tensor whose shape the host unpacks (`C_out, C_in,
+    KH, KW = w.shape`)."""
+    if not isinstance(expr, ast.Name) or scope.node is None:
+        return None
+    for node in own_nodes(scope.node):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple):
+            names = [e.id if isinstance(e, ast.Name) else None for e in node.targets[0].elts]
+            value = node.value
+            if expr.id in names and isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                    and value.func.attr == "stride" and not value.args and len(scope.values.get(expr.id, ())) == 1:
+                return _text(value.func.value), names.index(expr.id), len(names)
+    found = _stride_axis(expr, scope)
+    if found is None or found[1] >= 1000:
+        return None
+    rank = _unpacked_rank(scope, found[0])
+    return (found[0], found[1], rank) if rank is not None else None
+
+
+def _unpacked_rank(scope: HostScope, tensor: str) -> int | None:
+    """The number of names the host unpacks the tensor's shape into (`C_out, C_in, KH, KW = w.shape`)."""
+    for node in own_nodes(scope.node) if scope.node is not None else []:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) \
+                and not any(isinstance(e, ast.Starred) for e in node.targets[0].elts) \
+                and _text(node.value) in (f"{tensor}.shape", f"{tensor}.size()"):
+            return len(node.targets[0].elts)
+    return None
+
+
 # Tensor methods that keep the strides of the tensor they are called on (a dtype or device change, a copy in
 # the same memory format).
 _LAYOUT_KEEPING = frozenset({"to", "half", "float", "bfloat16", "double", "type", "detach", "clone", "cuda",

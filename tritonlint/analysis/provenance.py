@@ -670,7 +670,7 @@ def _call_data_tensor(tensor: ast.expr) -> str | None:
 
 # ---- what an origin means ----------------------------------------------------------------------------------
 _COUNT_WORDS = re.compile(r"(^|_)(n_?)?(num_?)?(tokens?|toks?|rows?|seq_?lens?|seqlens?|n_?ctx|ctx_?len|"
-                          r"total_?len|sequence_?length|seq_?length)($|_)", re.IGNORECASE)
+                          r"total_?len|sequence_?length|seq_?length|queries|keys)($|_)", re.IGNORECASE)
 # Model dimensions, batch and per-item counts, and sizes of one row rather than counts of rows (`row_bytes`,
 # `row_stride`, `width`).
 _MODEL_WORDS = re.compile(r"head|dim|hidden|feat|channel|expert|vocab|embed|block|tile|split|group|warps?|stages?|"

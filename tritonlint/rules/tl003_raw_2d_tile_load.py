@@ -24,6 +24,7 @@ from tritonlint.analysis.descriptor_layout import (
     descriptor_edits,
     descriptor_name,
     launched_inner_axis,
+    launched_without_unit_axis,
     no_contiguous_axis,
     tile_layout,
 )
@@ -252,6 +253,8 @@ def raw_2d_tile_load(ctx: MatchContext) -> Verdict | None:
     if twins and _representative([call, *twins]) is not call:
         return None  # reported once for the pointer in the loop
     layout = tile_layout(ctx.model, call, flow, loop, indices)
+    if layout is not None and launched_without_unit_axis(ctx.model, function, layout):
+        return None  # a [C_out, C_in] tile of a conv weight: no axis of stride 1
     if layout is not None:
         launched_inner_axis(ctx.model, function, layout)
         layout.name = _distinct_name(ctx.model, flow, indices, loop, layout)
