@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from tritonlint import evidence
 from tritonlint.analysis.block_pointers import (
+    ADVANCE,
     MAKE,
     BlockPointerUse,
     Rewrite,
@@ -69,6 +70,7 @@ class Use:
     entry: ApiEntry
     written: str  # how the code spells it
     span: tuple[int, int]
+    method: bool = False  # the method form of a block pointer's API (`p.advance(...)`)
 
 
 def _lookup(qualified: str | None, exact_only: bool = False) -> ApiEntry | None:
@@ -92,7 +94,37 @@ def _attribute_use(ctx: MatchContext) -> Use | None:
         expr = ctx.ast_node(types=(ast.Attribute,))
         qualified = ctx.model.qualify(expr) if isinstance(expr, ast.Attribute) else None
     entry = _lookup(qualified, exact_only=True)
+    if entry is None and isinstance(expr := ctx.ast_node(types=(ast.Attribute,)), ast.Attribute) \
+            and expr.attr == "advance" and _block_pointer_name(ctx, expr.value):
+        method = _lookup(ADVANCE, exact_only=True)  # `p.advance(...)`: the method form of tl.advance
+        return Use(method, text, ctx.span(), method=True) if method else None
     return Use(entry, text, ctx.span()) if entry else None
+
+
+def _block_pointer_name(ctx: MatchContext, expr: ast.expr) -> bool:
+    """A local name of the jit function that every binding reaching here makes a block pointer
+    (`tl.make_block_ptr(...)`, `tl.advance(p, ...)`, `p.advance(...)`, or a copy of such a name)."""
+    function = ctx.function
+    if not isinstance(expr, ast.Name) or function is None or function.node is None:
+        return False
+    flow = flow_of(function.node)
+    pending, seen = [expr], set()
+    while pending:
+        name = pending.pop()
+        definitions = flow.reaching(name)
+        if not definitions:
+            return False  # a parameter, or a name bound elsewhere: not known here
+        for definition in definitions:
+            value = definition.value if definition.kind == "assign" else None
+            if isinstance(value, ast.Name):
+                if id(definition) not in seen:
+                    seen.add(id(definition))
+                    pending.append(value)
+                continue
+            if not (isinstance(value, ast.Call) and (ctx.model.qualify(value.func) in (MAKE, ADVANCE) or isinstance(
+                    value.func, ast.Attribute) and value.func.attr == "advance" and isinstance(value.func.value, ast.Name))):
+                return False
+    return True
 
 
 def _import_use(ctx: MatchContext) -> Use | None:
@@ -223,7 +255,9 @@ def triton_api_version(ctx: MatchContext, target: str = "") -> Verdict | None:
     else:
         instead = f"use {_short(entry.replacement or '') if entry.kind == 'moved' and entry.fix == 'rename' else entry.replacement}"
     notes = []
-    seen = evidence.version_outcome("TL103", entry.probe, show(version)) if entry.probe and version else None
+    # (the probe ran the function form: the method form's failure is the block pointer's, where it is made)
+    seen = evidence.version_outcome("TL103", entry.probe, show(version)) if entry.probe and version and not use.method \
+        else None
     if seen:
         # A deprecation the run accepts silently is one of the documentation, ahead of any warning.
         quiet = " (deprecated in the documentation, not yet warned about when it runs)" \
