@@ -1015,14 +1015,11 @@ class LaunchValues:
                 return False
         return True
 
-    def one_literal(self) -> set[str]:
-        """The arguments every launch here passes as one and the same literal (`BLOCK_SIZE_B=1`)."""
+    def always_passed(self) -> set[str]:
+        """The arguments every launch here passes (`BLOCK_SIZE_B=block_b`), whatever the value."""
         if not self.sites:
             return set()
-        first = {name: ast.dump(value) for name, value in self.sites[0][1].items() if isinstance(value, ast.Constant)}
-        return {name for name, dumped in first.items()
-                if all(isinstance(passed.get(name), ast.Constant) and ast.dump(passed[name]) == dumped
-                       for _, passed in self.sites[1:])}
+        return set(self.sites[0][1]).intersection(*(passed for _, passed in self.sites[1:]))
 
     def off_the_grid(self, name: str) -> bool:
         """Every launch in view passes the argument and computes its grid from none of the host values that
@@ -1314,11 +1311,11 @@ def autotune_key_omissions(ctx: MatchContext, ignore: list[str] | None = None) -
     if autotune.configs is not None and len(autotune.configs) < 2:
         return None  # nothing to tune
     launches = LaunchValues(ctx.model, kernel, ctx.project)
-    # With configs that cannot be read, the block sizes are presumed tuned, except one that every launch passes
-    # as the same literal: configs cannot set what a launch passes (Triton refuses the conflict, see TL004). A
-    # block every config sets to one value is not tuned: what runs along it is the same in every config.
+    # With configs that cannot be read, the block sizes are presumed tuned, except one that every launch passes:
+    # configs cannot set what a launch passes (Triton refuses the conflict, see TL004). A block every config sets
+    # to one value is not tuned: what runs along it is the same in every config.
     tuned = {name for name in autotune.tuned_meta if autotune.varies(name)} if autotune.configs is not None else {
-        name for name in kernel.constexprs if is_block_name(name) and name not in kernel.heuristics} - launches.one_literal()
+        name for name in kernel.constexprs if is_block_name(name) and name not in kernel.heuristics} - launches.always_passed()
     uses = KernelUses(ctx.model, kernel, tuned)
     omissions = Omissions(ctx, kernel, uses, call, ignore or [], launches)
     missing = [(p.name, uses.reasons[p.name]) for p in kernel.params
