@@ -8,9 +8,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from tritonlint.analysis.flow import Definition, FunctionFlow
+from tritonlint.analysis.flow import Definition, FunctionFlow, flow_of
 from tritonlint.analysis.model import ModuleModel
-from tritonlint.analysis.triton_names import ARANGE, TL
+from tritonlint.analysis.triton_names import ARANGE, LOADS, TL
 
 PASS_THROUGH = frozenset(f"{TL}.{n}" for n in ("multiple_of", "max_contiguous", "cast"))
 SCALAR_CALLS = frozenset({f"{TL}.program_id", f"{TL}.num_programs", f"{TL}.cdiv", f"{TL}.minimum", f"{TL}.maximum",
@@ -113,7 +113,10 @@ class Indices:
         self._busy.add(key)
         try:
             if definition.kind == "param":
-                index = SCALAR  # strides, sizes, base pointers; a tensor argument of a helper has rank 0 here too
+                # strides, sizes, base pointers (a tensor argument of a helper has rank 0 here too); a helper's
+                # parameter every caller in the module passes data read from memory (a block table's entry) is
+                # that data
+                index = self._helper_parameter(definition.name)
             elif definition.kind == "loop":
                 index = self._loop_index(definition.stmt)  # type: ignore[arg-type]
             elif definition.kind == "assign":
@@ -130,6 +133,27 @@ class Indices:
         self._memo[key] = index
         return index
 
+    def _helper_parameter(self, name: str) -> Index:
+        """IRREGULAR where the function is a jit helper of the module and every call of it in the module's jit
+        functions passes this parameter a value read from memory; else SCALAR."""
+        function = self.flow.function
+        if not isinstance(function, ast.FunctionDef):
+            return SCALAR
+        calls = helper_calls(self.model, function)
+        if not calls:
+            return SCALAR
+        params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+        for caller, call in calls:
+            position = params.index(name) if name in params else None
+            passed = call.args[position] if position is not None and position < len(call.args) \
+                and not any(isinstance(a, ast.Starred) for a in call.args[:position + 1]) else \
+                next((k.value for k in call.keywords if k.arg == name), None)
+            if passed is None:
+                return SCALAR  # its default, or a spread: not known
+            if not _read_from_memory(self.model, flow_of(caller), passed):
+                return SCALAR
+        return IRREGULAR
+
     def _loop_index(self, loop: ast.AST) -> Index:
         """A loop index is a scalar, regular when its bounds are (a bound read from memory is not)."""
         if isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call):
@@ -137,6 +161,38 @@ class Indices:
             if all(p.regular and not p.rank for p in parts):
                 return SCALAR
         return IRREGULAR
+
+
+def _read_from_memory(model: ModuleModel, flow: FunctionFlow, expr: ast.expr, depth: int = 0) -> bool:
+    """The expression reads a load's result, directly or through the function's assignments (`start =
+    tl.load(table + i)`, `start * BLOCK`)."""
+    if depth > 6:
+        return False
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Call) and model.qualify(node.func) in LOADS:
+            return True
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            for definition in flow.reaching(node):
+                if definition.kind == "assign" and definition.value is not None \
+                        and _read_from_memory(model, flow, definition.value, depth + 1):
+                    return True
+    return False
+
+
+def helper_calls(model: ModuleModel, helper: ast.FunctionDef) -> list[tuple[ast.FunctionDef, ast.Call]]:
+    """The calls of a jit function by its plain name in the other jit functions of the module, with the caller
+    (memoized per module)."""
+    def collect() -> dict[str, list[tuple[ast.FunctionDef, ast.Call]]]:
+        names = {f.name for f in model.functions if f.node is not None}
+        found: dict[str, list[tuple[ast.FunctionDef, ast.Call]]] = {}
+        for jit in model.functions:
+            if isinstance(jit.node, ast.FunctionDef):
+                for node in ast.walk(jit.node):
+                    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names:
+                        found.setdefault(node.func.id, []).append((jit.node, node))
+        return found
+    calls: dict[str, list[tuple[ast.FunctionDef, ast.Call]]] = model.memoized(("jit-helper-calls",), collect)
+    return [(caller, call) for caller, call in calls.get(helper.name, []) if caller is not helper]
 
 
 def broadcast_axis(expr: ast.Subscript) -> int | None:

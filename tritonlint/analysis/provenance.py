@@ -676,6 +676,13 @@ _COUNT_WORDS = re.compile(r"(^|_)(n_?)?(num_?)?(tokens?|toks?|rows?|seq_?lens?|s
 _MODEL_WORDS = re.compile(r"head|dim|hidden|feat|channel|expert|vocab|embed|block|tile|split|group|warps?|stages?|"
                           r"bytes|stride|width|"
                           r"batch|^[bhdkv]$|^n?bs$|^n?h[vqk]$|world|rank|mix|_size$|topk|per_|_per|_ids?$|^ids?_", re.IGNORECASE)
+_BATCH_WORD = re.compile(r"batch|^n?bs$", re.IGNORECASE)
+
+
+def batch_word(name: str) -> bool:
+    """A name that says batch (`batch_num`, `bs`)."""
+    return bool(_BATCH_WORD.search(name))
+
 # Flags and modes that mention a count word (`check_all_masked_rows`, `RETURN_TOKEN_ACCURACY`).
 _FLAG = re.compile(r"^(is|has|check|return|use|enable|with|do|need|should|allow)_", re.IGNORECASE)
 # Tables indexed by position (rotary cos/sin caches): as long as the longest sequence the model takes.
@@ -1029,7 +1036,10 @@ def varies_with_input(origin: Origin) -> str | None:
     name; the last dimension) are not: they change with the model, not the call."""
     if origin.kind in ("bucket", "bounded", "literal", "constant"):
         return None
-    if any(_MODEL_WORDS.search(n) or _FLAG.search(n) for n in origin.names):
+    # A name says a model dimension, except of the rows of a tensor flattened to rows, which count every leading
+    # dimension (`batch_num = x.view(-1, d).shape[0]`: batch times sequence)
+    if any(_MODEL_WORDS.search(n) and not (origin.kind == "shape" and origin.rows and batch_word(n))
+           or _FLAG.search(n) for n in origin.names):
         return None
     if origin.tensor is not None and table(origin.tensor):
         return None

@@ -25,6 +25,7 @@ from tritonlint.analysis.provenance import (
     SAME_SIZE,
     Origin,
     Provenance,
+    batch_word,
     count_like,
     grid_axes,
     lengths_tensor,
@@ -97,8 +98,9 @@ def _launch_problem(ctx: MatchContext, launch: LaunchSite, kernel: JitFunction) 
     counters: set[str] = set()  # parameters fed a counter of `self`: a new value on every call
     for param, expr in values.items():
         spec = kernel.param(param)
-        if spec is None or not spec.is_constexpr or param in needed or model_dimension(param) or pool_size(param):
-            continue
+        if spec is None or not spec.is_constexpr or param in needed or pool_size(param) or model_dimension(param) \
+                and not (batch_word(param) and origins[param].kind == "shape" and origins[param].rows):
+            continue  # a model dimension by name; not a batch fed the rows of a flattened tensor (batch * sequence)
         counted = _incremented(ctx.model, host, expr)
         if counted is not None:  # `step=self.step_count` with `self.step_count += 1`: a new value on every call
             text = ctx.file.text_of(expr)
