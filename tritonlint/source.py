@@ -138,6 +138,11 @@ class LineIndex:
         end = self.starts[row] if row < len(self.starts) else len(self.text)
         return self.text[start:end].rstrip("\r\n")
 
+    def indentation(self, row: int) -> str:
+        """The leading whitespace of 1-based row, tabs or spaces as written."""
+        line = self.line(row)
+        return line[:len(line) - len(line.lstrip())]
+
     @property
     def row_count(self) -> int:
         return len(self.starts)

@@ -602,8 +602,7 @@ def descriptor_edits(file: ParsedFile, model: ModuleModel, call: ast.Call, loop:
         return [], [f"no descriptor code is suggested, since the code does not give {'; '.join(missing)} "
                     f"(what it gives for `{layout.base}`: {known})"]
     above = _outermost_invariant(loop, outer_loops, names) if names else loop
-    line = file.lines.line(above.lineno)
-    make = line[:len(line) - len(line.lstrip())] + make + "\n"  # the loop's own indentation, tabs or spaces
+    make = file.lines.indentation(above.lineno) + make + "\n"  # the loop's own indentation, tabs or spaces
     load = f"{desc}.load([{outer.offset}, {inner.offset}])"
     line_start = file.lines.starts[above.lineno - 1]
     start, end = file.span_of(call)

@@ -604,12 +604,17 @@ class PaddedLanes:
         index = self.reduced_axis(reduction, padded.rank)
         if index is None or index == -1:
             return None
+        return self._conjuncts_along(mask, index)
+
+    def _conjuncts_along(self, mask: ast.expr, axis: int) -> frozenset[str] | None:
+        """The texts of the mask's conjuncts that vary along `axis` of the load's tile; None where there are none
+        or a conjunct's axes are not known."""
         texts: set[str] = set()
         for conjunct in self._conjunct_nodes(mask, 0):
             axes = self.mask_axes(conjunct, 0)
             if axes is None:
                 return None
-            if index in axes:
+            if axis in axes:
                 texts |= {ast.unparse(n) for n in self._conjunct_nodes(conjunct, 0, as_text=True)}
         return frozenset(texts) if texts else None
 
@@ -620,15 +625,7 @@ class PaddedLanes:
         own = self.load_axes(load)
         if mask is None or padded.live is not None or own is None or own.rank != 2:
             return None
-        axis = 1 - operand if padded.flipped else operand
-        texts: set[str] = set()
-        for conjunct in self._conjunct_nodes(mask, 0):
-            axes = self.mask_axes(conjunct, 0)
-            if axes is None:
-                return None
-            if axis in axes:
-                texts |= {ast.unparse(n) for n in self._conjunct_nodes(conjunct, 0, as_text=True)}
-        return frozenset(texts) if texts else None
+        return self._conjuncts_along(mask, 1 - operand if padded.flipped else operand)
 
     def constant_along(self, other: ast.Call, load: ast.Call, reach: Reach) -> bool:
         """`other` is a row's parameter as far as `reach` goes: loaded under conjuncts of the load's mask that

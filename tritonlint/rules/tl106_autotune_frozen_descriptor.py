@@ -188,9 +188,7 @@ def autotune_descriptor_pre_hook(ctx: MatchContext, verdict: Verdict) -> RawEdit
     hook = _shared_pre_hook(ctx, kernel)
     if hook is not None:  # the configs' own pre_hook sets the others: add these to it
         nargs = hook.args.args[0].arg
-        line = ctx.file.lines.line(hook.body[0].lineno)
-        indent = line[:len(line) - len(line.lstrip())]
-        lines = _assignments(verdict, found, nargs, indent)
+        lines = _assignments(verdict, found, nargs, ctx.file.lines.indentation(hook.body[0].lineno))
         verdict.notes.append(f"The configs' pre_hook `{hook.name}` (line {hook.lineno}) sets other descriptors' block "
                              "shapes, not these: the suggestion adds them to it.")
         last = hook.body[-1]
@@ -203,8 +201,7 @@ def autotune_descriptor_pre_hook(ctx: MatchContext, verdict: Verdict) -> RawEdit
             return [(end, end, "\n".join(lines) + "\n")]
         return [(len(ctx.file.text), len(ctx.file.text), "\n" + "\n".join(lines) + "\n")]  # the file's last line
     name = f"_{kernel.name.strip('_')}_block_shapes"
-    line = ctx.file.lines.line(kernel.node.lineno)
-    indent = line[:len(line) - len(line.lstrip())]  # the kernel's own indentation, tabs or spaces
+    indent = ctx.file.lines.indentation(kernel.node.lineno)  # the kernel's own, tabs or spaces
     lines = [f"{indent}def {name}(nargs):  # pass pre_hook={name} to every triton.Config",
              *_assignments(verdict, found, "nargs", indent + "    ")]
     first = min([d.lineno for d in kernel.node.decorator_list] + [kernel.node.lineno])
