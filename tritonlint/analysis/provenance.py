@@ -89,6 +89,16 @@ def _asserted_bounds(test: ast.expr, constant: Callable[[ast.expr], int | None])
     return found
 
 
+def _converts(value: ast.expr, name: str) -> bool:
+    """`name.item()`, `name.cpu()`, `int(name)`: the name's own value converted, not a new one."""
+    if not isinstance(value, ast.Call) or value.keywords:
+        return False
+    if isinstance(value.func, ast.Attribute) and value.func.attr in ("item", "cpu", "tolist") and not value.args:
+        return isinstance(value.func.value, ast.Name) and value.func.value.id == name
+    return isinstance(value.func, ast.Name) and value.func.id in ("int", "float") and len(value.args) == 1 \
+        and isinstance(value.args[0], ast.Name) and value.args[0].id == name
+
+
 def _shape_item(node: ast.expr) -> bool:
     """`x.shape[0]`: one dimension of a tensor, by a literal index (bounded by its text, for the names unpacked
     from it: `if logits.shape[0] > 32: return ...` then `rows, vocab = logits.shape`)."""
@@ -536,6 +546,15 @@ class Provenance:
         if value is not None:
             inner = self.origin(value, depth + 1)
             return replace(inner, names=(name, *inner.names))
+        bound = self.host.values.get(name, []) if self.host.node is not None else []
+        converted = [value for value in bound if value is not None and _converts(value, name)]
+        if len(bound) == 2 and len(converted) == 1:
+            # `total = total.item()`, `n = int(n)`: the same value, brought to the host; what it was before
+            earlier = bound[1] if bound[0] is converted[0] else bound[0]
+            before = self.origin(earlier, depth + 1) if earlier is not None else \
+                self.returned[name][0].origin(self.returned[name][1], depth + 1) if name in self.returned else None
+            if before is not None:
+                return replace(before, names=(name, *before.names))
         if name in self.returned and len(self.host.values.get(name, ())) == 1:
             helper, returned = self.returned[name]
             inner = helper.origin(returned, depth + 1)
