@@ -43,3 +43,21 @@ def test_a_fix_that_brings_out_another_finding():
     founding = [d.code for d in report.diagnostics if d.code in ("TL005", "TL006")]
     assert founding == ["TL005"] and fixed.fixed_codes["TL006"] == 1
     check_module(CASCADE.encode())
+
+
+def test_a_padded_lane_reaching_a_reduction_never_read():
+    """test_bad_inputs' mangled examples (fortieth session): a -inf fill reaching a `tl.max` whose result is never
+    read and a `tl.sum` crashed TL108's fix-safety note (it looked for the reduction that made the fix unsafe and
+    found none). A reduction nobody reads changes nothing: the fix is safe there."""
+    check_module(b'''import triton
+import triton.language as tl
+
+@triton.jit
+def smoothed_ce(logits_ptr, out_ptr, n, smoothing, target, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    logits = tl.load(logits_ptr + offs, mask=mask, other=-float("inf"))
+    m = tl.max(logits, axis=0)
+    smooth = smoothing / n * tl.sum(logits, axis=0)
+    tl.store(out_ptr, lse - (1.0 - smoothing) * tl.load(logits_ptr + target) - smooth)
+''')

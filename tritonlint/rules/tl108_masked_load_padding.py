@@ -394,7 +394,9 @@ def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.
     if not partial and neutral != _wanted(first):
         notes.append(f"On the way the lanes pass through elementwise math: padding them with "
                      f"{NEUTRAL_WORDS[neutral]} is what makes them arrive there as {NEUTRAL_WORDS[_wanted(first)]}.")
-    safe = not reached.other_ends and len(judged) == len(reached.reductions)
+    # a reduction whose result is never read changes nothing, whatever it folds
+    safe = not reached.other_ends and all(r in judged or r.covered and analysis.never_read(r.call)
+                                          for r in reached.reductions)
     if not safe and not partial:
         where: ast.AST = (reached.other_ends or [r.call for r in reached.reductions if not r.covered])[0]
         notes.append("The fix is unsafe: the masked-off lanes also reach "
