@@ -27,6 +27,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from tritonlint.analysis.flow import FunctionFlow
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.triton_names import TL
 
@@ -155,6 +156,28 @@ def block_pointer_use(model: ModuleModel, function: ast.FunctionDef, make: ast.C
         and not (block is not None and 0 <= fastest.value < len(block) and _literal_one(block[fastest.value]))
     return BlockPointerUse(f"{TL}.load" in uses, f"{TL}.store" in uses, ADVANCE in uses, "helper" in uses,
                            contiguous_last, transposed, _literal_one(block[-1] if block else None))
+
+
+def holds_block_pointer(model: ModuleModel, flow: FunctionFlow, expr: ast.expr) -> bool:
+    """A local name every binding of which reaching here makes a block pointer (`tl.make_block_ptr(...)`,
+    `tl.advance(p, ...)`, `p.advance(...)`, or a copy of such a name); not a parameter, whose caller decides."""
+    if not isinstance(expr, ast.Name):
+        return False
+    pending, seen = [expr], set()
+    while pending:
+        definitions = flow.reaching(pending.pop())
+        if not definitions:
+            return False
+        for definition in definitions:
+            value = definition.value if definition.kind == "assign" else None
+            if isinstance(value, ast.Name):
+                if id(definition) not in seen:
+                    seen.add(id(definition))
+                    pending.append(value)
+            elif not (isinstance(value, ast.Call) and (model.qualify(value.func) in (MAKE, ADVANCE) or isinstance(
+                    value.func, ast.Attribute) and value.func.attr == "advance" and isinstance(value.func.value, ast.Name))):
+                return False
+    return True
 
 
 def _literal_one(expr: ast.expr | None) -> bool:

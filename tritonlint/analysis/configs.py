@@ -51,10 +51,7 @@ class ConfigValue:
     num_stages: object | None
     has_pre_hook: bool
     line: int
-    # The arguments whose `.block_shape` the pre_hook sets (`nargs["a_desc"].block_shape = [...]`), where it is a
-    # function of the project that only does so by constant names; None where that is not known.
-    pre_hook_block_shapes: frozenset[str] | None = None
-    pre_hook_node: ast.FunctionDef | None = None  # the pre_hook, where it is a function read here
+    pre_hook_node: ast.FunctionDef | None = None  # the pre_hook, where it is a function of the project read here
 
 
 @dataclass
@@ -64,14 +61,15 @@ class _Function:
     interpreter: ConfigInterpreter  # of the module that defines it: its names are that module's
 
 
-def _block_shapes_set(hook: object) -> frozenset[str] | None:
-    """ConfigValue.pre_hook_block_shapes of a pre_hook: the constant keys of `nargs[...]` whose `.block_shape`
-    its body assigns; None for a hook that is not a function read here, or that assigns one by another key."""
-    if not isinstance(hook, _Function) or not hook.node.args.args:
+def pre_hook_block_shapes(hook: ast.FunctionDef | None) -> frozenset[str] | None:
+    """The arguments whose `.block_shape` a config's pre_hook sets: the constant keys of `nargs[...]` its body
+    assigns `.block_shape` of (`nargs["a_desc"].block_shape = [...]`); None for a hook not read here, or one that
+    assigns it by another key."""
+    if hook is None or not hook.args.args:
         return None
-    nargs = hook.node.args.args[0].arg
+    nargs = hook.args.args[0].arg
     names = set()
-    for node in ast.walk(hook.node):
+    for node in ast.walk(hook):
         if isinstance(node, ast.Attribute) and node.attr == "block_shape" and isinstance(node.ctx, ast.Store):
             target = node.value
             if not (isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and target.value.id == nargs
@@ -374,7 +372,6 @@ class ConfigInterpreter:
             num_stages=_scalar_or_none(keywords.get("num_stages")),
             has_pre_hook=keywords.get("pre_hook") is not None,  # `pre_hook=None` attaches none
             line=node.lineno,
-            pre_hook_block_shapes=_block_shapes_set(keywords.get("pre_hook")),
             pre_hook_node=hook.node if isinstance(hook := keywords.get("pre_hook"), _Function) else None,
         )
 

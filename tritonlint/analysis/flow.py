@@ -11,6 +11,7 @@ that rules stay silent about it.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -240,6 +241,37 @@ def flow_of(function: ast.FunctionDef | ast.AsyncFunctionDef) -> FunctionFlow:
     flow = FunctionFlow(function)
     _CACHE[id(function)] = (function, flow)
     return flow
+
+
+def bind_call(function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> list[tuple[str, ast.expr]]:
+    """(parameter, argument expression) for each argument of a call of `function`; none for a call that leaves
+    a parameter without a default unbound (it cannot run: its arguments are misaligned, and binding them in
+    order would take a stride for the pointer beside it)."""
+    args = function.args
+    names = [a.arg for a in [*args.posonlyargs, *args.args]]
+    splat = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
+    required = names[:len(names) - len(args.defaults)]
+    bound = set(names[:len(call.args)]) | {k.arg for k in call.keywords}
+    if not splat and not set(required) <= bound:
+        return []
+    pairs = [(n, a) for n, a in zip(names, call.args) if not isinstance(a, ast.Starred)]
+    pairs += [(k.arg, k.value) for k in call.keywords if k.arg]
+    return pairs
+
+
+def reads_call(flow: FunctionFlow, expr: ast.expr, wanted: Callable[[ast.Call], bool], depth: int = 0) -> bool:
+    """The expression holds a `wanted` call's result (a load, a program id), directly or through the function's
+    assignments that reach it (`start = tl.load(table + i)`, then `start * BLOCK`)."""
+    if depth > 6:
+        return False
+    for node in ast.walk(expr):
+        if isinstance(node, ast.Call) and wanted(node):
+            return True
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and any(
+                definition.kind == "assign" and definition.value is not None
+                and reads_call(flow, definition.value, wanted, depth + 1) for definition in flow.reaching(node)):
+            return True
+    return False
 
 
 def varies_in(flow: FunctionFlow, expr: ast.expr, loop: Loop, depth: int = 0) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from tritonlint.analysis.flow import Definition, FunctionFlow, flow_of
+from tritonlint.analysis.flow import Definition, FunctionFlow, bind_call, flow_of, reads_call
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.triton_names import ARANGE, LOADS, TL
 
@@ -142,15 +142,11 @@ class Indices:
         calls = helper_calls(self.model, function)
         if not calls:
             return SCALAR
-        params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
         for caller, call in calls:
-            position = params.index(name) if name in params else None
-            passed = call.args[position] if position is not None and position < len(call.args) \
-                and not any(isinstance(a, ast.Starred) for a in call.args[:position + 1]) else \
-                next((k.value for k in call.keywords if k.arg == name), None)
+            passed = dict(bind_call(function, call)).get(name)
             if passed is None:
                 return SCALAR  # its default, or a spread: not known
-            if not _read_from_memory(self.model, flow_of(caller), passed):
+            if not reads_call(flow_of(caller), passed, lambda c: self.model.qualify(c.func) in LOADS):
                 return SCALAR
         return IRREGULAR
 
@@ -161,22 +157,6 @@ class Indices:
             if all(p.regular and not p.rank for p in parts):
                 return SCALAR
         return IRREGULAR
-
-
-def _read_from_memory(model: ModuleModel, flow: FunctionFlow, expr: ast.expr, depth: int = 0) -> bool:
-    """The expression reads a load's result, directly or through the function's assignments (`start =
-    tl.load(table + i)`, `start * BLOCK`)."""
-    if depth > 6:
-        return False
-    for node in ast.walk(expr):
-        if isinstance(node, ast.Call) and model.qualify(node.func) in LOADS:
-            return True
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            for definition in flow.reaching(node):
-                if definition.kind == "assign" and definition.value is not None \
-                        and _read_from_memory(model, flow, definition.value, depth + 1):
-                    return True
-    return False
 
 
 def helper_calls(model: ModuleModel, helper: ast.FunctionDef) -> list[tuple[ast.FunctionDef, ast.Call]]:

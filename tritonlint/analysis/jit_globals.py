@@ -6,6 +6,7 @@ kernel that cannot compile."""
 from __future__ import annotations
 
 import ast
+import re
 
 from tritonlint.analysis.flow import FunctionFlow, flow_of
 from tritonlint.analysis.kernel import with_helpers
@@ -46,17 +47,28 @@ def literal_globals(model: ModuleModel) -> dict[str, tuple[str, ast.expr]]:
     return model.memoized(("literal-globals",), collect)
 
 
+# A constant by the naming convention (what TL103 matches): only such imported names are looked up in their module.
+CONSTANT_NAME = re.compile(r"^_*[A-Z][A-Z0-9_]*$")
+
+
+def _imports_constants(model: ModuleModel) -> bool:
+    return model.imported is not None and any(CONSTANT_NAME.match(name) for name in model.imports)
+
+
 def imported_literal(model: ModuleModel, name: str) -> tuple[str, ast.expr, str] | None:
-    """A number another module of the project binds at its top level and this one imports by name (`from
-    .constants import MASK_VALUE`): its form, its value and that module's name. Triton reads it in jit code as a
-    global of this module, and refuses it alike."""
-    qualified = model.imports.get(name) if name not in model.local_names and model.imported is not None else None
-    if qualified is None or (model.text is not None and "TRITON_ALLOW_NON_CONSTEXPR_GLOBALS" in model.text):
-        return None
-    module, _, attribute = qualified.rpartition(".")
-    other = model.imported(module, attribute) if module and model.imported is not None else None
-    found = literal_globals(other).get(attribute) if other is not None else None
-    return (*found, module) if found is not None else None
+    """A number another module of the project binds at its top level and this one imports by a constant's name
+    (`from .constants import MASK_VALUE`): its form, its value and that module's name. Triton reads it in jit
+    code as a global of this module, and refuses it alike (memoized per name)."""
+    def look_up() -> tuple[str, ast.expr, str] | None:
+        qualified = model.imports.get(name) if name not in model.local_names and CONSTANT_NAME.match(name) else None
+        if qualified is None or model.imported is None \
+                or (model.text is not None and "TRITON_ALLOW_NON_CONSTEXPR_GLOBALS" in model.text):
+            return None
+        module, _, attribute = qualified.rpartition(".")
+        other = model.imported(module, attribute) if module else None
+        found = literal_globals(other).get(attribute) if other is not None else None
+        return (*found, module) if found is not None else None
+    return model.memoized(("imported-literal", name), look_up)
 
 
 def literal_global(model: ModuleModel, name: str) -> tuple[str, ast.expr, str | None] | None:
@@ -78,7 +90,7 @@ def global_form(model: ModuleModel, flow: FunctionFlow, name: ast.Name) -> str |
 
 def refused_global(model: ModuleModel, function: ast.FunctionDef, by: Version) -> str | None:
     """The first module-level number the function reads in a form Triton refuses by version `by`."""
-    if not literal_globals(model) and not (model.imported is not None and model.imports):
+    if not literal_globals(model) and not _imports_constants(model):
         return None  # most modules: nothing to look for
     flow = flow_of(function)
     for node in walk(ast.Module(body=function.body, type_ignores=[])):

@@ -116,8 +116,7 @@ class TuneConfig:
     num_stages: object | None = None
     has_pre_hook: bool = False
     line: int = 0
-    pre_hook_block_shapes: frozenset[str] | None = None  # see analysis/configs.py ConfigValue
-    pre_hook_node: ast.FunctionDef | None = None
+    pre_hook_node: ast.FunctionDef | None = None  # see analysis/configs.py ConfigValue
 
 
 @dataclass
@@ -722,8 +721,8 @@ class ModuleModel:
         found = ConfigInterpreter(self, until=node.lineno if at_import else None).configs(node)
         if found is None:
             return None
-        return [TuneConfig(index, c.meta, c.num_warps, c.num_stages, c.has_pre_hook, c.line, c.pre_hook_block_shapes,
-                           c.pre_hook_node) for index, c in enumerate(found)]
+        return [TuneConfig(index, c.meta, c.num_warps, c.num_stages, c.has_pre_hook, c.line, c.pre_hook_node)
+                for index, c in enumerate(found)]
 
     def _heuristics(self, call: ast.Call) -> dict[str, str]:
         node = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "values"), None)

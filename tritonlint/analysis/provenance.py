@@ -905,7 +905,9 @@ def batch_of_small_items(origin: Origin) -> bool:
 # horizon), nor the last one (features), nor a subscript outside that convention (`L = basis.shape[2]`, a
 # spherical-harmonic degree fixed per model).
 _SEQUENCE_NAMES = re.compile(r"^(max_?)?(q|kv|k|key|query|src|tgt|context|prompt)_?len(gth)?$", re.IGNORECASE)
-SEQUENCE_LETTERS = frozenset("TLStlsN")  # `N` (and `n`) only beside no other of these (see sequence_length)
+SEQUENCE_LETTERS = frozenset("TLStlsNn")
+_TOKEN_LETTERS = frozenset("Nn")  # only beside no other of SEQUENCE_LETTERS (see sequence_length)
+_SEQUENCE_ONLY = SEQUENCE_LETTERS - _TOKEN_LETTERS
 # Megatron's query and key sequence lengths (`sq, b, np, hn = q.shape`; `b, sq, d`) and a bare `seq` (`batch, seq,
 # d_model = x.shape`), also only as a middle dimension.
 _SEQUENCE_ABBREVIATIONS = frozenset({"sq", "sk", "seq", "sequence"})
@@ -922,7 +924,7 @@ def sequence_length(origin: Origin) -> bool:
     if any(_SEQUENCE_NAMES.search(name) for name in origin.names):
         return True
     last = origin.names[-1]
-    if last in ("N", "n"):  # in four names or more only beside the heads (`B, N, H, D`; not the heads of `B, N, MH, D`)
+    if last in _TOKEN_LETTERS:  # in four names or more only beside the heads (`B, N, H, D`; not the heads of `B, N, MH, D`)
         return origin.middle and not any(_sequence_letter(sibling) for sibling in origin.siblings) \
             and (len(origin.siblings) == 2 and _features(origin.siblings[-1])
                  or any(_HEADS.search(sibling) for sibling in origin.siblings))
@@ -939,7 +941,7 @@ _FEATURE_LETTERS = frozenset("CDEFHK")
 
 
 def _sequence_letter(name: str) -> bool:
-    return name in SEQUENCE_LETTERS and name != "N" or name.lower() in _SEQUENCE_ABBREVIATIONS
+    return name in _SEQUENCE_ONLY or name.lower() in _SEQUENCE_ABBREVIATIONS
 
 
 _HEADS = re.compile(r"^(n_?|num_?)?((q|k|kv|v)_?)?(h|head|heads|nh)(_?(q|k|kv|v|qo))?$", re.IGNORECASE)  # H_q, nheads

@@ -15,7 +15,7 @@ import operator
 from dataclasses import dataclass, field
 
 from tritonlint.analysis.consteval import Binding
-from tritonlint.analysis.flow import Definition, FunctionFlow, flow_of
+from tritonlint.analysis.flow import Definition, FunctionFlow, bind_call, flow_of
 from tritonlint.analysis.indexing import range_arguments
 from tritonlint.analysis.kernel import scenarios
 from tritonlint.analysis.model import JitFunction, ModuleModel
@@ -632,19 +632,7 @@ class HelperCall:
     summary: Summary
 
     def bind(self, call: ast.Call) -> list[tuple[str, ast.expr]]:
-        """(helper parameter, argument expression) for each argument of the call; none for a call that leaves
-        a parameter without a default unbound (it cannot run: its arguments are misaligned, and binding them
-        in order would take a stride for the pointer beside it)."""
-        args = self.node.args
-        names = [a.arg for a in [*args.posonlyargs, *args.args]]
-        splat = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
-        required = names[:len(names) - len(args.defaults)]
-        bound = set(names[:len(call.args)]) | {k.arg for k in call.keywords}
-        if not splat and not set(required) <= bound:
-            return []
-        pairs = [(n, a) for n, a in zip(names, call.args) if not isinstance(a, ast.Starred)]
-        pairs += [(k.arg, k.value) for k in call.keywords if k.arg]
-        return pairs
+        return bind_call(self.node, call)
 
 
 def effects_of(model: ModuleModel, function: ast.FunctionDef | ast.AsyncFunctionDef, depth: int = _DEPTH) -> Summary:

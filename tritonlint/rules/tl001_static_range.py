@@ -6,6 +6,7 @@ import ast
 
 from tritonlint import evidence
 from tritonlint.analysis.consteval import Value
+from tritonlint.analysis.flow import flow_of, reads_call
 from tritonlint.analysis.kernel import mentions, runs_dot, scenario_scopes, touches_memory
 from tritonlint.analysis.model import JitFunction, ModuleModel
 from tritonlint.analysis.triton_names import LOADS, TL
@@ -141,35 +142,25 @@ def _derived(body: list[ast.stmt], names: set[str]) -> set[str]:
     return derived
 
 
-def _reads_run_time(model: ModuleModel, expr: ast.AST) -> bool:
-    return any(isinstance(call, ast.Call) and model.qualify(call.func) in RUN_TIME_CALLS for call in walk(expr))
-
-
-def _assigned_at_run_time(model: ModuleModel, body: list[ast.stmt]) -> set[str]:
-    """The names the statements assign from a load or a program id."""
-    return {name.id for node in walk(ast.Module(body=body, type_ignores=[]))
-            if isinstance(node, ast.Assign) and _reads_run_time(model, node.value)
-            for target in node.targets for name in walk(target) if isinstance(name, ast.Name)}
-
-
 def constant_use(model: ModuleModel, loop: ast.For, function: JitFunction) -> str | None:
     """Where the loop variable (or a value derived from it) is used as a compile-time constant, if anywhere. A
     branch whose test also reads a run-time value (`if j < n` with `n` an argument) is a run-time branch
     already, under tl.static_range too: it needs no constant."""
     tainted = _derived(loop.body, _names_in(loop.target))
-    body = function.node.body if function.node is not None else []
     # Run-time values: the non-constexpr arguments and what they reach (a name the loop variable reaches too is
     # left out: `x = i + n` may be read where it stays constant), and what a load or a program id gives, whatever
     # its address (`start = tl.load(p + i)` is data, not a constant).
-    runtime = _derived(body, {p.name for p in function.params if not p.is_constexpr}) - tainted \
-        | _derived(body, _assigned_at_run_time(model, body))
+    runtime = _derived(function.node.body if function.node is not None else [],
+                       {p.name for p in function.params if not p.is_constexpr}) - tainted
+    flow = flow_of(function.node) if function.node is not None else None
     for stmt in loop.body:
         for node in walk(stmt):
             if isinstance(node, ast.Subscript) and mentions(node.slice, tainted):
                 return f"it indexes `{ast.unparse(node)}` at line {node.lineno}"
             if isinstance(node, (ast.If, ast.IfExp, ast.While, ast.Assert)) and mentions(node.test, tainted) \
                     and not (isinstance(node, (ast.If, ast.IfExp)) and (
-                        mentions(node.test, runtime) or _reads_run_time(model, node.test))):
+                        mentions(node.test, runtime) or flow is not None and reads_call(
+                            flow, node.test, lambda call: model.qualify(call.func) in RUN_TIME_CALLS))):
                 return f"it decides a branch at line {node.lineno} that the unrolled loop settles while compiling"
             if not isinstance(node, ast.Call):
                 continue

@@ -15,6 +15,7 @@ from tritonlint.analysis.block_pointers import (
     Rewrite,
     block_pointer_use,
     call_of,
+    holds_block_pointer,
     descriptor_rewrite,
 )
 from tritonlint.analysis.flow import flow_of
@@ -95,36 +96,11 @@ def _attribute_use(ctx: MatchContext) -> Use | None:
         qualified = ctx.model.qualify(expr) if isinstance(expr, ast.Attribute) else None
     entry = _lookup(qualified, exact_only=True)
     if entry is None and isinstance(expr := ctx.ast_node(types=(ast.Attribute,)), ast.Attribute) \
-            and expr.attr == "advance" and _block_pointer_name(ctx, expr.value):
+            and expr.attr == "advance" and ctx.function is not None and ctx.function.node is not None \
+            and holds_block_pointer(ctx.model, flow_of(ctx.function.node), expr.value):
         method = _lookup(ADVANCE, exact_only=True)  # `p.advance(...)`: the method form of tl.advance
         return Use(method, text, ctx.span(), method=True) if method else None
     return Use(entry, text, ctx.span()) if entry else None
-
-
-def _block_pointer_name(ctx: MatchContext, expr: ast.expr) -> bool:
-    """A local name of the jit function that every binding reaching here makes a block pointer
-    (`tl.make_block_ptr(...)`, `tl.advance(p, ...)`, `p.advance(...)`, or a copy of such a name)."""
-    function = ctx.function
-    if not isinstance(expr, ast.Name) or function is None or function.node is None:
-        return False
-    flow = flow_of(function.node)
-    pending, seen = [expr], set()
-    while pending:
-        name = pending.pop()
-        definitions = flow.reaching(name)
-        if not definitions:
-            return False  # a parameter, or a name bound elsewhere: not known here
-        for definition in definitions:
-            value = definition.value if definition.kind == "assign" else None
-            if isinstance(value, ast.Name):
-                if id(definition) not in seen:
-                    seen.add(id(definition))
-                    pending.append(value)
-                continue
-            if not (isinstance(value, ast.Call) and (ctx.model.qualify(value.func) in (MAKE, ADVANCE) or isinstance(
-                    value.func, ast.Attribute) and value.func.attr == "advance" and isinstance(value.func.value, ast.Name))):
-                return False
-    return True
 
 
 def _import_use(ctx: MatchContext) -> Use | None:

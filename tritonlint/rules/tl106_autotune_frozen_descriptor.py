@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 
+from tritonlint.analysis.configs import pre_hook_block_shapes
 from tritonlint.analysis.flow import flow_of
 from tritonlint.analysis.host import HostScope
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel, TuneConfig
@@ -120,11 +121,11 @@ def _frozen_descriptors(ctx: MatchContext, launch: LaunchSite, kernel: JitFuncti
     defined = (ctx.model, kernel) if kernel.node is not None else jit_function_in(ctx.project.module_model, kernel.qualname)
     if defined is None:
         return None
+    hooked = [pre_hook_block_shapes(c.pre_hook_node) for c in autotune.configs if c.has_pre_hook]
     found = []
     for param, expr in bound:
         descriptor = _host_descriptor(ctx.model, host, expr)
-        if descriptor is None or any(c.has_pre_hook and (c.pre_hook_block_shapes is None
-                                                          or param in c.pre_hook_block_shapes) for c in autotune.configs):
+        if descriptor is None or any(sets is None or param in sets for sets in hooked):
             continue  # a config's pre_hook sets (or may set) its block shape
         accesses = descriptor_blocks(*defined, param, tuned)
         if accesses:

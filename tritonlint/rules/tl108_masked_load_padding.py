@@ -98,26 +98,26 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     verdict = _judged(ctx, call, _analysis(ctx), function.node)
     if verdict is None:
         return _judged_per_flag(ctx, call)
+    # Each compilation a re-masking flag makes, and whether it reads these lanes wrong (its copy of the load judged).
+    compiled = [(special, (twin := special.calls.get(_position(call))) is not None
+                 and _judged(ctx, twin, special.analysis, special.node, special.whole) is not None)
+                for special in _flag_specializations(ctx)]
     # A flag the launches pass as `N % BLOCK_N == 0` splits the kernel in two compilations, whole blocks (no
     # padded lane) and re-masked: the merge of both branches is no kernel Triton builds.
-    specializations = _flag_specializations(ctx)
-    for flag in {special.flag for special in specializations if special.whole is not None}:
-        compiled = [s for s in specializations if s.flag == flag]
-        if all((twin := s.calls.get(_position(call))) is None or _judged(ctx, twin, s.analysis, s.node, s.whole) is None
-               for s in compiled):
+    for flag in {special.flag for special, _ in compiled if special.whole is not None}:
+        if not any(wrong for special, wrong in compiled if special.flag == flag):
             return None
-    verdict.notes.extend(_right_for_one_value(ctx, call, specializations))
+    verdict.notes.extend(_right_for_one_value(compiled))
     return verdict
 
 
-def _right_for_one_value(ctx: MatchContext, call: ast.Call, specializations: list[Specialization]) -> list[str]:
+def _right_for_one_value(compiled: list[tuple[Specialization, bool]]) -> list[str]:
     """Notes naming a flag that only one compilation re-masks under (`if not EVEN_N:` when the launches may
     pass either value): the reviewer sees which kernel reads the lanes wrong."""
     notes = []
-    for flag in sorted({s.flag for s in specializations}):
-        wrong = [s.value for s in specializations if s.flag == flag and (twin := s.calls.get(_position(call))) is not None
-                 and _judged(ctx, twin, s.analysis, s.node, s.whole) is not None]
-        right = [s.value for s in specializations if s.flag == flag and s.value not in wrong]
+    for flag in sorted({special.flag for special, _ in compiled}):
+        wrong = [special.value for special, reads_wrong in compiled if special.flag == flag and reads_wrong]
+        right = [special.value for special, reads_wrong in compiled if special.flag == flag and not reads_wrong]
         if len(wrong) == 1 and right:
             notes.append(f"Only the kernel compiled with `{flag}` = {wrong[0]} reads these lanes wrong: with "
                          f"{right[0]}, the `if` on `{flag}` re-masks them.")

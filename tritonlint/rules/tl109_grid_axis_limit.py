@@ -204,7 +204,7 @@ def _one_sequence(origin: Origin) -> bool:
     width (a channel-first clip's `C, T, H, W`)."""
     if not sequence_length(origin):
         return False
-    if origin.names[-1] not in SEQUENCE_LETTERS | {"n"}:
+    if origin.names[-1] not in SEQUENCE_LETTERS:
         return True
     return len(origin.siblings) <= 3 and not _IMAGE_PLANE <= {sibling.upper() for sibling in origin.siblings}
 
