@@ -134,14 +134,22 @@ class HostScope:
             return False
         args = self.node.args
         positional = [*args.posonlyargs, *args.args]
-        defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
-        defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
-        default = defaults.get(expr.id)
+        default = self.default_of(expr.id)
         if isinstance(default, ast.Constant) and default.value is None:
             return True
         annotation = next((a.annotation for a in [*positional, *args.kwonlyargs] if a.arg == expr.id), None)
         text = ast.unparse(annotation) if annotation is not None else ""
         return "Optional[" in text or any(part.strip() == "None" for part in text.split("|"))
+
+    def default_of(self, name: str) -> ast.expr | None:
+        """The default value of the function's parameter `name`, where it has one."""
+        if self.node is None:
+            return None
+        args = self.node.args
+        positional = [*args.posonlyargs, *args.args]
+        defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
+        defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+        return defaults.get(name)
 
     def values_of(self, name: str) -> list[ast.expr] | None:
         """Every value a name of this function is assigned, when all its bindings are plain assignments."""

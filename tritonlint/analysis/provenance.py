@@ -427,6 +427,61 @@ class Provenance:
                 found[name] = (Provenance.of(HostScope.of(model, forward)), tensors[0])
         return found
 
+    def fixed_by_assertion(self, leaf: Origin) -> bool:
+        """Whether an assert of the function tests the value, by one of its host names or as the tensor
+        dimension it is, equal to an expression fixed per model (`assert SEQ_LEN == 1 + H_img ** 2` with
+        `H_img=14` in the signature): it changes only with that. In an autograd backward, a dimension of a
+        tensor the forward saved, where the forward's assert pins that dimension."""
+        keys = {*leaf.names, leaf.text}
+        if any(self._fixed_per_model(other) for key in keys for other in self._equated.get(key, ())):
+            return True
+        saved = self._saved_by_forward.get(leaf.tensor or "") if leaf.kind == "shape" else None
+        if saved is None:
+            return False
+        forward, tensor = saved
+        text = ast.unparse(tensor)
+        names = [name for name, (source, index, *_) in forward.unpacked.items()
+                 if ast.unparse(source) == text and index == leaf.index]
+        return forward.fixed_by_assertion(Origin("shape", f"{text}.shape[{leaf.index}]", names=tuple(names)))
+
+    @cached_property
+    def _equated(self) -> dict[str, list[ast.expr]]:
+        """For each name or tensor dimension (by its text) that an assert of the function tests equal to an
+        expression, those expressions (`assert n == 1 + n_img`: n -> [1 + n_img], n_img -> [n])."""
+        found: dict[str, list[ast.expr]] = {}
+        for node in walk(self.host.node) if self.host.node is not None else ():
+            tests = [node.test] if isinstance(node, ast.Assert) else []
+            while tests:
+                test = tests.pop()
+                if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+                    tests += test.values
+                elif isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+                    left, right = test.left, test.comparators[0]
+                    found.setdefault(ast.unparse(left), []).append(right)
+                    found.setdefault(ast.unparse(right), []).append(left)
+        return found
+
+    def _fixed_per_model(self, expr: ast.expr, depth: int = 0) -> bool:
+        """Literals, module constants, attributes of `self`, parameters with a literal default, and
+        arithmetic of those (through single local assignments): nothing a call's tensors size."""
+        if depth > 6:
+            return False
+        if isinstance(expr, ast.Constant):
+            return isinstance(expr.value, int)
+        if isinstance(expr, ast.BinOp):
+            return self._fixed_per_model(expr.left, depth + 1) and self._fixed_per_model(expr.right, depth + 1)
+        if isinstance(expr, ast.Attribute):
+            return isinstance(expr.value, ast.Name) and expr.value.id == "self" and expr.attr != "shape"
+        if not isinstance(expr, ast.Name):
+            return False
+        if expr.id in self.host.model.constants:
+            return True
+        if self.host.unbound_parameter(expr.id):
+            default = self.host.default_of(expr.id)
+            return isinstance(default, ast.Constant) and isinstance(default.value, int)
+        value = self.host.value_of(expr.id)
+        return value is not None and self._fixed_per_model(value, depth + 1)
+
     def _shape(self, tensor: ast.expr, index: int | None, text: str, last: bool = False) -> Origin:
         return Origin("shape", text, tensor=ast.unparse(tensor), index=index,
                       rows=index == 0 and self._flattened(tensor), last=last or index == -1)

@@ -126,6 +126,8 @@ def _launch_problem(ctx: MatchContext, launch: LaunchSite, kernel: JitFunction) 
             continue  # M = w.size(0) with out = torch.empty(B, M, N): a weight's features, not the rows
         if leaves and all(object_state(host, leaf.tensor) for leaf in leaves):
             continue  # N = self.codebook.shape[0]: a module's state, sized when the module is built
+        if leaves and all(provenance.fixed_by_assertion(leaf) for leaf in leaves):
+            continue  # assert SEQ_LEN == 1 + H_img ** 2, with H_img=14 in the signature: a model's size
         if leaves and all(leaf.kind == "shape" and callers_pass_unit_dimension(ctx.project, host, leaf.tensor, leaf.index)
                           for leaf in leaves):
             continue  # seq_len = q.shape[1] where every call passes q.unsqueeze(1): always 1
