@@ -244,6 +244,18 @@ def test_tl003_suggestion_reads_the_inner_axis_off_the_launches(rules):
         assert any("assumes `stride_bn` is 1" in note for note in b.notes), unknown
 
 
+def test_tl003_suggestion_reads_the_inner_axis_off_strides_the_host_unpacks(rules):
+    # round x41a, a k-means assignment: `s_b, s_k, s_d = centroids.stride()`, the tile [D, BLOCK_K] takes s_d for
+    # its rows and s_k for its columns: the rows' stride is the later axis, so the tile is a transposed view
+    code = GEMM + ("\n\ndef run(a, w, c):\n    M, K = a.shape\n    N = w.shape[0]\n    s_wn, s_wk = w.stride()\n"
+                   "    matmul_kernel[(1, 1)](a, w, c, M, N, K, a.stride(0), a.stride(1), s_wk, s_wn, "
+                   "BLOCK_M=64, BLOCK_N=64, BLOCK_K=64)\n")
+    b = _codes(lint_code(code, rules, select=["TL003"]), "TL003")[1]
+    make, load = (edit.content for edit in b.fix.edits)
+    assert "shape=[N, K], strides=[stride_bn, stride_bk], block_shape=[BLOCK_N, BLOCK_K]" in make
+    assert load == "tl.trans(b_desc.load([pid_n * BLOCK_N, k]))"
+
+
 def test_tl003_suggestion_reads_a_transposed_view_made_on_the_host(rules):
     # round x39b, a TriMul weight `ws.t().to(torch.float16)` returned by a helper and passed down to the launching
     # function: `w.stride(1)` is the later axis, but of a transposed view, so the earlier one is contiguous

@@ -325,3 +325,36 @@ def copy(k_ptr, o_ptr, N, stride, BLOCK: tl.constexpr):
     found = [d for d in lint_code(code, rules, select=["TL103"]).diagnostics if d.location.row == 7]
     assert found and not any("remove it" in note for d in found for note in d.notes)
     assert any("`desc.load([offsets])`" in note for d in found for note in d.notes)
+
+
+def test_tl103_rewrite_note_follows_advances_and_jit_helpers(rules):
+    """A block pointer loaded through an advance bound to a new name (`pk = p.advance(...)`) or made inline
+    (`tl.load(tl.advance(p, d))`) is used, and one only stored through by the module's jit helper it is handed to
+    gets `desc.store` (round c41a: notes said to remove the loaded K and V pointers, and `desc.load` for a
+    store-only pointer)."""
+    code = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def _write(p, x):
+    tl.store(p, x)
+
+
+@triton.jit
+def kernel(k_ptr, o_ptr, N, stride, BLOCK: tl.constexpr):
+    kp = tl.make_block_ptr(k_ptr, (N, 64), (stride, 1), (0, 0), (BLOCK, 64), (1, 0))
+    vp = tl.make_block_ptr(k_ptr, (N, 64), (stride, 1), (0, 0), (BLOCK, 64), (1, 0))
+    op = tl.make_block_ptr(o_ptr, (N, 64), (stride, 1), (0, 0), (BLOCK, 64), (1, 0))
+    acc = tl.zeros((BLOCK, 64), dtype=tl.float32)
+    for j in range(0, N, BLOCK):
+        kj = kp.advance((j, 0))
+        acc += tl.load(kj, boundary_check=(0,))
+        acc += tl.load(tl.advance(vp, (j, 0)), boundary_check=(0,))
+    _write(op, acc)
+'''
+    notes = {d.location.row: next(n for n in d.notes if n.startswith("Rewrite:"))
+             for d in lint_code(code, rules, select=["TL103"]).diagnostics if "make_block_ptr" in d.message}
+    assert "remove it" not in notes[12] and "`desc.load([offsets])`" in notes[12]
+    assert "remove it" not in notes[13] and "`desc.load([offsets])`" in notes[13]
+    assert "`desc.store([offsets], value)`" in notes[14] and "desc.load" not in notes[14]

@@ -27,7 +27,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tritonlint.analysis.flow import FunctionFlow
+from tritonlint.analysis.flow import FunctionFlow, bind_call
 from tritonlint.analysis.model import ModuleModel
 from tritonlint.analysis.triton_names import TL
 
@@ -116,32 +116,56 @@ class BlockPointerUse:
 def block_pointer_use(model: ModuleModel, function: ast.FunctionDef, make: ast.Call) -> BlockPointerUse | None:
     """The loads, stores and advances of the name `make` is assigned to, in `function`; None where the block
     pointer is not assigned to one name (passed on, built inline)."""
-    index = _index(model, function)
-    assign = index.assigns.get(id(make))
+    assign = _index(model, function).assigns.get(id(make))
     if assign is None or len(assign.targets) != 1 or not isinstance(assign.targets[0], ast.Name):
         return None
     uses: set[str] = set()  # the loads, stores and advances it reaches; a helper it is handed to may move it
-    pending, seen = [assign.targets[0].id], set()
-    while pending:  # the name and the names it is copied to (`curr_k = K_block_ptr`, then loads of curr_k)
-        pointer = pending.pop()
-        seen.add(pointer)
+    # The name, the names it is copied to (`curr_k = K_block_ptr`, then loads of curr_k) and the parameters of the
+    # module's jit helpers it is passed to, each in its function.
+    pending: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]] = [(function, assign.targets[0].id)]
+    seen: set[tuple[int, str]] = set()
+    while pending:
+        scope, pointer = pending.pop()
+        if (id(scope), pointer) in seen or len(seen) > 32:
+            continue
+        seen.add((id(scope), pointer))
+        index = _index(model, scope)  # type: ignore[arg-type]
         for node in index.names.get(pointer, []):
             if not isinstance(node.ctx, ast.Load):
                 continue
+            value: ast.expr = node
             parent = index.parents.get(id(node))
+            # An advance is the same block pointer moved: followed as the name is (`pk = p.advance(...)` then
+            # loads of pk, `tl.load(tl.advance(p, d))`).
+            moved: ast.Call | None = None
             if isinstance(parent, ast.Attribute) and parent.attr == "advance":
-                uses.add(ADVANCE)  # `p = p.advance(...)`
-            elif isinstance(parent, ast.Assign) and parent.value is node:
+                call = index.parents.get(id(parent))
+                moved = call if isinstance(call, ast.Call) and call.func is parent else None
+            elif isinstance(parent, ast.Call) and model.qualify(parent.func) == ADVANCE and parent.args \
+                    and parent.args[0] is node:
+                moved = parent
+            if moved is not None:
+                uses.add(ADVANCE)
+                value, parent = moved, index.parents.get(id(moved))
+            if isinstance(parent, ast.Assign) and parent.value is value:
                 targets = [t.id for t in parent.targets if isinstance(t, ast.Name)]
                 if len(targets) != len(parent.targets):
                     uses |= {ADVANCE, "helper"}  # copied into a tuple or an attribute: not followed
-                pending.extend(t for t in targets if t not in seen)
-            elif isinstance(parent, ast.Call) and node in parent.args:
+                pending.extend((scope, t) for t in targets)
+            elif isinstance(parent, ast.Call) and (value in parent.args or any(k.value is value for k in parent.keywords)):
                 name = model.qualify(parent.func)
-                if name not in (f"{TL}.load", f"{TL}.store", ADVANCE):
+                helper = model.defined_once(name) if name is not None else None
+                body = helper.node if helper is not None else None
+                parameter = next((p for p, a in bind_call(body, parent) if a is value), None) if body else None
+                if body is not None and parameter is not None:
+                    uses.add(ADVANCE)  # the helper may move it
+                    if not isinstance(index.parents.get(id(parent)), ast.Expr):
+                        uses.add("helper")  # what it returns (perhaps the pointer) is not followed
+                    pending.append((body, parameter))
+                elif name not in (f"{TL}.load", f"{TL}.store", ADVANCE):
                     if not (name or "").startswith(f"{TL}."):
                         uses |= {ADVANCE, "helper"}  # a helper, not a builtin of triton.language (which moves nothing)
-                elif parent.args[0] is node:
+                elif parent.args and parent.args[0] is value:
                     uses.add(name)
     args = _arguments(make)
     strides = _elements(args["strides"]) if args is not None else None

@@ -270,11 +270,22 @@ def _unit_stride(flow: FunctionFlow, stride: ast.expr | None) -> bool:
 
 
 def _scaled(node: ast.AST) -> bool:
-    """A product of offsets and a number other than 0 and 1 (`offs_k[None, :] * 4`)."""
+    """A product of offsets and a number other than 0 and 1 (`offs_k[None, :] * 4`, `tl.arange(0, B) * 2`)."""
     return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and any(
         isinstance(side, ast.Constant) and isinstance(side.value, (int, float)) and side.value not in (0, 1)
-        and any(isinstance(n, ast.Subscript) for n in walk(other))
+        and any(isinstance(n, ast.Subscript) or isinstance(n, ast.Call) and _text(n.func).endswith("arange")
+                for n in walk(other))
         for side, other in ((node.left, node.right), (node.right, node.left)))
+
+
+def _steps(flow: FunctionFlow, term: ast.expr, depth: int = 0) -> bool:
+    """Whether an offset term scales its offsets (`_scaled`), also through the locals it reads, each assigned
+    once (`k_even = k + tl.arange(0, B // 2) * 2`, `k_odd = k_even + 1`: every second column)."""
+    if any(_scaled(node) for node in walk(term)):
+        return True
+    return depth < 4 and any(
+        (value := flow.single_value(name)) is not name and _steps(flow, value, depth + 1)
+        for name in walk(term) if isinstance(name, ast.Name))
 
 
 def no_contiguous_axis(flow: FunctionFlow, pointer: ast.expr, indices: Indices) -> bool:
@@ -287,11 +298,11 @@ def no_contiguous_axis(flow: FunctionFlow, pointer: ast.expr, indices: Indices) 
         index = indices.of(term)
         if len(index.axes) == 1:
             axes.setdefault(next(iter(index.axes)), []).append(term)
-    if not any(_scaled(node) for terms in axes.values() for term in terms for node in walk(term)):
+    if not any(_steps(flow, term) for terms in axes.values() for term in terms):
         return False
     for terms in axes.values():
         found = _axis_term(terms[0]) if len(terms) == 1 else None
-        if found is None or any(_scaled(node) for node in walk(terms[0])):
+        if found is None or _steps(flow, terms[0]):
             continue
         if _unit_stride(flow, found[2]):
             return False  # `offs_m[:, None] * 64 + offs_k[None, :]`: rows of 64, columns contiguous
@@ -436,18 +447,29 @@ def _ranked_stride_axis(expr: ast.expr | None, scope: HostScope) -> tuple[str, i
     KH, KW = w.shape`)."""
     if not isinstance(expr, ast.Name) or scope.node is None:
         return None
-    for node in own_nodes(scope.node):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple):
-            names = [e.id if isinstance(e, ast.Name) else None for e in node.targets[0].elts]
-            value = node.value
-            if expr.id in names and isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
-                    and value.func.attr == "stride" and not value.args and len(scope.values.get(expr.id, ())) == 1:
-                return _text(value.func.value), names.index(expr.id), len(names)
+    unpacked = _unpacked_stride(scope, expr.id)
+    if unpacked is not None:
+        return unpacked
     found = _stride_axis(expr, scope)
     if found is None or found[1] >= 1000:
         return None
     rank = _unpacked_rank(scope, found[0])
     return (found[0], found[1], rank) if rank is not None else None
+
+
+def _unpacked_stride(scope: HostScope, name: str) -> tuple[str, int, int] | None:
+    """For a name the host binds once, by unpacking a tensor's strides (`a, b, c, d = w.stride()`): the
+    tensor's text, the axis and the rank (the number of names)."""
+    if scope.node is None or len(scope.values.get(name, ())) != 1:
+        return None
+    for node in own_nodes(scope.node):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple):
+            names = [e.id if isinstance(e, ast.Name) else None for e in node.targets[0].elts]
+            value = node.value
+            if name in names and isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                    and value.func.attr == "stride" and not value.args:
+                return _text(value.func.value), names.index(name), len(names)
+    return None
 
 
 def _unpacked_rank(scope: HostScope, tensor: str) -> int | None:
@@ -511,9 +533,13 @@ def _agreed(views: set[str | None]) -> str | None:
 
 
 def _stride_axis(expr: ast.expr | None, scope: HostScope) -> tuple[str, int, str] | None:
-    """`x.stride(3)` or `x.stride()[3]` (a local holding it followed once): the tensor's text, the axis (a
-    negative one counted from past any positive one) and the call's text."""
+    """`x.stride(3)` or `x.stride()[3]` (a local holding it followed once), or a name unpacked from
+    `x.stride()`: the tensor's text, the axis (a negative one counted from past any positive one) and the
+    call's text."""
     if isinstance(expr, ast.Name):
+        unpacked = _unpacked_stride(scope, expr.id)
+        if unpacked is not None:
+            return unpacked[0], unpacked[1], f"{unpacked[0]}.stride()[{unpacked[1]}]"
         expr = scope.value_of(expr.id)
     call, index = expr, None
     if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Call) and not expr.value.args:
