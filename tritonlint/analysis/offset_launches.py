@@ -149,10 +149,11 @@ def _blocks_of_rows(origin: Origin, products: list[Product]) -> str | None:
 
 
 def _rows_or_elements(origin: Origin) -> bool:
-    """The rows of a tensor flattened to rows, the elements of a data tensor, or a product with one of them."""
+    """The rows of a tensor flattened to rows (also `x.numel() // x.shape[-1]`), the elements of a data tensor,
+    or a product with one of them."""
     if origin.kind == "product":
         return any(_rows_or_elements(part) for part in origin.parts)
-    return origin.kind == "shape" and origin.rows or origin.kind == "numel" and data_tensor(origin.tensor)
+    return origin.kind in ("shape", "cdiv") and origin.rows or origin.kind == "numel" and data_tensor(origin.tensor)
 
 
 def _cache_rows(strides: Strides) -> str | None:
@@ -268,11 +269,11 @@ def _inner_dimension(origin: Origin) -> bool:
     of `[B, S, D]`): positions within one item of its leading dimension, whose elements real inputs keep below
     2^31 (128K positions of a width up to 16K), so products with inner strides stay within that item, as on
     grid axes 1 and 2. Not any inner dimension: the tokens routed to one expert (`[E, T, H]`) are not bounded so.
-    Blocks of them (`cdiv(seq_len, BLOCK_M)`) as well."""
+    Blocks of them (`cdiv(seq_len, BLOCK_M)`) as well, and a caller's parameter named so (`seq_len`)."""
     if origin.kind == "cdiv" and origin.parts:
         return _inner_dimension(origin.parts[0])
-    return origin.kind == "shape" and origin.index is not None and origin.index >= 1 and not origin.rows \
-        and sequence_count(origin)
+    return (origin.kind == "param" or origin.kind == "shape" and origin.index is not None and origin.index >= 1
+            and not origin.rows) and sequence_count(origin)
 
 
 def _bounded_at_launch(host: HostScope, origin: Origin, at: ast.AST) -> bool:

@@ -1044,7 +1044,7 @@ def large_count(origin: Origin) -> str | None:
             why = _batch_by_sequence(origin)
         return f"{origin.describe()}, where {why}" if why is not None else None
     if origin.kind in ("shape", "param") and origin.names and count_like(origin.names[0], rows=False):
-        return f"{origin.describe()} is a {_word(origin.names[0])} count"
+        return f"{origin.describe()} is a {_word(origin.names[0])}"
     return None
 
 
@@ -1094,8 +1094,9 @@ def _vocabulary(dimension: str, tensor: str | None) -> bool:
 
 
 def _word(name: str) -> str:
+    """What a count-like name counts, as a noun phrase: `a token count`, `a sequence length`."""
     lowered = name.lower()
-    return "token" if "tok" in lowered else "row" if "row" in lowered else "sequence length"
+    return "token count" if "tok" in lowered else "row count" if "row" in lowered else "sequence length"
 
 
 def _item_count(origin: Origin) -> bool:
@@ -1127,7 +1128,7 @@ def varies_with_input(origin: Origin) -> str | None:
         if origin.rows:
             return f"{origin.describe()}, the row count of `{origin.tensor}` flattened to rows"
         if origin.names and count_like(origin.names[0]):
-            return f"{origin.describe()}, a {_word(origin.names[0])} count"
+            return f"{origin.describe()}, a {_word(origin.names[0])}"
         if sequence_length(origin):
             return f"{origin.describe()}, a sequence length"
         if origin.index == 0:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
 from tritonlint import evidence
 from tritonlint.analysis.cuda_graphs import captured_only
@@ -111,6 +112,11 @@ def _launch_problem(ctx: MatchContext, launch: LaunchSite, kernel: JitFunction) 
         if _derived_from(expr, compiled):
             continue  # MAX_LEN=max(start_len, end_len) beside START_LEN=start_len, END_LEN=end_len
         origin = origins[param]
+        if origin.kind == "shape" and count_like(param) and not param.lower().startswith("max") \
+                and varies_with_input(origin) is None and not any(model_dimension(name) for name in origin.names):
+            # `SEQ_LEN=q.shape[2]`, `seq_len=L` of `f, L = x.shape`: the kernel's parameter names the dimension
+            # (not a maximum, `max_accept_tokens=accept.shape[1]`, as often a buffer's configured capacity)
+            origin = origins[param] = replace(origin, names=(param, *origin.names))
         if any(pool_size(name) for name in origin.all_names()):
             continue
         if (runtime or runtime_int) and _leading_dimension_only(origin) and origin.tensor not in runtime:
@@ -182,10 +188,11 @@ def _launch_problem(ctx: MatchContext, launch: LaunchSite, kernel: JitFunction) 
                      f"{', '.join(str(t.line) for t in twins)} {'pass' if len(twins) > 1 else 'passes'} the same "
                      "constexpr values to the same kernel: this finding stands for "
                      f"{'them' if len(twins) > 1 else 'it'}.")
-    if kernel.autotune is not None and param in (kernel.autotune.key or ()) and len(kernel.autotune.configs or ()) > 1:
+    configs = kernel.autotune.configs if kernel.autotune is not None else []
+    if kernel.autotune is not None and param in (kernel.autotune.key or ()) and (configs is None or len(configs) > 1):
+        compiled_configs = "the" if configs is None else f"each of the {len(configs)}"  # None: built in a way not read
         notes.append(f"`{param}` is also an autotune key: each distinct value is tuned again anyway (every config "
-                     f"timed); as a constexpr it also compiles each of the {len(kernel.autotune.configs or ())} "
-                     "configs again.")
+                     f"timed); as a constexpr it also compiles {compiled_configs} configs again.")
     return Verdict(vars={"kernel": ctx.launched_name(launch, kernel), "problem": problem},
                    severity=None if level == 2 else "info", span=ctx.file.span_of(expr),
                    notes=[*notes,
