@@ -256,6 +256,39 @@ def test_tl003_suggestion_reads_the_inner_axis_off_strides_the_host_unpacks(rule
     assert load == "tl.trans(b_desc.load([pid_n * BLOCK_N, k]))"
 
 
+def test_tl003_suggestion_reads_strides_spread_from_several_tensors(rules):
+    # round x41b, a CS336 flash attention: `*q.stride(), *k.stride()` after `batch, n_queries, d = q.shape` binds
+    # three strides each, so K^T's [D, B_K] tile takes k's last stride for its rows: a transposed view
+    code = """import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def attn(q_ptr, k_ptr, o_ptr, sqb, sqn, sqd, skb, skn, skd, N_K, D: tl.constexpr, B_K: tl.constexpr, B_D: tl.constexpr):
+    offs_d = tl.arange(0, B_D)
+    acc = tl.zeros((16, B_K), dtype=tl.float32)
+    q = tl.load(q_ptr + tl.arange(0, 16)[:, None] * sqn + offs_d[None, :] * sqd)
+    for start in range(0, N_K, B_K):
+        offs_k = start + tl.arange(0, B_K)
+        kt = tl.load(k_ptr + tl.program_id(1) * skb + offs_d[:, None] * skd + offs_k[None, :] * skn)
+        acc += tl.dot(q, kt)
+    tl.store(o_ptr + tl.arange(0, 16)[:, None] * B_K + tl.arange(0, B_K)[None, :], acc)
+
+
+def run(q, k):
+    batch, n_queries, d = q.shape
+    o = torch.empty_like(q)
+    attn[(1, batch)](q, k, o, *q.stride(), *k.stride(), N_K=k.shape[1], D=d, B_K=16, B_D=64)
+    return o
+"""
+    (finding,) = _codes(lint_code(code, rules, select=["TL003"]), "TL003")
+    assert any("strides [skn, skd], block shape [B_K, B_D]" in note for note in finding.notes)
+    unknown = code.replace("    batch, n_queries, d = q.shape\n", "    batch, d = q.shape[0], q.shape[2]\n")
+    (finding,) = _codes(lint_code(unknown, rules, select=["TL003"]), "TL003")  # no rank known: strides unread
+    assert any("strides [skd, skn]" in note for note in finding.notes)
+
+
 def test_tl003_suggestion_reads_a_transposed_view_made_on_the_host(rules):
     # round x39b, a TriMul weight `ws.t().to(torch.float16)` returned by a helper and passed down to the launching
     # function: `w.stride(1)` is the later axis, but of a transposed view, so the earlier one is contiguous

@@ -453,7 +453,7 @@ def _ranked_stride_axis(expr: ast.expr | None, scope: HostScope) -> tuple[str, i
     found = _stride_axis(expr, scope)
     if found is None or found[1] >= 1000:
         return None
-    rank = _unpacked_rank(scope, found[0])
+    rank = scope.unpacked_rank(found[0])
     return (found[0], found[1], rank) if rank is not None else None
 
 
@@ -469,16 +469,6 @@ def _unpacked_stride(scope: HostScope, name: str) -> tuple[str, int, int] | None
             if name in names and isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
                     and value.func.attr == "stride" and not value.args:
                 return _text(value.func.value), names.index(name), len(names)
-    return None
-
-
-def _unpacked_rank(scope: HostScope, tensor: str) -> int | None:
-    """The number of names the host unpacks the tensor's shape into (`C_out, C_in, KH, KW = w.shape`)."""
-    for node in own_nodes(scope.node) if scope.node is not None else []:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) \
-                and not any(isinstance(e, ast.Starred) for e in node.targets[0].elts) \
-                and _text(node.value) in (f"{tensor}.shape", f"{tensor}.size()"):
-            return len(node.targets[0].elts)
     return None
 
 

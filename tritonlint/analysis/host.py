@@ -151,6 +151,15 @@ class HostScope:
         defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
         return defaults.get(name)
 
+    def unpacked_rank(self, tensor: str) -> int | None:
+        """The number of names the function unpacks the tensor's shape into (`C_out, C_in, KH, KW = w.shape`)."""
+        for node in own_nodes(self.node) if self.node is not None else []:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) \
+                    and not any(isinstance(e, ast.Starred) for e in node.targets[0].elts) \
+                    and " ".join(ast.unparse(node.value).split()) in (f"{tensor}.shape", f"{tensor}.size()"):
+                return len(node.targets[0].elts)
+        return None
+
     def values_of(self, name: str) -> list[ast.expr] | None:
         """Every value a name of this function is assigned, when all its bindings are plain assignments."""
         bound = self.values.get(name) if self.node is not None else None

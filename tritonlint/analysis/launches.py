@@ -45,7 +45,7 @@ def bind_launch(model: ModuleModel, launch: LaunchSite, kernel: JitFunction,
         if arg.name is not None or arg.node is None or bound.open:
             continue
         items = [arg.node] if not isinstance(arg.node, ast.Starred) else _spread(arg.node.value, scope, facts or {}) \
-            or _stride_spread(arg.node.value, launch, kernel)
+            or _stride_spread(arg.node.value, launch, kernel, scope)
         if items is None:
             bound.open = True  # an unnamed argument of unknown count: later positions are not known
             continue
@@ -83,22 +83,32 @@ def _spread(expr: ast.expr, scope: HostScope, facts: dict[str, bool]) -> list[as
     return None
 
 
-def _stride_spread(expr: ast.expr, launch: LaunchSite, kernel: JitFunction) -> list[ast.expr] | None:
-    """`*x.stride()` as the launch's only spread: its length is what the other arguments leave of the kernel's
-    parameters (`k[grid](x, *x.stride(), n, BLOCK=64)` against `k(x_ptr, s0, s1, n, BLOCK)`: two), where every
-    parameter is passed (none left to its default, an autotune config or a heuristic); the items are
-    `x.stride(0)`, `x.stride(1)`, ..."""
-    if not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "stride"
-            and not expr.args and not expr.keywords) or kernel.autotune is not None or kernel.heuristics:
+def _stride_spread(expr: ast.expr, launch: LaunchSite, kernel: JitFunction, scope: HostScope) -> list[ast.expr] | None:
+    """`*x.stride()` where every spread of the launch is one: its length is what the other arguments leave of the
+    kernel's parameters (`k[grid](x, *x.stride(), n, BLOCK=64)` against `k(x_ptr, s0, s1, n, BLOCK)`: two), split
+    evenly among the spreads where the launching function unpacks the shape of one of them to that rank and of
+    none to another (`batch, n, d = q.shape` before `*q.stride(), *k.stride(), *v.stride()`: three each); every
+    parameter is passed (none left to its default, an autotune config or a heuristic); the items are `x.stride(0)`,
+    `x.stride(1)`, ..."""
+    def strides_of(node: ast.expr) -> str | None:
+        return ast.unparse(node.func.value) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr == "stride" and not node.args and not node.keywords else None
+    if not isinstance(expr, ast.Call) or strides_of(expr) is None or kernel.autotune is not None or kernel.heuristics:
         return None
     positional = [a for a in launch.args if a.name is None]
-    if any(a.name == "**" for a in launch.args) or sum(isinstance(a.node, ast.Starred) for a in positional) != 1:
+    spreads = [a.node.value for a in positional if isinstance(a.node, ast.Starred)]
+    if any(a.name == "**" for a in launch.args) or any(strides_of(spread) is None for spread in spreads):
         return None
     named = {a.name for a in launch.args if a.name is not None}
     by_position = [p for p in kernel.params if p.name not in named]
     if any(p.default is not None for p in by_position) or any(p.name in named for p in kernel.params[:len(by_position)]):
         return None
-    count = len(by_position) - (len(positional) - 1)
+    count = len(by_position) - (len(positional) - len(spreads))
+    if len(spreads) > 1:
+        ranks = {rank for spread in spreads if (rank := scope.unpacked_rank(strides_of(spread) or "")) is not None}
+        if count % len(spreads) or ranks != {count // len(spreads)}:
+            return None
+        count //= len(spreads)
     if count < 1:
         return None
     return [ast.copy_location(ast.Call(func=expr.func, args=[ast.Constant(index)], keywords=[]), expr)

@@ -755,7 +755,7 @@ class PaddedLanes:
             parts = [self._operand_shape(e) for e in [mask.left, *mask.comparators]]
             if self._before_own_rows(mask):  # true on every row kept: it pads no axis
                 parts = [(frozenset(), max((p[1] for p in parts if p is not None), default=0))]
-        elif isinstance(mask, ast.BinOp) and isinstance(mask.op, (ast.BitAnd, ast.BitOr)):
+        elif isinstance(mask, ast.BinOp) and isinstance(mask.op, (ast.BitAnd, ast.BitOr, ast.Mult)):
             parts = [self._mask_shape(mask.left, depth + 1), self._mask_shape(mask.right, depth + 1)]
         elif isinstance(mask, ast.BoolOp):
             parts = [self._mask_shape(v, depth + 1) for v in mask.values]
@@ -1034,11 +1034,12 @@ class PaddedLanes:
         return False
 
     def _conjunct_nodes(self, mask: ast.expr, depth: int, as_text: bool = False) -> list[ast.expr]:
-        """The conjuncts of `a & b` / `a and b`, names read through their single assignment; `as_text` also
-        keeps those names and looks through `[:, None]` broadcasts (masks compared by text)."""
+        """The conjuncts of `a & b` / `a and b` (also `a * b` of two masks), names read through their single
+        assignment; `as_text` also keeps those names and looks through `[:, None]` broadcasts (masks compared by
+        text)."""
         if depth >= 8:
             return [mask]
-        if isinstance(mask, ast.BinOp) and isinstance(mask.op, ast.BitAnd):
+        if isinstance(mask, ast.BinOp) and isinstance(mask.op, (ast.BitAnd, ast.Mult)):
             return self._conjunct_nodes(mask.left, depth + 1, as_text) + \
                 self._conjunct_nodes(mask.right, depth + 1, as_text)
         if isinstance(mask, ast.BoolOp) and isinstance(mask.op, ast.And):

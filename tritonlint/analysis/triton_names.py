@@ -35,6 +35,7 @@ ARANGE = f"{TL}.arange"
 TILE_SHAPE_CALLS = frozenset(f"{TL}.{n}" for n in ("zeros", "full"))
 SHAPE_ARGUMENT_CALLS = frozenset(f"{TL}.{n}" for n in ("reshape", "view"))  # input, *shape
 SHAPE_METHODS = frozenset({"reshape", "view"})  # x.reshape(*shape) on a tile
+# Device-side descriptor constructors: each launch of a kernel using them needs Triton's allocator (TL105).
 KERNEL_DESCRIPTORS = frozenset(f"{TL}.{n}" for n in ("make_tensor_descriptor", "_experimental_make_tensor_descriptor"))
 HOST_DESCRIPTOR = "triton.tools.tensor_descriptor.TensorDescriptor"
 # Atomics that give a different result when a kernel runs twice on the same buffer (TL101), and those that
@@ -45,8 +46,6 @@ STORES = frozenset(f"{TL}.{n}" for n in ("store", "store_tensor_descriptor", "_e
 # Calls whose result points into the memory their first argument points into.
 POINTER_PASSTHROUGH = frozenset(f"{TL}.{n}" for n in ("make_block_ptr", "advance", "multiple_of", "max_contiguous",
                                                       "max_constancy", "cast", "broadcast_to", "reshape", "view"))
-# Device-side descriptor constructors: each launch of a kernel using them needs Triton's allocator (TL105).
-DEVICE_DESCRIPTOR_MAKERS = frozenset({f"{TL}.make_tensor_descriptor", f"{TL}._experimental_make_tensor_descriptor"})
 # Tile shapes (analysis/tiles.py): calls whose result has the broadcast shape of their operands, and calls
 # whose result has the shape of their first operand.
 # Elementwise math of one tile, also written as a tensor method (`x.exp()`).

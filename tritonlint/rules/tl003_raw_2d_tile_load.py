@@ -40,7 +40,7 @@ from tritonlint.analysis.jit_globals import refused_in_kernel
 from tritonlint.analysis.kernel import calls_dot, launches_of, mentions_dot, with_helpers
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.analysis.names import last_name
-from tritonlint.analysis.triton_names import DESCRIPTOR_LOADS, DOT_OPERANDS, DOTS, LOADS, TL
+from tritonlint.analysis.triton_names import DESCRIPTOR_LOADS, DOT_OPERANDS, DOTS, KERNEL_DESCRIPTORS, LOADS, TL
 from tritonlint.analysis.triton_versions import removed_use, table
 from tritonlint.context import Exemption, MatchContext, RawEdits, Verdict, condition, fixer
 from tritonlint.walk import parents, walk
@@ -146,13 +146,25 @@ HOST_DESCRIPTOR_CALLS = frozenset({"TensorDescriptor", "from_tensor", "make_tens
 
 def launched_as_fallback(model: ModuleModel, function: JitFunction) -> bool:
     """Every launch of the kernel in this module sits in an arm of a host `if` whose other arm makes tensor
-    descriptors (`if run_tma: ... TensorDescriptor.from_tensor(...) ... else: raw_kernel[grid](...)`): the
-    kernel is the fallback for GPUs or inputs without TMA, and the descriptor path already exists."""
+    descriptors (`if run_tma: ... TensorDescriptor.from_tensor(...) ... else: raw_kernel[grid](...)`), sets
+    Triton's allocator, or launches a kernel of the module that makes them itself: the kernel is the fallback
+    for GPUs or inputs without TMA, and the descriptor path already exists."""
     launches = launches_of(model, function)
-    return bool(launches) and all(_in_fallback_arm(launch) for launch in launches)
+    return bool(launches) and all(_in_fallback_arm(model, launch) for launch in launches)
 
 
-def _in_fallback_arm(launch: LaunchSite) -> bool:
+def _makes_descriptors(model: ModuleModel, call: ast.Call) -> bool:
+    """A host call that makes tensor descriptors, sets Triton's allocator for kernels that make them, or
+    launches such a kernel of the module (`tma_kernel[grid](...)`)."""
+    if last_name(call.func) in HOST_DESCRIPTOR_CALLS or model.qualify(call.func) == "triton.set_allocator":
+        return True
+    launched = model.defined_once(model.qualify(call.func.value) or "") \
+        if isinstance(call.func, ast.Subscript) else None
+    return launched is not None and launched.node is not None and any(
+        isinstance(n, ast.Call) and model.qualify(n.func) in KERNEL_DESCRIPTORS for n in walk(launched.node))
+
+
+def _in_fallback_arm(model: ModuleModel, launch: LaunchSite) -> bool:
     root = launch.scope
     if root is None:
         return False
@@ -162,8 +174,7 @@ def _in_fallback_arm(launch: LaunchSite) -> bool:
     while parent is not None:
         if isinstance(parent, ast.If):
             other = parent.orelse if any(child is s for s in parent.body) else parent.body
-            if any(isinstance(n, ast.Call) and last_name(n.func) in HOST_DESCRIPTOR_CALLS
-                   for arm in other for n in walk(arm)):
+            if any(isinstance(n, ast.Call) and _makes_descriptors(model, n) for arm in other for n in walk(arm)):
                 return True
         if parent is root:
             return False

@@ -18,13 +18,13 @@ from tritonlint.analysis.project_facts import (
     files_around,
     project_sets_allocator,
 )
-from tritonlint.analysis.triton_names import DEVICE_DESCRIPTOR_MAKERS
+from tritonlint.analysis.triton_names import KERNEL_DESCRIPTORS
 from tritonlint.context import MatchContext, Verdict, condition
 from tritonlint.prefilter import Token
 
 
 def _makes_descriptor(ctx: MatchContext, call: ast.Call) -> bool:
-    if ctx.model.qualify(call.func) in DEVICE_DESCRIPTOR_MAKERS:
+    if ctx.model.qualify(call.func) in KERNEL_DESCRIPTORS:
         return True
     func = call.func  # `from fla.ops.utils.op import make_tensor_descriptor`: a package's re-export
     return isinstance(func, ast.Name) and func.id in ("make_tensor_descriptor", "_experimental_make_tensor_descriptor") \
