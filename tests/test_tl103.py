@@ -358,3 +358,28 @@ def kernel(k_ptr, o_ptr, N, stride, BLOCK: tl.constexpr):
     assert "remove it" not in notes[12] and "`desc.load([offsets])`" in notes[12]
     assert "remove it" not in notes[13] and "`desc.load([offsets])`" in notes[13]
     assert "`desc.store([offsets], value)`" in notes[14] and "desc.load" not in notes[14]
+
+
+def test_tl103_rewrite_reads_the_element_type_as_the_descriptors_dtype(rules):
+    """`p.type.element_ty` becomes `p.dtype` in the shown rewrite, also inside a store through the pointer, and the
+    note says so (c41b: eight CS336 block pointers read it, and the rewrite was refused)."""
+    code = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy(x_ptr, o_ptr, N, BLOCK: tl.constexpr):
+    x = tl.make_block_ptr(x_ptr, (N,), (1,), (0,), (BLOCK,), (0,))
+    o = tl.make_block_ptr(o_ptr, (N,), (1,), (0,), (BLOCK,), (0,))
+    for _ in range(0, N, BLOCK):
+        v = tl.load(x, boundary_check=(0,)).to(tl.float32)
+        tl.store(o, (v * 2).to(o.type.element_ty), boundary_check=(0,))
+        scale = tl.zeros((BLOCK,), dtype=x.type.element_ty)
+        x = tl.advance(x, (BLOCK,))
+        o = tl.advance(o, (BLOCK,))
+'''
+    found = {d.location.row: d for d in lint_code(code, rules, select=["TL103"]).diagnostics}
+    loaded, stored = found[7], found[8]
+    assert {"x.dtype", "x.load([x_off0])"} <= {e.content for e in loaded.fix.edits}
+    assert "o.store([o_off0], (v * 2).to(o.dtype))" in {e.content for e in stored.fix.edits}
+    assert all(any("`desc.dtype`" in note for note in d.notes) for d in (loaded, stored))

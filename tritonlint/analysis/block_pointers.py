@@ -18,7 +18,7 @@ descriptor bounds-checks every dimension and reads zeros out of bounds (what `bo
 padding does; without it, out-of-bounds lanes were undefined) and never writes out of bounds. Refused: any
 other use of the name (handed to a helper, a second definition, `tl.advance` inside an expression), a last
 stride that is not the literal 1 (a descriptor's innermost dimension is contiguous), `padding_option="nan"`,
-load or store options a descriptor does not take.
+load or store options a descriptor does not take. `p.type.element_ty` becomes `p.dtype`.
 """
 
 from __future__ import annotations
@@ -111,6 +111,7 @@ class BlockPointerUse:
     contiguous_last: bool  # the last stride is the literal 1 (a descriptor's innermost dimension must be)
     transposed: bool  # `order` names another dimension than the last as the fastest (`(0, 1)`: a K^T view)
     one_wide: bool  # the block's last dimension is the literal 1: fewer than the 16 bytes a descriptor's block needs
+    typed: bool  # `p.type.element_ty` is read: a descriptor spells it `desc.dtype`
 
 
 def block_pointer_use(model: ModuleModel, function: ast.FunctionDef, make: ast.Call) -> BlockPointerUse | None:
@@ -147,6 +148,8 @@ def block_pointer_use(model: ModuleModel, function: ast.FunctionDef, make: ast.C
             if moved is not None:
                 uses.add(ADVANCE)
                 value, parent = moved, index.parents.get(id(moved))
+            if _element_type(index, node) is not None:
+                uses.add("typed")
             if isinstance(parent, ast.Assign) and parent.value is value:
                 targets = [t.id for t in parent.targets if isinstance(t, ast.Name)]
                 if len(targets) != len(parent.targets):
@@ -179,7 +182,22 @@ def block_pointer_use(model: ModuleModel, function: ast.FunctionDef, make: ast.C
         and fastest.value != len(strides) - 1 and not contiguous_last \
         and not (block is not None and 0 <= fastest.value < len(block) and _literal_one(block[fastest.value]))
     return BlockPointerUse(f"{TL}.load" in uses, f"{TL}.store" in uses, ADVANCE in uses, "helper" in uses,
-                           contiguous_last, transposed, _literal_one(block[-1] if block else None))
+                           contiguous_last, transposed, _literal_one(block[-1] if block else None), "typed" in uses)
+
+
+def _ancestors(index: _FunctionIndex, node: ast.AST) -> list[ast.AST]:
+    found, parent = [], index.parents.get(id(node))
+    while parent is not None:
+        found.append(parent)
+        parent = index.parents.get(id(parent))
+    return found
+
+
+def _element_type(index: _FunctionIndex, name: ast.Name) -> ast.Attribute | None:
+    """`p.type.element_ty` read off the block pointer `name`: the whole attribute, else None."""
+    parent = index.parents.get(id(name))
+    outer = index.parents.get(id(parent)) if isinstance(parent, ast.Attribute) and parent.attr == "type" else None
+    return outer if isinstance(outer, ast.Attribute) and outer.attr == "element_ty" else None
 
 
 def holds_block_pointer(model: ModuleModel, flow: FunctionFlow, expr: ast.expr) -> bool:
@@ -241,6 +259,12 @@ def descriptor_rewrite(model: ModuleModel, function: ast.FunctionDef, make: ast.
         if id(node) in handled:
             continue
         parent = parents.get(id(node))
+        element_type = _element_type(index, node)
+        if element_type is not None:  # `p.type.element_ty`: the descriptor's `dtype`
+            if not any(isinstance(up, ast.Call) and up.args and isinstance(up.args[0], ast.Name) and up.args[0].id == name
+                       and model.qualify(up.func) == f"{TL}.store" for up in _ancestors(index, element_type)):
+                edits.append((element_type, f"{name}.dtype"))  # inside a store through it, that store's edit has it
+            continue
         if isinstance(parent, ast.Call) and parent.args and parent.args[0] is node and model.qualify(parent.func) != ADVANCE:
             edit = _access(model, parent, name, names, text_of)
             if edit is None:
@@ -290,5 +314,6 @@ def _access(model: ModuleModel, call: ast.Call, name: str, names: list[str], tex
     if kind == f"{TL}.load" and len(call.args) == 1:
         return f"{name}.load({offsets})"
     if kind == f"{TL}.store" and len(call.args) == 2 and "value" not in options:
-        return f"{name}.store({offsets}, {text_of(call.args[1])})"
+        value = text_of(call.args[1]).replace(f"{name}.type.element_ty", f"{name}.dtype")  # its own edit is dropped
+        return f"{name}.store({offsets}, {value})"
     return None

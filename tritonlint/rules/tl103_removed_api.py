@@ -295,8 +295,9 @@ def _rewrite_note(ctx: MatchContext, made_here: bool, use: BlockPointerUse | Non
         "must be contiguous, and transpose the loaded tile (`.T`); where the last stride is 1 at run time, `order` is "
         "only mislabelled and the tile needs no transpose." if use.transposed else
         " Its last stride is a run-time value: a descriptor needs it to be 1 (the last dimension contiguous).")
+    typed = " Its `.type.element_ty` becomes `desc.dtype`." if use is not None and use.typed else ""
     return (f"Rewrite: `desc = tl.make_tensor_descriptor(base, shape, strides, block_shape)` {steps} (see "
-            "`tritonlint rule TL103`)" + (", as the suggested fix shows" if shown else "") + "." + transposed +
+            "`tritonlint rule TL103`)" + (", as the suggested fix shows" if shown else "") + "." + transposed + typed +
             " A descriptor needs 16-byte aligned strides and base, and `triton.set_allocator` on the host when it is "
             f"made in the kernel. Speed of the block-pointer kernel in {evidence.fixture_phrase('TL103-block-ptr-removed')} "
             "(the rewrite): time the rewrite on your shapes.")
