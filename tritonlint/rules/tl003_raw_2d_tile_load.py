@@ -75,7 +75,7 @@ def feeds_dot(model: ModuleModel, flow: FunctionFlow, load: ast.Call, loop: Loop
     loop nested in it, where the tile stays the same on every iteration."""
     operands = [_tile_source(model, arg) for n in walk(loop)
                 if isinstance(n, ast.Call) and model.qualify(n.func) in DOTS and flow.enclosing_loops(n)[0] is loop
-                for arg in _dot_operands(model, n)]
+                and not _ieee_dot(n) for arg in _dot_operands(model, n)]
     if any(operand is load for operand in operands):
         return True
     stmt = flow.statement_of(load)
@@ -98,6 +98,14 @@ def feeds_dot(model: ModuleModel, flow: FunctionFlow, load: ast.Call, loop: Loop
                     and _tile_source(model, parent.value) is use:
                 pending.append(flow.definition_at(parent, parent.targets[0].id))
     return False
+
+
+def _ieee_dot(call: ast.Call) -> bool:
+    """A tl.dot written `input_precision="ieee"`, which matters only for fp32 operands: it multiplies them in full
+    fp32 on the FMA units, where a descriptor load measured 1.05x (H100 probe, docs/precision/bench/
+    tl003_fp32_ieee.py). Not `allow_tf32=False`, which older code also writes beside bf16 operands (fla)."""
+    return any(k.arg == "input_precision" and isinstance(k.value, ast.Constant) and k.value.value == "ieee"
+               for k in call.keywords)
 
 
 def _dot_operands(model: ModuleModel, call: ast.Call) -> list[ast.expr]:
