@@ -75,7 +75,7 @@ def feeds_dot(model: ModuleModel, flow: FunctionFlow, load: ast.Call, loop: Loop
     loop nested in it, where the tile stays the same on every iteration."""
     operands = [_tile_source(model, arg) for n in walk(loop)
                 if isinstance(n, ast.Call) and model.qualify(n.func) in DOTS and flow.enclosing_loops(n)[0] is loop
-                and not _ieee_dot(n) for arg in _dot_operands(model, n)]
+                and not _fp32_dot(model, flow, n) for arg in _dot_operands(model, n)]
     if any(operand is load for operand in operands):
         return True
     stmt = flow.statement_of(load)
@@ -100,12 +100,37 @@ def feeds_dot(model: ModuleModel, flow: FunctionFlow, load: ast.Call, loop: Loop
     return False
 
 
-def _ieee_dot(call: ast.Call) -> bool:
+def _fp32_dot(model: ModuleModel, flow: FunctionFlow, call: ast.Call) -> bool:
     """A tl.dot written `input_precision="ieee"`, which matters only for fp32 operands: it multiplies them in full
     fp32 on the FMA units, where a descriptor load measured 1.05x (H100 probe, docs/precision/bench/
-    tl003_fp32_ieee.py). Not `allow_tf32=False`, which older code also writes beside bf16 operands (fla)."""
-    return any(k.arg == "input_precision" and isinstance(k.value, ast.Constant) and k.value.value == "ieee"
-               for k in call.keywords)
+    tl003_fp32_ieee.py). Not where an operand is cast to another type on the way (`w.to(x.dtype)` of 16-bit
+    tiles: unsloth's FP8 GEMM writes `ieee` beside them, and the tensor cores run), nor `allow_tf32=False`, which
+    older code also writes beside bf16 operands (fla)."""
+    if not any(k.arg == "input_precision" and isinstance(k.value, ast.Constant) and k.value.value == "ieee"
+               for k in call.keywords):
+        return False
+    return not any(_cast_from_fp32(model, flow, operand) for operand in _dot_operands(model, call))
+
+
+def _cast_from_fp32(model: ModuleModel, flow: FunctionFlow, expr: ast.expr, depth: int = 0) -> bool:
+    """The operand, through the wrappers `_tile_source` passes and one local name each, is cast to a type other
+    than fp32 (`.to(x.dtype)`, `tl.cast(t, tl.bfloat16)`)."""
+    if depth > 4:
+        return False
+    for node in walk(expr):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "to":
+            target = node.args[0]
+        elif model.qualify(node.func) == f"{TL}.cast" and len(node.args) > 1:
+            target = node.args[1]
+        else:
+            continue
+        if not ast.unparse(target).endswith("float32"):
+            return True
+    source = _tile_source(model, expr)
+    value = flow.single_value(source) if isinstance(source, ast.Name) else source
+    return value is not source and _cast_from_fp32(model, flow, value, depth + 1)
 
 
 def _dot_operands(model: ModuleModel, call: ast.Call) -> list[ast.expr]:
