@@ -383,3 +383,28 @@ def copy(x_ptr, o_ptr, N, BLOCK: tl.constexpr):
     assert {"x.dtype", "x.load([x_off0])"} <= {e.content for e in loaded.fix.edits}
     assert "o.store([o_off0], (v * 2).to(o.dtype))" in {e.content for e in stored.fix.edits}
     assert all(any("`desc.dtype`" in note for note in d.notes) for d in (loaded, stored))
+
+
+def test_tl103_rewrite_note_hoists_a_block_pointer_made_in_a_loop(rules):
+    """A block pointer made in every pass of a loop from what the loop leaves unchanged (its offsets aside) is
+    told to become one descriptor made before the loop (c41b: 'where the block pointer is made' built a descriptor
+    per iteration); one made of a value the loop binds is not."""
+    code = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def scan(k_ptr, o_ptr, N, stride, BLOCK: tl.constexpr):
+    acc = tl.zeros((BLOCK, 64), dtype=tl.float32)
+    for start in range(0, N, BLOCK):
+        kp = tl.make_block_ptr(k_ptr, (N, 64), (stride, 1), (start, 0), (BLOCK, 64), (1, 0))
+        acc += tl.load(kp, boundary_check=(0,))
+        base = k_ptr + start
+        vp = tl.make_block_ptr(base, (N, 64), (stride, 1), (0, 0), (BLOCK, 64), (1, 0))
+        acc += tl.load(vp, boundary_check=(0,))
+    tl.store(o_ptr + tl.arange(0, BLOCK)[:, None] * 64 + tl.arange(0, 64)[None, :], acc)
+'''
+    notes = {d.location.row: next(n for n in d.notes if n.startswith("Rewrite:"))
+             for d in lint_code(code, rules, select=["TL103"]).diagnostics if "make_block_ptr" in d.message}
+    assert "once before the loop it is made in" in notes[9]
+    assert "once before the loop" not in notes[12] and "where the block pointer is made" in notes[12]

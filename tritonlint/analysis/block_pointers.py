@@ -112,6 +112,7 @@ class BlockPointerUse:
     transposed: bool  # `order` names another dimension than the last as the fastest (`(0, 1)`: a K^T view)
     one_wide: bool  # the block's last dimension is the literal 1: fewer than the 16 bytes a descriptor's block needs
     typed: bool  # `p.type.element_ty` is read: a descriptor spells it `desc.dtype`
+    hoistable: bool  # made inside a loop from what the loop leaves unchanged, its offsets aside
 
 
 def block_pointer_use(model: ModuleModel, function: ast.FunctionDef, make: ast.Call) -> BlockPointerUse | None:
@@ -182,7 +183,19 @@ def block_pointer_use(model: ModuleModel, function: ast.FunctionDef, make: ast.C
         and fastest.value != len(strides) - 1 and not contiguous_last \
         and not (block is not None and 0 <= fastest.value < len(block) and _literal_one(block[fastest.value]))
     return BlockPointerUse(f"{TL}.load" in uses, f"{TL}.store" in uses, ADVANCE in uses, "helper" in uses,
-                           contiguous_last, transposed, _literal_one(block[-1] if block else None), "typed" in uses)
+                           contiguous_last, transposed, _literal_one(block[-1] if block else None), "typed" in uses,
+                           _hoistable(_index(model, function), make, args))
+
+
+def _hoistable(index: _FunctionIndex, make: ast.Call, args: dict[str, ast.expr] | None) -> bool:
+    """The block pointer is made inside a loop, and nothing it is made of but its offsets is bound in that loop:
+    a descriptor made once before the loop serves every iteration."""
+    loop = next((up for up in _ancestors(index, make) if isinstance(up, (ast.For, ast.While))), None)
+    if loop is None or args is None:
+        return False
+    bound = {n.id for n in ast.walk(loop) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return not any(isinstance(n, ast.Name) and n.id in bound
+                   for field, value in args.items() if field != "offsets" for n in ast.walk(value))
 
 
 def _ancestors(index: _FunctionIndex, node: ast.AST) -> list[ast.AST]:

@@ -287,6 +287,9 @@ def _rewrite_note(ctx: MatchContext, made_here: bool, use: BlockPointerUse | Non
                                   ("`desc.store([offsets], value)`", use is None or use.stored)) if used]
     if not made_here or use is not None and use.advanced or use is None and _advances(ctx):
         steps = f"before the loop, and {' or '.join(accesses)} in it with the offsets the advances kept"
+    elif use is not None and use.hoistable:
+        steps = (f"once before the loop it is made in (nothing it is made of but its offsets changes there), and "
+                 f"{' or '.join(accesses)} in the loop with the offsets it is made with")
     else:
         steps = f"where the block pointer is made, and {' or '.join(accesses)} with its offsets"
     transposed = "" if use is None or use.contiguous_last and not use.transposed else (
