@@ -156,7 +156,7 @@ class HostScope:
         for node in own_nodes(self.node) if self.node is not None else []:
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) \
                     and not any(isinstance(e, ast.Starred) for e in node.targets[0].elts) \
-                    and " ".join(ast.unparse(node.value).split()) in (f"{tensor}.shape", f"{tensor}.size()"):
+                    and ast.unparse(node.value) in (f"{tensor}.shape", f"{tensor}.size()"):
                 return len(node.targets[0].elts)
         return None
 

@@ -109,10 +109,10 @@ def _fp32_dot(model: ModuleModel, flow: FunctionFlow, call: ast.Call) -> bool:
     if not any(k.arg == "input_precision" and isinstance(k.value, ast.Constant) and k.value.value == "ieee"
                for k in call.keywords):
         return False
-    return not any(_cast_from_fp32(model, flow, operand) for operand in _dot_operands(model, call))
+    return not any(_cast_to_another_type(model, flow, operand) for operand in _dot_operands(model, call))
 
 
-def _cast_from_fp32(model: ModuleModel, flow: FunctionFlow, expr: ast.expr, depth: int = 0) -> bool:
+def _cast_to_another_type(model: ModuleModel, flow: FunctionFlow, expr: ast.expr, depth: int = 0) -> bool:
     """The operand, through the wrappers `_tile_source` passes and one local name each, is cast to a type other
     than fp32 (`.to(x.dtype)`, `tl.cast(t, tl.bfloat16)`)."""
     if depth > 4:
@@ -130,7 +130,7 @@ def _cast_from_fp32(model: ModuleModel, flow: FunctionFlow, expr: ast.expr, dept
             return True
     source = _tile_source(model, expr)
     value = flow.single_value(source) if isinstance(source, ast.Name) else source
-    return value is not source and _cast_from_fp32(model, flow, value, depth + 1)
+    return value is not source and _cast_to_another_type(model, flow, value, depth + 1)
 
 
 def _dot_operands(model: ModuleModel, call: ast.Call) -> list[ast.expr]:
