@@ -104,6 +104,14 @@ _ALLOCATORS = frozenset(f"torch.{n}" for n in ("empty", "zeros", "ones", "full",
 _NEW_METHODS = frozenset({"new_empty", "new_zeros", "new_ones", "new_full"})
 
 
+def allocates(host: HostScope, value: ast.expr | None) -> bool:
+    """`value` allocates a new tensor: `torch.empty(...)`, `torch.empty_like(out)`, `x.new_zeros(...)`."""
+    if not isinstance(value, ast.Call):
+        return False
+    func = value.func
+    return host.model.qualify(func) in _ALLOCATORS or isinstance(func, ast.Attribute) and func.attr in _NEW_METHODS
+
+
 def allocation_positions(provenance: Provenance, leaf: Origin) -> tuple[bool, bool]:
     """Whether the launching function allocates a tensor with the value as its leading size (or
     `torch.empty_like` of the same tensor), and whether it allocates one with it in an inner position."""
