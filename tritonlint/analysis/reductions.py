@@ -1184,6 +1184,13 @@ class PaddedLanes:
             if isinstance(expr, ast.Name) and depth < 8:
                 single = self.flow.single_value(expr)
                 return single is not expr and zeroed(single, depth + 1)
+            if isinstance(expr, ast.Subscript) and depth < 8:
+                return zeroed(expr.value, depth + 1)  # `p[:, None]`: the same lanes, broadcast
+            if isinstance(expr, ast.BinOp) and depth < 8:
+                # a product with a zeroed factor (`p[:, None] * v`), or a zeroed value divided (`p / denom`)
+                if isinstance(expr.op, ast.Mult):
+                    return zeroed(expr.left, depth + 1) or zeroed(expr.right, depth + 1)
+                return isinstance(expr.op, ast.Div) and zeroed(expr.left, depth + 1)
             return isinstance(expr, ast.Call) and self.model.qualify(expr.func) == WHERE and len(expr.args) == 3 \
                 and (ast.unparse(expr.args[0]) in masks | {ast.unparse(self.flow.single_value(expr.args[0]))} - {""}
                      or self._conjuncts(mask) <= self._conjuncts(expr.args[0])) \

@@ -294,9 +294,10 @@ def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.
     # undefined lanes may be NaN), or a running total that only the last chunk, the one with masked-off
     # lanes, spoils and nothing reads after it.
     # Set to 0 before every other reduction (a softmax's terms re-masked before their sum): a max they raise
-    # only shifts it.
+    # only shifts it. A sum along an unmasked axis (the dot product `tl.sum(k * q[None, :], axis=1)` that makes the
+    # scores) folds no padded lane into a real one, so only the reductions along the padded axis must be re-masked.
     shift_harmless = fill != UNDEF and all(analysis.zeroed_where_masked(r.call, mask)
-                                           for r in reached.reductions if r.needs != NEG_INF)
+                                           for r in reached.reductions if r.needs != NEG_INF and r.covered)
     # The current fill is judged with the loads that turn off the same lanes with no `other` padded alike: where
     # only their undefined lanes spoil a reduction, their own findings say so, and this fill is not at fault.
     wrong = [r for r in covered if status(r, fill, True) is False
@@ -322,11 +323,14 @@ def _judged(ctx: MatchContext, call: ast.Call, analysis: PaddedLanes, node: ast.
     # `x * tl.log(x)`) arrives at a sum as NaN: no fill is right there either, a `tl.where` is.
     # Loads padded alike that feed it (`p * tl.log(q)`): the first reports it.
     # A NaN that every fill of this load leaves comes from another load's fill (`exp(s - lse)` of rows padded
-    # with -inf, times this load's 0): that load's finding gives it, not this one.
-    def nan_with(reach: Reach, candidate: str) -> bool:
-        return NAN in analysis.lanes(analysis.reduced(reach.call) or call, call, candidate, True, reach).classes
+    # with -inf, times this load's 0): that load's finding gives it, not this one. So does a NaN that only the
+    # loads with no `other`, padded alike, bring (ReSA's split combine: `po * exp(lse - lse_max)`, `po` unpadded, its
+    # lanes times this fill's 0): as they stand, their lanes are their own finding's business.
+    def nan_with(reach: Reach, candidate: str, siblings_too: bool = True) -> bool:
+        return NAN in analysis.lanes(analysis.reduced(reach.call) or call, call, candidate, siblings_too, reach).classes
 
-    nan = [r for r in wrong if r.needs == ZERO and nan_with(r, fill) and not _earlier_alike_feeds(analysis, call, r, node)
+    nan = [r for r in wrong if r.needs == ZERO and nan_with(r, fill) and nan_with(r, fill, False)
+           and not _earlier_alike_feeds(analysis, call, r, node)
            and not all(nan_with(r, c) for c in {ZERO, NEG_INF, POS_INF} - {fill})] if found is None and fill != UNDEF else []
     if nan:
         return _nan_verdict(analysis, call, other, nan[0], node)  # type: ignore[arg-type]
