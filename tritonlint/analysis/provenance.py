@@ -996,7 +996,9 @@ _FEATURE_LETTERS = frozenset("CDEFHK")
 
 
 def _sequence_letter(name: str) -> bool:
-    return name in _SEQUENCE_ONLY or name.lower() in _SEQUENCE_ABBREVIATIONS
+    """`T`, `sq`, `seq`, also as the longest of a padded batch (`maxT` of `B, maxT, maxU, V = log_probs.shape`)."""
+    bare = name[4:] if name[:4].lower() == "max_" else name[3:] if name[:3].lower() == "max" else name
+    return bare in _SEQUENCE_ONLY or bare.lower() in _SEQUENCE_ABBREVIATIONS
 
 
 _HEADS = re.compile(r"^(n_?|num_?)?((q|k|kv|v)_?)?(h|head|heads|nh)(_?(q|k|kv|v|qo))?$", re.IGNORECASE)  # H_q, nheads

@@ -209,6 +209,15 @@ def _one_sequence(origin: Origin) -> bool:
     return len(origin.siblings) <= 3 and not _IMAGE_PLANE <= {sibling.upper() for sibling in origin.siblings}
 
 
+def _sequence_product(origin: Origin) -> str | None:
+    """A product with a sequence length among its factors (`maxT * maxU`, an RNN-T lattice of frames by labels):
+    at least as many programs as the sequence length alone."""
+    if origin.kind != "product":
+        return None
+    sequence = next((part for part in origin.parts if _one_sequence(part)), None)
+    return f"{origin.describe()}, where {sequence.describe()} is a sequence length" if sequence is not None else None
+
+
 # The sibling names of a frame count: the height and width of each frame.
 _IMAGE_PLANE = frozenset("HW")
 
@@ -235,7 +244,7 @@ def _large_count(ctx: MatchContext, launch: LaunchSite, kernel: JitFunction) -> 
         # A middle dimension of a shape unpacking named `S`, `T` or `L` (`B, S, H, D = x.shape`) counts positions
         # too; TL102 does not read it so (a position times one token's width stays small there).
         why = large_count(origin) or pixel_count(origin) or (
-            f"{origin.describe()} is a sequence length" if _one_sequence(origin) else None)
+            f"{origin.describe()} is a sequence length" if _one_sequence(origin) else None) or _sequence_product(origin)
         if why is None:
             continue
         seen = Launch(provenance, launch, kernel, axis, ctx.project)
