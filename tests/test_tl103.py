@@ -408,3 +408,25 @@ def scan(k_ptr, o_ptr, N, stride, BLOCK: tl.constexpr):
              for d in lint_code(code, rules, select=["TL103"]).diagnostics if "make_block_ptr" in d.message}
     assert "once before the loop it is made in" in notes[9]
     assert "once before the loop" not in notes[12] and "where the block pointer is made" in notes[12]
+
+
+def test_tl103_discarded_advance_is_told(rules):
+    """An advance whose result is thrown away leaves the block pointer where it was: the finding on it says so,
+    and one whose result is kept does not (c42b: a Monarch backward advances as bare statements)."""
+    code = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def reread(x_ptr, N, BLOCK: tl.constexpr):
+    p = tl.make_block_ptr(x_ptr, (N,), (1,), (0,), (BLOCK,), (0,))
+    q = tl.make_block_ptr(x_ptr, (N,), (1,), (0,), (BLOCK,), (0,))
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for _ in range(0, N, BLOCK):
+        acc += tl.load(p, boundary_check=(0,)) + tl.load(q, boundary_check=(0,))
+        tl.advance(p, (BLOCK,))
+        q = tl.advance(q, (BLOCK,))
+'''
+    told = {d.location.row: any("thrown away" in n for n in d.notes)
+            for d in lint_code(code, rules, select=["TL103"]).diagnostics if "advance" in d.message}
+    assert told == {12: True, 13: False}

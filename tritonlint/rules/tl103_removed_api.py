@@ -38,6 +38,7 @@ from tritonlint.context import (
     fixer,
 )
 from tritonlint.prefilter import Requirement, Token, disjoin
+from tritonlint.walk import walk
 
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)+")
 # A test that picks code by what the installed Triton offers: the use under it is written for that case.
@@ -242,6 +243,10 @@ def triton_api_version(ctx: MatchContext, target: str = "") -> Verdict | None:
     rewrite = descriptor_rewrite(ctx.model, *made, ctx.file.text_of) if made is not None else None
     if entry.api in (MAKE, "triton.language.advance"):
         notes.append(_rewrite_note(ctx, entry.api == MAKE, pointer, rewrite is not None))
+    if entry.api == "triton.language.advance" and _discarded(ctx):
+        notes.append("This advance's result is thrown away (a statement of its own): the block pointer does not move, "
+                     "so every pass reads and writes the same block. Assign it (`p = tl.advance(p, ...)`) if the loop "
+                     "should step; the rewrite keeps whichever offsets the kernel means.")
     point = _import_point(ctx) if ctx.model.imports.get("libdevice") is None else None
     related = [(point, point)] if point is not None and entry.replacement and "libdevice" in entry.replacement else []
     if rewrite is not None:
@@ -304,6 +309,15 @@ def _rewrite_note(ctx: MatchContext, made_here: bool, use: BlockPointerUse | Non
             " A descriptor needs 16-byte aligned strides and base, and `triton.set_allocator` on the host when it is "
             f"made in the kernel. Speed of the block-pointer kernel in {evidence.fixture_phrase('TL103-block-ptr-removed')} "
             "(the rewrite): time the rewrite on your shapes.")
+
+
+def _discarded(ctx: MatchContext) -> bool:
+    """The matched `tl.advance` (or `p.advance`) is called as a statement of its own, its result unused: block
+    pointers are values, so the pointer it was given stays where it was."""
+    attribute = ctx.ast_node(types=(ast.Attribute,))
+    statements = walk(ctx.function.node) if ctx.function is not None and ctx.function.node is not None else ()
+    return attribute is not None and any(isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+                                         and node.value.func is attribute for node in statements)
 
 
 def _advances(ctx: MatchContext) -> bool:
