@@ -425,12 +425,29 @@ class KernelUses:
         transcendental math inside a loop (a soft cap on every tile). Choosing between two formulas (exp or
         exp2, softplus or sigmoid) changes no work."""
         in_loop = self._in_loop(node)
-        if not in_loop and self._has_main_loop() and all(self._epilogue_only(arm) for arm in arms):
+        if (not in_loop or self._after_inner_main_loop(node)) and self._has_main_loop() \
+                and all(self._epilogue_only(arm) for arm in arms):
             return False  # a bias, scale or extra output around the main loop: a sliver of the loop's traffic
         kinds = [self._work(arm, in_loop) for arm in arms]
         if kinds == [STRUCTURAL_WORK, STRUCTURAL_WORK] and self._operations(arms[0]) == self._operations(arms[1]):
             return False  # the same loads, stores, dots and loops in both arms: a formula or a layout differs
         return STRUCTURAL_WORK in kinds or (MATH_WORK in kinds and NO_WORK in kinds)
+
+    def _after_inner_main_loop(self, node: ast.AST) -> bool:
+        """The innermost loop around `node` also runs, beside it, a loop over memory (cvmm's `for matrix_id`, each
+        pass a whole K loop and then the tile's store): `node` is the epilogue of each pass, not work in a loop."""
+        if self.called_in_loop:
+            return False
+        loops = [loop for loop in walk(self.function.node)  # type: ignore[arg-type]
+                 if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
+                 and any(sub is node for stmt in loop.body for sub in walk(stmt))]
+        innermost = next((loop for loop in loops if not any(other is not loop and any(
+            sub is other for stmt in loop.body for sub in walk(stmt)) for other in loops)), None)
+        return innermost is not None and any(
+            isinstance(inner, (ast.For, ast.AsyncFor, ast.While)) and inner is not innermost
+            and not any(sub is node for sub in walk(inner))
+            and any(isinstance(sub, ast.Call) and self.model.qualify(sub.func) in MEMORY_CALLS for sub in walk(inner))
+            for stmt in innermost.body for inner in walk(stmt))
 
     def _has_main_loop(self) -> bool:
         """The kernel itself loops over memory (a K loop of a GEMM, a GEMV's or a scan's loop of loads)."""
