@@ -47,6 +47,7 @@ from tritonlint.context import (
 from tritonlint.walk import children, parents, walk
 
 DOT = f"{TL}.dot"
+LOOPS = (ast.For, ast.AsyncFor, ast.While)
 LOOP_CALLS = frozenset({"range", f"{TL}.range", f"{TL}.static_range"})
 CDIV = frozenset({"triton.cdiv", f"{TL}.cdiv"})
 PROGRAM_INDEX = frozenset({f"{TL}.program_id", f"{TL}.num_programs"})
@@ -438,32 +439,34 @@ class KernelUses:
         pass a whole K loop and then the tile's store): `node` is the epilogue of each pass, not work in a loop."""
         if self.called_in_loop:
             return False
-        loops = [loop for loop in walk(self.function.node)  # type: ignore[arg-type]
-                 if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
-                 and any(sub is node for stmt in loop.body for sub in walk(stmt))]
-        innermost = next((loop for loop in loops if not any(other is not loop and any(
-            sub is other for stmt in loop.body for sub in walk(stmt)) for other in loops)), None)
-        return innermost is not None and any(
-            isinstance(inner, (ast.For, ast.AsyncFor, ast.While)) and inner is not innermost
-            and not any(sub is node for sub in walk(inner))
-            and any(isinstance(sub, ast.Call) and self.model.qualify(sub.func) in MEMORY_CALLS for sub in walk(inner))
-            for stmt in innermost.body for inner in walk(stmt))
+        child, parent = node, self._parent_map().get(id(node))
+        while parent is not None and not (isinstance(parent, LOOPS) and any(child is s for s in parent.body)):
+            child, parent = parent, self._parent_map().get(id(parent))
+        return parent is not None and any(
+            isinstance(inner, LOOPS) and self._over_memory(inner) and not any(sub is node for sub in walk(inner))
+            for stmt in parent.body for inner in walk(stmt))
 
     def _has_main_loop(self) -> bool:
         """The kernel itself loops over memory (a K loop of a GEMM, a GEMV's or a scan's loop of loads)."""
         if self._main_loop is None:
-            self._main_loop = any(
-                isinstance(loop, (ast.For, ast.AsyncFor, ast.While)) and any(
-                    isinstance(sub, ast.Call) and self.model.qualify(sub.func) in MEMORY_CALLS for sub in walk(loop))
-                for loop in walk(self.function.node))  # type: ignore[arg-type]
+            self._main_loop = any(isinstance(loop, LOOPS) and self._over_memory(loop)
+                                  for loop in walk(self.function.node))  # type: ignore[arg-type]
         return self._main_loop
+
+    def _over_memory(self, loop: ast.AST) -> bool:
+        return any(isinstance(sub, ast.Call) and self.model.qualify(sub.func) in MEMORY_CALLS for sub in walk(loop))
+
+    def _parent_map(self) -> dict[int, ast.AST]:
+        if self._parents is None:
+            self._parents = parents(self.function.node)  # type: ignore[arg-type]
+        return self._parents
 
     def _epilogue_only(self, arm: Sequence[ast.AST]) -> bool:
         """An arm that only loads, stores and computes, once per program outside every loop (`if HAS_BIAS:
         acc += tl.load(bias_ptr + offs_n)`, also through a block pointer to the tile): no loop, tl.dot, atomic,
         descriptor or helper. Beside a kernel's main loop this is a sliver of its traffic and does not change which
         config is best."""
-        return not any(isinstance(sub, (ast.For, ast.AsyncFor, ast.While))
+        return not any(isinstance(sub, LOOPS)
                        or isinstance(sub, ast.Call) and self._costly(sub)
                        and self.model.qualify(sub.func) not in EPILOGUE_CALLS
                        for part in arm for sub in walk(part))
@@ -475,7 +478,7 @@ class KernelUses:
         found: Counter[str] = Counter()
         for part in arm:
             for sub in walk(part):
-                if isinstance(sub, (ast.For, ast.AsyncFor, ast.While)):
+                if isinstance(sub, LOOPS):
                     found["loop " + _without_casts(sub.iter if isinstance(sub, (ast.For, ast.AsyncFor)) else sub.test)] += 1
                 elif isinstance(sub, ast.Call) and self._costly(sub):
                     found[_without_casts(_without_accumulator(sub) if self.model.qualify(sub.func) == DOT else sub)] += 1
@@ -504,7 +507,7 @@ class KernelUses:
         kind = NO_WORK
         for part in branch:
             for sub in walk(part):
-                if isinstance(sub, (ast.For, ast.AsyncFor, ast.While)):
+                if isinstance(sub, LOOPS):
                     return STRUCTURAL_WORK
                 if not isinstance(sub, ast.Call):
                     continue
@@ -616,15 +619,13 @@ class KernelUses:
     def _loop_period(self, node: ast.expr) -> bool:
         """A count of blocks that only divides a loop index (`g_id = k // (group_size // BLOCK_K)`: which scale
         group a K step falls in): it chooses what each step loads, not how many steps or tiles there are."""
-        if self._parents is None:
-            self._parents = parents(self.function.node)  # type: ignore[arg-type]
-        parent = self._parents.get(id(node))
+        parent = self._parent_map().get(id(node))
         uses: list[ast.expr] = [node]
         if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
             name = parent.targets[0].id
             uses = [n for n in walk(self.function.node) if isinstance(n, ast.Name)  # type: ignore[arg-type]
                     and n.id == name and isinstance(n.ctx, ast.Load)]
-        divides = [self._parents.get(id(use)) for use in uses]
+        divides = [self._parent_map().get(id(use)) for use in uses]
         return bool(uses) and all(isinstance(p, ast.BinOp) and isinstance(p.op, (ast.FloorDiv, ast.Mod))
                                   and p.right is use and self._mentions_loop_index(p.left) for use, p in zip(uses, divides))
 
@@ -654,7 +655,7 @@ class KernelUses:
             return False
         if any(self._mentions_tuned(bound) for bound in call.args[:2]):
             return False
-        return any(isinstance(sub, (ast.For, ast.AsyncFor, ast.While)) for part in loop.body for sub in walk(part))
+        return any(isinstance(sub, LOOPS) for part in loop.body for sub in walk(part))
 
     def _loop_works(self, loop: ast.For | ast.AsyncFor | ast.While) -> bool:
         """A loop that does work: memory traffic (one scalar per step counts), tl.dot, an inner loop, a helper,
@@ -675,7 +676,7 @@ class KernelUses:
             return True
         if self._loops is None:
             self._loops = {id(sub) for loop in walk(self.function.node)  # type: ignore[arg-type]
-                           if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
+                           if isinstance(loop, LOOPS)
                            for stmt in loop.body for sub in walk(stmt)}
         return id(node) in self._loops
 
