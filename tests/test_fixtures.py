@@ -377,3 +377,46 @@ def test_readme_results_table_matches_the_committed_results():
     readme = (REPO_ROOT / "README.md").read_text()
     block = readme.split("<!-- results -->\n", 1)[1].split("\n<!-- /results -->", 1)[0]
     assert block == load_table(), "README results table is stale: run python -m fixtures.table"
+
+
+def _run(device: str, *rows: dict) -> dict:
+    return {"device": device, "torch": "2.11.0", "triton": "3.6.0", "date": "2026-12-07", "results": list(rows)}
+
+
+def test_merge_other_device_keeps_the_row_device_and_refuses_timings(tmp_path):
+    from fixtures.merge import merge
+    from fixtures.table import table
+
+    timed = {"rule": "TL001", "fixture": "TL001-a", "expectation": "slower", "speedup": 2.0, "slow_ms": 2.0,
+             "fast_ms": 1.0}
+    fails = {"rule": "TL113", "fixture": "TL113-b", "expectation": "fails", "slow_failure": "CompilationError: x"}
+    target = tmp_path / "h200.json"
+    target.write_text(json.dumps({**_run("NVIDIA H200", timed), "date": "2026-11-30"}))
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps(_run("NVIDIA H100 80GB HBM3", fails)))
+    with pytest.raises(SystemExit, match="device differ"):
+        merge(target, [run])
+    merge(target, [run], other_device=True)
+    merged = {row["fixture"]: row for row in json.loads(target.read_text())["results"]}
+    assert merged["TL113-b"]["device"] == "NVIDIA H100 80GB HBM3" and "device" not in merged["TL001-a"]
+    text = table(json.loads(target.read_text()))
+    assert "CompilationError: x (on NVIDIA H100 80GB HBM3, 2026-12-07)" in text and "2026-12-07 (" not in text
+    run.write_text(json.dumps(_run("NVIDIA H100 80GB HBM3", {**timed, "fixture": "TL001-c"})))
+    with pytest.raises(SystemExit, match="TL001-c are timed"):
+        merge(target, [run], other_device=True)
+
+
+def test_messages_name_the_card_a_failure_fixture_ran_on(monkeypatch):
+    from tritonlint import evidence
+
+    monkeypatch.setattr(evidence, "_provided", _run("NVIDIA H200", {
+        "rule": "TL113", "fixture": "TL113-b", "expectation": "fails", "slow_failure": "CompilationError: x",
+        "device": "NVIDIA H100 80GB HBM3", "torch": "2.11.0", "triton": "3.6.0", "date": "2026-12-07"}))
+    evidence.load.cache_clear()
+    try:
+        assert evidence.fixture_phrase("TL113-b") == "the slow fixture fails on H100 80GB HBM3: CompilationError: x"
+        assert evidence.measured_phrase("TL113") == "the slow fixture fails on H100 80GB HBM3: CompilationError: x"
+        assert evidence.evidence_section("TL113").endswith(
+            "slow side fails: CompilationError: x (on NVIDIA H100 80GB HBM3, torch 2.11.0, triton 3.6.0, 2026-12-07)")
+    finally:
+        evidence.load.cache_clear()

@@ -47,8 +47,15 @@ def results_for(rule_id: str) -> list[dict[str, Any]]:
     return [r for r in data["results"] if isinstance(r, dict) and r.get("rule") == rule_id]
 
 
-def _device(data: dict[str, Any]) -> str:
-    return str(data.get("device", "GPU")).removeprefix("NVIDIA ")
+def _device(data: dict[str, Any], row: dict[str, Any] | None = None) -> str:
+    """The card a row was measured on: its own where a failure fixture was run on another GPU (fixtures.merge
+    --other-device), else the table's."""
+    return str((row or {}).get("device") or data.get("device", "GPU")).removeprefix("NVIDIA ")
+
+
+def device_of(row: dict[str, Any]) -> str:
+    """The card a committed result row was measured on."""
+    return _device(load() or {}, row)
 
 
 def measured_phrase(rule_id: str, expectation: str | None = None) -> str:
@@ -58,7 +65,6 @@ def measured_phrase(rule_id: str, expectation: str | None = None) -> str:
     data = load()
     if data is None:
         return "not measured on a GPU yet"
-    device = _device(data)
     rows = [r for r in results_for(rule_id) if r.get("flagged", True)]
     for kind in [expectation] if expectation else ["slower", "fails", "same"]:
         chosen = [r for r in rows if r.get("expectation") == kind]
@@ -67,12 +73,13 @@ def measured_phrase(rule_id: str, expectation: str | None = None) -> str:
             if failing:
                 row = failing[0]
                 how = row.get("slow_failure") or f"relative error {row['slow_rel_err']:.3g}"
-                return f"the slow fixture fails on {device}: {how}"
+                return f"the slow fixture fails on {_device(data, row)}: {how}"
             continue
         timed = [r for r in chosen if isinstance(r.get("speedup"), (int, float))]
         if not timed:
             continue
         row = max(timed, key=lambda r: r["speedup"])
+        device = _device(data, row)
         if kind == "slower":
             return f"measured {row['speedup']:.2f}x slower on {device} in fixture {row['fixture']}"
         phrase = f"fixture {row['fixture']} on {device}: run time {row['speedup']:.2f}x that of the fixed kernel"
@@ -88,7 +95,7 @@ def fixture_phrase(fixture: str) -> str:
     row = next((r for r in (data or {}).get("results", []) if r.get("fixture") == fixture), None)
     if data is None or row is None:
         return "not measured on a GPU yet"
-    device = _device(data)
+    device = _device(data, row)
     if row.get("slow_failure"):
         return f"the slow fixture fails on {device}: {row['slow_failure']}"
     if not isinstance(row.get("speedup"), (int, float)):
@@ -128,7 +135,10 @@ def _gpu_section(rule_id: str) -> str:
         compile_note = ""
         if isinstance(row.get("slow_compile_s"), (int, float)) and isinstance(row.get("fast_compile_s"), (int, float)):
             compile_note = f"; first call (compile) {row['slow_compile_s']:.1f} s vs {row['fast_compile_s']:.1f} s"
-        lines.append(f"- {row.get('fixture')} ({shape}, {row.get('dtype')}): {outcome}{compile_note}")
+        elsewhere = ""
+        if row.get("device") and row["device"] != data.get("device"):
+            elsewhere = f" (on {row['device']}, torch {row.get('torch')}, triton {row.get('triton')}, {row.get('date')})"
+        lines.append(f"- {row.get('fixture')} ({shape}, {row.get('dtype')}): {outcome}{compile_note}{elsewhere}")
     return "\n".join(lines)
 
 

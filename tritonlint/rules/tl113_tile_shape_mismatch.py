@@ -52,7 +52,7 @@ def measured(case: str) -> str:
         return "Triton 3.6 checks it as it builds the kernel; no fixture measures this case"
     for row in evidence.results_for("TL113"):
         if row.get("fixture") == fixture and row.get("slow_failure"):
-            return f"fixture {fixture} fails on the GPU with {row['slow_failure']}"
+            return f"fixture {fixture} fails on {evidence.device_of(row)} with {row['slow_failure']}"
     return f"fixture {fixture} reproduces it; not measured on a GPU yet"
 
 
