@@ -269,19 +269,28 @@ def _unit_stride(flow: FunctionFlow, stride: ast.expr | None) -> bool:
     return value is None or isinstance(value, ast.Constant) and value.value == 1
 
 
-def _scaled(node: ast.AST) -> bool:
-    """A product of offsets and a number other than 0 and 1 (`offs_k[None, :] * 4`, `tl.arange(0, B) * 2`)."""
+def _offsets(flow: FunctionFlow, node: ast.AST, depth: int = 0) -> bool:
+    """Whether an expression holds offsets: a subscript, a `tl.arange`, or a local assigned once from one
+    (`p_offs = p_start + tl.arange(0, BLOCK_P)`)."""
+    return any(isinstance(n, ast.Subscript) or isinstance(n, ast.Call) and _text(n.func).endswith("arange")
+               or depth < 4 and isinstance(n, ast.Name) and (value := flow.single_value(n)) is not n
+               and _offsets(flow, value, depth + 1)
+               for n in walk(node))
+
+
+def _scaled(flow: FunctionFlow, node: ast.AST) -> bool:
+    """A product of offsets and a number other than 0 and 1 (`offs_k[None, :] * 4`, `tl.arange(0, B) * 2`,
+    `p_offs * 3` of `p_offs = p_start + tl.arange(0, BLOCK_P)`)."""
     return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and any(
         isinstance(side, ast.Constant) and isinstance(side.value, (int, float)) and side.value not in (0, 1)
-        and any(isinstance(n, ast.Subscript) or isinstance(n, ast.Call) and _text(n.func).endswith("arange")
-                for n in walk(other))
+        and _offsets(flow, other)
         for side, other in ((node.left, node.right), (node.right, node.left)))
 
 
 def _steps(flow: FunctionFlow, term: ast.expr, depth: int = 0) -> bool:
     """Whether an offset term scales its offsets (`_scaled`), also through the locals it reads, each assigned
-    once (`k_even = k + tl.arange(0, B // 2) * 2`, `k_odd = k_even + 1`: every second column)."""
-    if any(_scaled(node) for node in walk(term)):
+    once (`k_even = k + tl.arange(0, B // 2) * 2`, `k_odd = k_even + 1`: every second column; `n0 = p_offs * 3`)."""
+    if any(_scaled(flow, node) for node in walk(term)):
         return True
     return depth < 4 and any(
         (value := flow.single_value(name)) is not name and _steps(flow, value, depth + 1)
