@@ -79,7 +79,8 @@ KINDS = ("loop", "extent", "mask", "mode")  # most telling first
 _DTYPE_TEXT = re.compile(r"dtype|is_floating_point|element_size|itemsize", re.IGNORECASE)
 _KEY_WORD = re.compile(r"\bkeys?\b|\bkey=", re.IGNORECASE)
 _EXPLAINS = re.compile(r"\b(omit|left out|leave out|leaves out|not in|exclud|intentional|on purpose|bucket|avoid|"
-                       r"don'?t|do not|only|instead|because|since|fixed|constant)", re.IGNORECASE)
+                       r"don'?t|do not|only|instead|because|since|fixed|constant|same config|across shapes|once per|"
+                       r"changes? every|var(y|ies) (per|every))", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -801,24 +802,42 @@ def comments_by_line(text: str) -> dict[int, str]:
     return comments
 
 
+def _comment_block_above(comments: dict[int, str], lines: list[str], line: int) -> int:
+    """The first line of the block of comment-only lines that ends right above `line` (`line` where none)."""
+    above = line - 1
+    while above >= 1 and above in comments and lines[above - 1].lstrip().startswith("#"):
+        above -= 1
+    return above + 1
+
+
 def explaining_comment(model: ModuleModel, text: str, first_line: int, last_line: int, name: str,
-                       docstring: str | None = None) -> str | None:
+                       docstring: str | None = None, key_lines: tuple[int, int] | None = None,
+                       parameters: frozenset[str] = frozenset()) -> str | None:
     """A note about the key that names the argument or says why something is left out: the comments on the
     autotune call's lines, the comment block right above them (or comments among the three lines above),
     or the docstring of the function that builds the configs. A block counts as one note: authors spread
-    "empty key: every dim it sees (M, KV_N, steps) is data-dependent" over several lines."""
+    "empty key: every dim it sees (M, KV_N, steps) is data-dependent" over several lines. Comments on the
+    `key=` argument's own lines, or in the block right above it, are about the key without saying "key"
+    (`key=['N', 'K']  # NOT M! M varies per step`), and explain the arguments they name, or every one where
+    they name none of the kernel's `parameters` (not `block_size` where the note says why `topk` is left out)."""
     window = max(1, first_line - 3)
     lines = _LINE_BREAK.split(text)
-    notes = [docstring] if docstring else []
+    notes = [(docstring, False)] if docstring else []
     if "#" in "".join(lines[window - 1:last_line]):
         comments = model.memoized(("comments_by_line",), lambda: comments_by_line(text))
-        above = first_line - 1
-        while above >= 1 and above in comments and lines[above - 1].lstrip().startswith("#"):
-            above -= 1  # the comment block that ends on the line above the decorator
-        notes.append(" ".join(comments[line] for line in range(min(above + 1, window), last_line + 1) if line in comments))
-    word = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
-    for note in notes:
-        if note and _KEY_WORD.search(note) and (word.search(note) or _EXPLAINS.search(note)):
+        start = min(_comment_block_above(comments, lines, first_line), window)
+        notes.append((" ".join(comments[line] for line in range(start, last_line + 1) if line in comments), False))
+        if key_lines is not None:
+            start = _comment_block_above(comments, lines, key_lines[0])
+            notes.append((" ".join(comments[line] for line in range(start, key_lines[1] + 1) if line in comments), True))
+    def word(name: str) -> re.Pattern[str]:
+        return re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
+
+    for note, on_key in notes:
+        if not note or not (on_key or _KEY_WORD.search(note)):
+            continue
+        if word(name).search(note) or _EXPLAINS.search(note) and not (
+                on_key and any(word(other).search(note) for other in parameters - {name})):
             return note
     return None
 
@@ -1397,6 +1416,9 @@ class Omissions:
         self.launches = launches
         self.first_line = min([call.lineno] + [d.lineno for d in kernel.node.decorator_list])  # type: ignore[union-attr]
         self.last_line = call.end_lineno or call.lineno
+        key = next((kw.value for kw in call.keywords if kw.arg == "key"), None)
+        self.key_lines = (key.lineno, key.end_lineno or key.lineno) if key is not None else None
+        self.parameters = frozenset(param.name for param in kernel.params)
         self._follows: dict[str, bool | None] = {}
         self.configs_docstring = _factory_docstring(ctx.model, call)
         self.pinned = pinned_constexprs(ctx.model, kernel)
@@ -1493,9 +1515,11 @@ EXEMPTIONS: tuple[KeyExemption, ...] = (
     Exemption("pinned", "a constexpr the kernel pins to one value (`tl.static_assert(n == 4)`): it compiles "
               "for no other", lambda o, p: p.name in o.pinned),
     Exemption("explained", "an argument a note about the key explains: a comment on the autotune call's lines, "
-              "the comment block right above them, or the docstring of the function that builds the configs",
+              "the comment block right above them, or the docstring of the function that builds the configs; a "
+              "comment on the `key=` argument's own lines, or in the block right above it, needs not say \"key\", and "
+              "explains the arguments it names, or every one where it names none",
               lambda o, p: bool(explaining_comment(o.ctx.model, o.ctx.file.text, o.first_line, o.last_line, p.name,
-                                                   o.configs_docstring))),
+                                                   o.configs_docstring, o.key_lines, o.parameters))),
 )
 
 
