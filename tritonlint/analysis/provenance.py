@@ -701,6 +701,9 @@ class Provenance:
             return Origin("content", text, tensor=read)
         if isinstance(func, ast.Name) and func.id in ("min", "max") and func.id not in model.local_names:
             parts = tuple(self.origin(a, depth + 1) for a in node.args)
+            counts = [p for p in parts if p.kind not in ("literal", "constant")]
+            if func.id == "max" and len(counts) == 1 and len(parts) == 2:
+                return replace(counts[0], text=text)  # `max(1, n)`: a floor leaves the count what it is
             if func.id == "min" and any(p.kind in ("literal", "constant") for p in parts):
                 return Origin("bounded", text, parts=parts)
             return Origin("product" if func.id == "max" else "bounded", text, parts=parts)
@@ -1023,7 +1026,10 @@ def large_count(origin: Origin) -> str | None:
     # The row count of a tensor flattened to rows is one by its making: a `_size` name only styles it (`m_size, k_size =
     # x.view(-1, x.shape[-1]).shape`), where other model words (`hidden`, `batch`) still say what it counts.
     flattened = origin.kind == "shape" and origin.rows
-    if any(_MODEL_WORDS.search(n) and not (flattened and _STYLED_SIZE.search(n)) or _SMALL_WORDS.search(n)
+    # The row count of a tensor flattened to rows, by its making: a name of a few sequences (`n_seq = x.numel() //
+    # in_f`) does not make it small.
+    rows = flattened or origin.kind == "cdiv" and origin.rows
+    if any(_MODEL_WORDS.search(n) and not (flattened and _STYLED_SIZE.search(n)) or _SMALL_WORDS.search(n) and not rows
            for n in origin.names):
         return None
     if origin.kind == "numel":
