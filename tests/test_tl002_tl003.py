@@ -490,6 +490,23 @@ def test_tl002_message_names_the_value_its_origin_and_the_loop(rules):
     assert finding.notes[0].startswith("`b_s` is computed at line 13 from a tl.dot result")
 
 
+@pytest.mark.parametrize("feed, severity", [
+    ("b_h = tl.dot(b_sT, b_v.to(tl.float16), b_h)", "info"),  # the first operand through a local and a cast
+    ("b_h = tl.dot(b_v.to(tl.float16), b_sT, b_h)", "warning"),  # ... the second: folds away, not reported
+    ("b_h = tl.dot(b_sT, b_v.to(tl.float16), b_h)\n        b_h += b_sT", "warning"),  # also in arithmetic
+])
+def test_tl002_first_operand_through_local_names_is_the_first_operand(rules, feed, severity):
+    # x43e: `PT = tl.trans(P); PT = PT.to(tl.float16); dv += tl.dot(PT, dO)` is the measured first-operand case
+    code = CHUNK_STATE.replace(
+        "b_h += tl.trans(tl.dot(b_k, b_v))",
+        "b_s = tl.dot(b_k, b_v)\n        b_sT = tl.trans(b_s)\n        b_sT = b_sT.to(tl.float16)\n        " + feed)
+    found = _codes(lint_code(code, rules, select=["TL002"]), "TL002")
+    if "tl.dot(b_v" in feed:
+        assert found == []
+    else:
+        assert [d.severity for d in found] == [severity]
+
+
 def test_tl002_reports_the_loop_in_which_the_value_changes(rules):
     # b_s is copied inside the inner loop but computed in the outer one: the transpose moves out of the
     # inner loop and runs once per outer iteration

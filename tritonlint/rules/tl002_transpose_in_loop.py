@@ -317,18 +317,24 @@ def transposes_computed_tile(ctx: MatchContext) -> Verdict | None:
         return None  # no current Triton compiles the kernel (TL103 reports it): a layout change is moot
     value, source = _describe_value(flow, operand, origin)
     variables = {"value": value, "origin": source, "loop": describe_loop(loop)}
-    if _only_first_operand(ctx.model, flow, node):  # type: ignore[arg-type]
+    if _only_first_operand(ctx.model, flow, node, loop):  # type: ignore[arg-type]
         # Measured apart: a transposed dot-derived tile fed straight into tl.dot's first operand costs less.
         return Verdict(vars={**variables, "measured": evidence.fixture_phrase(FIRST_OPERAND)}, severity="info")
     return Verdict(vars={**variables, "measured": evidence.fixture_phrase(COMPUTED_TILE)})
 
 
-def _only_first_operand(model: ModuleModel, flow: FunctionFlow, node: ast.expr) -> bool:
-    """The transposed value goes, through casts only, straight into the first operand of a tl.dot."""
+def _only_first_operand(model: ModuleModel, flow: FunctionFlow, node: ast.expr, loop: Loop, depth: int = 0) -> bool:
+    """The transposed value goes, through casts and local names only (`pT = tl.trans(p)`, `pT = pT.to(tl.float16)`),
+    into the first operand of a tl.dot at each of its uses in the loop."""
     node, parent = _through_casts(model, flow, node)
     if isinstance(parent, ast.keyword):
         call = flow.parents.get(id(parent))
         return isinstance(call, ast.Call) and model.qualify(call.func) in DOTS and parent.arg in FIRST_OPERAND_KEYWORDS
+    if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name) \
+            and parent.value is node and depth < 4:
+        definition = flow.definition_at(parent, parent.targets[0].id)
+        uses = [use for use in flow.uses_of(definition) if flow.inside(use, loop)] if definition is not None else []
+        return bool(uses) and all(_only_first_operand(model, flow, use, loop, depth + 1) for use in uses)
     return isinstance(parent, ast.Call) and model.qualify(parent.func) in DOTS and bool(parent.args) \
         and parent.args[0] is node
 
