@@ -1054,9 +1054,12 @@ class PaddedLanes:
                                         depth + 1, as_text)
         if as_text and isinstance(mask, ast.Compare) and len(mask.ops) == 1 and isinstance(mask.left, ast.Name):
             # `cols_a < N` and `cols_b < N` with both names bound to `start + tl.arange(0, B)`: the same lanes
+            # (through the broadcasts of the value: `q_offs = start + tl.arange(0, B)[:, None]` against `offs_m =
+            # start + tl.arange(0, B)`)
             index = self.flow.single_value(mask.left)
             if index is not mask.left:
-                return [mask, ast.Compare(left=index, ops=mask.ops, comparators=mask.comparators)]
+                return [mask, *self._conjunct_nodes(ast.Compare(left=index, ops=mask.ops, comparators=mask.comparators),
+                                                    depth + 1, as_text)]
         value = self.flow.single_value(mask)
         if value is not mask:
             return self._conjunct_nodes(value, depth + 1, as_text) + ([mask] if as_text else [])
