@@ -16,13 +16,25 @@ from tritonlint.analysis.triton_versions import Version, table
 from tritonlint.walk import walk
 
 
-def _literal(value: ast.expr | None) -> bool:
-    """A number, or arithmetic of numbers (`-1e4`, `2 ** 31 - 1`)."""
+# Numbers of the standard library's math module, and its functions of numbers (`math.log2(math.e)`): a float.
+MATH_CONSTANTS = frozenset(f"math.{n}" for n in ("pi", "e", "tau", "inf"))
+MATH_FUNCTIONS = frozenset(f"math.{n}" for n in ("sqrt", "log", "log2", "log10", "exp", "exp2", "pow", "cos", "sin",
+                                                  "tan", "atan", "erf", "lgamma"))
+
+
+def _literal(model: ModuleModel, value: ast.expr | None) -> bool:
+    """A number, arithmetic of numbers (`-1e4`, `2 ** 31 - 1`), or the math module's of them (`math.sqrt(2.0 /
+    math.pi)`, `math.log2(math.e)`)."""
     if isinstance(value, ast.Constant):
         return isinstance(value.value, (int, float)) and not isinstance(value.value, bool)
     if isinstance(value, ast.UnaryOp):
-        return _literal(value.operand)
-    return isinstance(value, ast.BinOp) and _literal(value.left) and _literal(value.right)
+        return _literal(model, value.operand)
+    if isinstance(value, ast.Attribute):
+        return model.qualify(value) in MATH_CONSTANTS
+    if isinstance(value, ast.Call):
+        return model.qualify(value.func) in MATH_FUNCTIONS and bool(value.args) and not value.keywords \
+            and all(_literal(model, arg) for arg in value.args)
+    return isinstance(value, ast.BinOp) and _literal(model, value.left) and _literal(model, value.right)
 
 
 def literal_globals(model: ModuleModel) -> dict[str, tuple[str, ast.expr]]:
@@ -41,7 +53,7 @@ def literal_globals(model: ModuleModel) -> dict[str, tuple[str, ast.expr]]:
                 name, value, form = statement.target.id, statement.value, "annotated"
             else:
                 continue
-            if model.assignments.get(name) is value and _literal(value):
+            if model.assignments.get(name) is value and _literal(model, value):
                 found[name] = (form, value)
         return found
     return model.memoized(("literal-globals",), collect)
