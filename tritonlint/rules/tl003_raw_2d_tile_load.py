@@ -247,6 +247,18 @@ def _removed_by_descriptors(model: ModuleModel, function: JitFunction) -> str | 
         or refused_in_kernel(model, node, first))
 
 
+def _callers_removed_by_descriptors(model: ModuleModel, function: JitFunction) -> bool:
+    """A jit helper launched nowhere whose every caller in the module is a kernel that the first Triton with
+    tensor descriptors cannot compile (`_removed_by_descriptors`, through its other helpers: a GEMM tile helper
+    called by a kernel that also calls a `tl.libdevice` GELU)."""
+    if function.node is None or launches_of(model, function):
+        return False
+    callers = [caller for caller in model.functions if caller is not function and caller.node is not None
+               and any(isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == function.name
+                       for call in walk(caller.node))]
+    return bool(callers) and all(_removed_by_descriptors(model, caller) for caller in callers)
+
+
 def _imports_jax_triton(model: ModuleModel) -> bool:
     return any("jax_triton" in qualified.split(".") for qualified in model.imports.values())
 
@@ -290,7 +302,7 @@ def raw_2d_tile_load(ctx: MatchContext) -> Verdict | None:
         return None  # interleaved components: no box of a descriptor holds the tile
     if not varies_in(flow, pointer, loop) or not feeds_dot(ctx.model, flow, call, loop) \
             or has_descriptor_path(ctx.model, flow, call) or launched_as_fallback(ctx.model, function) \
-            or _removed_by_descriptors(ctx.model, function) \
+            or _removed_by_descriptors(ctx.model, function) or _callers_removed_by_descriptors(ctx.model, function) \
             or any(exemption.applies(ctx.model, function) for exemption in EXEMPTIONS):
         return None
     twins = _same_pointer_loads(ctx.model, flow, call, loop)
