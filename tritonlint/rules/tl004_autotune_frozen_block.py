@@ -122,7 +122,7 @@ def grid_info(ctx: MatchContext, launch: LaunchSite, host: HostScope) -> GridInf
     grid: ast.expr | None = launch.grid
     editable: ast.expr | None = grid
     if isinstance(grid, ast.Name):
-        value = host.value_of(grid.id)
+        value = host.value_reaching(grid.id, launch.node.lineno)  # `grid = ...` rebound for each launch
         definition = host.function_def(grid.id)
         if definition is not None:
             returns = [n.value for n in walk(definition) if isinstance(n, ast.Return) and n.value is not None]
@@ -245,7 +245,7 @@ def frozen_grid(ctx: MatchContext, kernel: JitFunction, launch: LaunchSite, host
         expressions = [(axis, True)]
         for node in walk(axis):  # follow local names one level: n_blocks = triton.cdiv(n, BLOCK)
             if isinstance(node, ast.Name) and node.id != info.meta_param:
-                value = host.value_of(node.id)
+                value = host.value_reaching(node.id, launch.node.lineno)
                 if value is not None and host.node is not None and node.id in host.values:
                     expressions.append((value, False))
         covered = _meta_keys(axis, info.meta_param)
