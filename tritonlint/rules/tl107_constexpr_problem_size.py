@@ -260,6 +260,8 @@ def _backing(provenance: Provenance, launch: LaunchSite, param: str, origin: Ori
     host = provenance.host
     received = [leaf for leaf in leaves if is_received(host, leaf.tensor)]
     varlen = any(_VARLEN.search(p) for p in parameter_names(host.node))
+    if origin.kind == "cdiv" and origin.rows:  # `M = x.numel() // N` with `N = x.shape[-1]`
+        return f"it counts the rows of `{origin.parts[0].tensor}`: its element count over its last dimension", True
     for leaf in leaves:
         if leaf.kind == "shape" and leaf.rows:
             return f"it counts the rows of `{leaf.tensor}` flattened to rows", True
