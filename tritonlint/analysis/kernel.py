@@ -54,6 +54,18 @@ def touches_memory(model: ModuleModel, body: list[ast.stmt], depth: int = 2,
     return direct(body) or any(direct(helper.body) for helper in called_helpers(model, body, depth))
 
 
+def jit_callers(model: ModuleModel, function: JitFunction) -> list[JitFunction]:
+    """The other jit functions of this module that call `function` by name (memoized per module)."""
+    def index() -> dict[str, list[JitFunction]]:
+        found: dict[str, list[JitFunction]] = {}
+        for caller in model.functions:
+            if caller.node is not None:
+                for name in dict.fromkeys(call.func.id for call in calls_in(caller.node) if isinstance(call.func, ast.Name)):
+                    found.setdefault(name, []).append(caller)
+        return found
+    return [caller for caller in model.memoized(("jit-callers",), index).get(function.name, []) if caller is not function]
+
+
 def with_helpers(model: ModuleModel, node: ast.FunctionDef, depth: int = 2) -> list[ast.FunctionDef]:
     """The function and the jit helpers of this module it calls by name, `depth` calls deep."""
     return [node, *called_helpers(model, [node], depth)]

@@ -276,14 +276,20 @@ def used_in_registers(model: ModuleModel, flow: FunctionFlow, node: ast.expr, lo
             return False
         method_call = flow.parents.get(id(parent))
         return not (transpose_operand(model, parent) is node or transpose_operand(model, method_call) is node)
-    if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name) \
-            and parent.value is node:
-        definition = flow.definition_at(parent, parent.targets[0].id)
-        if definition is None or depth >= 4:
-            return False
-        uses = [use for use in flow.uses_of(definition) if flow.inside(use, loop)]
-        return any(used_in_registers(model, flow, use, loop, depth + 1) for use in uses)
+    uses = _assigned_uses(flow, node, parent, loop)
+    if uses is not None:
+        return depth < 4 and any(used_in_registers(model, flow, use, loop, depth + 1) for use in uses)
     return not isinstance(parent, (ast.Return, ast.Tuple, ast.List))
+
+
+def _assigned_uses(flow: FunctionFlow, node: ast.expr, parent: ast.AST | None, loop: Loop) -> list[ast.expr] | None:
+    """Where `parent` assigns `node` to a local name (`pT = tl.trans(p)`): the uses, inside `loop`, that this
+    assignment reaches (empty where the flow does not show it). None for any other parent."""
+    if not (isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name)
+            and parent.value is node):
+        return None
+    definition = flow.definition_at(parent, parent.targets[0].id)
+    return [use for use in flow.uses_of(definition) if flow.inside(use, loop)] if definition is not None else []
 
 
 @condition("transposes-computed-tile", provides=("value", "origin", "loop"), prefilter=mentions_dot,
@@ -330,11 +336,9 @@ def _only_first_operand(model: ModuleModel, flow: FunctionFlow, node: ast.expr, 
     if isinstance(parent, ast.keyword):
         call = flow.parents.get(id(parent))
         return isinstance(call, ast.Call) and model.qualify(call.func) in DOTS and parent.arg in FIRST_OPERAND_KEYWORDS
-    if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name) \
-            and parent.value is node and depth < 4:
-        definition = flow.definition_at(parent, parent.targets[0].id)
-        uses = [use for use in flow.uses_of(definition) if flow.inside(use, loop)] if definition is not None else []
-        return bool(uses) and all(_only_first_operand(model, flow, use, loop, depth + 1) for use in uses)
+    uses = _assigned_uses(flow, node, parent, loop)
+    if uses is not None:
+        return depth < 4 and bool(uses) and all(_only_first_operand(model, flow, use, loop, depth + 1) for use in uses)
     return isinstance(parent, ast.Call) and model.qualify(parent.func) in DOTS and bool(parent.args) \
         and parent.args[0] is node
 

@@ -37,7 +37,7 @@ from tritonlint.analysis.flow import (
 )
 from tritonlint.analysis.indexing import Indices, load_pointer
 from tritonlint.analysis.jit_globals import refused_in_kernel
-from tritonlint.analysis.kernel import calls_dot, launches_of, mentions_dot, with_helpers
+from tritonlint.analysis.kernel import calls_dot, jit_callers, launches_of, mentions_dot, with_helpers
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.analysis.names import last_name
 from tritonlint.analysis.triton_names import DESCRIPTOR_LOADS, DOT_OPERANDS, DOTS, KERNEL_DESCRIPTORS, LOADS, TL
@@ -253,9 +253,7 @@ def _callers_removed_by_descriptors(model: ModuleModel, function: JitFunction) -
     called by a kernel that also calls a `tl.libdevice` GELU)."""
     if function.node is None or launches_of(model, function):
         return False
-    callers = [caller for caller in model.functions if caller is not function and caller.node is not None
-               and any(isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == function.name
-                       for call in walk(caller.node))]
+    callers = jit_callers(model, function)
     return bool(callers) and all(_removed_by_descriptors(model, caller) for caller in callers)
 
 

@@ -830,16 +830,18 @@ def explaining_comment(model: ModuleModel, text: str, first_line: int, last_line
         if key_lines is not None:
             start = _comment_block_above(comments, lines, key_lines[0])
             notes.append((" ".join(comments[line] for line in range(start, key_lines[1] + 1) if line in comments), True))
-    def word(name: str) -> re.Pattern[str]:
-        return re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
-
     for note, on_key in notes:
         if not note or not (on_key or _KEY_WORD.search(note)):
             continue
-        if word(name).search(note) or _EXPLAINS.search(note) and not (
-                on_key and any(word(other).search(note) for other in parameters - {name})):
+        if _names(note, name) or _EXPLAINS.search(note) and not (
+                on_key and any(_names(note, other) for other in parameters - {name})):
             return note
     return None
+
+
+def _names(text: str, name: str) -> bool:
+    """`text` holds `name` as a word of its own."""
+    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", text) is not None
 
 
 def _never_true(test: ast.expr) -> bool:
