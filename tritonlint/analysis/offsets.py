@@ -274,12 +274,25 @@ class OffsetWidths:
         return None
 
     def _quotient_scaled_back(self, derived: ast.expr, multiplier: ast.expr) -> bool:
-        """`(x // d) * m` with m's factors among d's (`n = offs // (C * HW)` times `C`): at most x, an index the
-        kernel already forms, whose own products are judged where they are made."""
-        quotient = self.flow.single_value(derived)
-        if not (isinstance(quotient, ast.BinOp) and isinstance(quotient.op, ast.FloorDiv)):
-            return False
-        return not Counter(self._factors(multiplier, 0)) - Counter(self._factors(quotient.right, 0))
+        """`(x // d) * m` with m's factors among d's (`n = offs // (C * HW)` times `C`, also one factor at a time:
+        `row * M * m0` with `row = offs // (m0 * M)`): at most x, an index the kernel already forms, whose own
+        products are judged where they are made."""
+        operands = self._operands(derived, 0)
+        for quotient_at, operand in enumerate(operands):
+            quotient = self.flow.single_value(operand)
+            if isinstance(quotient, ast.BinOp) and isinstance(quotient.op, ast.FloorDiv):
+                scale = self._factors(multiplier, 0) + [
+                    factor for at, other in enumerate(operands) if at != quotient_at for factor in self._factors(other, 0)]
+                if not Counter(scale) - Counter(self._factors(quotient.right, 0)):
+                    return True
+        return False
+
+    def _operands(self, expr: ast.expr, depth: int) -> list[ast.expr]:
+        """A product's operands, names read through their single assignment; the expression alone otherwise."""
+        value = self.flow.single_value(expr) if depth < 8 else expr
+        if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult):
+            return self._operands(value.left, depth + 1) + self._operands(value.right, depth + 1)
+        return [expr]
 
     def _factors(self, expr: ast.expr, depth: int) -> list[str]:
         """The texts of a product's factors, names read through their single assignment."""
