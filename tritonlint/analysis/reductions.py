@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import math
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -25,6 +26,10 @@ from tritonlint.analysis.indexing import Indices, arange_end, broadcast_axis, lo
 from tritonlint.analysis.model import PROGRAM_ID, ModuleModel, program_id_axis
 from tritonlint.analysis.triton_names import TL, UNARY_MATH
 from tritonlint.walk import walk
+
+# Words of a launch switch that says whether there is padding (`EVEN_K`, `HAS_TAIL`, `USE_MASK`): see
+# _Evaluation._under_launch_switch.
+_PADDING_SWITCH = re.compile(r"even|divisible|pad|mask|bound|full|tail|rem|partial|last|check", re.IGNORECASE)
 
 # Value classes of a padded lane. FINITE is real data or a finite constant; UNDEF a missing `other`.
 ZERO, NEG_INF, POS_INF, FINITE, UNDEF, UNKNOWN = "0", "-inf", "+inf", "finite", "undefined", "unknown"
@@ -380,6 +385,9 @@ class PaddedLanes:
         self._signed: dict[int, bool] = {}  # per factor expression, as _flows
         self._products: dict[int, ast.expr] = {}  # per tl.dot: the product it sums along K, `a * b`
         self._calls: list[ast.Call] | None = None  # see calls_among
+        # Per load: runtime switches (`if is_causal:`) whose re-masking the lanes were judged without, as the
+        # launches that pass the other value run the kernel (see _Evaluation._launch_switch).
+        self.switches: dict[int, set[tuple[str, bool]]] = {}
 
     # ---- where the lanes go --------------------------------------------------------------------------
     def forward(self, load: ast.Call) -> Flow:
@@ -1863,12 +1871,35 @@ class _Evaluation:
         definitions = frozenset(d for d in definitions if not self._skipped_with_the_load(d, name))
         if not definitions:
             return REAL  # a global or a builtin
-        results = [r for r in (self._definition(d, depth) for d in definitions) if r is not None]
+        pairs = [(d, r) for d in definitions if (r := self._definition(d, depth)) is not None]
+        switches = {id(d): switch for d, r in pairs if UNKNOWN in r.classes and (switch := self._launch_switch(d))}
+        if len(switches) < len(pairs):  # the launches that do not take a switch see the other definitions only
+            pairs = [(d, r) for d, r in pairs if id(d) not in switches]
+            self.analysis.switches.setdefault(id(self.load), set()).update(switches.values())
+        results = [r for _, r in pairs]
         tainted = [r for r in results if r.tainted]
         chosen = tainted or results
         if not chosen:
             return Lanes(frozenset())  # only the value carried around a loop: its other definitions decide
         return Lanes(frozenset().union(*(r.classes for r in chosen)), bool(tainted))
+
+    def _launch_switch(self, definition: Definition) -> tuple[str, bool] | None:
+        """The parameter and the value of it that runs the definition, where the definition is made inside an
+        `if` on a runtime kernel parameter alone (`if is_causal:`, `if not causal:`): a launch chooses whether it
+        runs, so the launches that pass the other value read the name's other definitions. Not a switch whose
+        name speaks of padding or bounds (`if not even_k:`, `if has_tail:`), which launches set exactly where
+        there is padding to mask; nor a constexpr one, judged per compilation (tl108_masked_load_padding)."""
+        child: ast.AST | None = definition.stmt
+        statement = self.flow.parents.get(id(child))
+        while statement is not None and not isinstance(statement, ast.If):
+            child, statement = statement, self.flow.parents.get(id(statement))
+        if statement is None:
+            return None
+        name, taken = _polarity(statement.test)
+        params = {a.arg for a in self.flow.function.args.args}
+        if name not in params - self.analysis.indices.constexprs or _PADDING_SWITCH.search(name):
+            return None
+        return name, taken if child in statement.body else not taken
 
     def _past_start(self, name: ast.Name, definitions: frozenset[Definition]) -> frozenset[Definition]:
         """A running maximum started at -inf (a minimum at +inf) and updated in a loop (`m = -inf`, then `m =

@@ -95,9 +95,13 @@ def masked_load_padding(ctx: MatchContext) -> Verdict | None:
     other = load_argument(call, 2, "other")
     if other is not None and constant_class(other) is None:
         return None  # a computed fill: not judged
-    verdict = _judged(ctx, call, _analysis(ctx), function.node)
+    analysis = _analysis(ctx)
+    verdict = _judged(ctx, call, analysis, function.node)
     if verdict is None:
         return _judged_per_flag(ctx, call)
+    for switch, taken in sorted(analysis.switches.get(id(call), ())):
+        verdict.notes.append(f"Shown for the launches that pass `{switch}` = {not taken}: the branch on `{switch}` that "
+                             "re-masks the value is skipped there.")
     # Each compilation a re-masking flag makes, and whether it reads these lanes wrong (its copy of the load judged).
     compiled = [(special, (twin := special.calls.get(_position(call))) is not None
                  and _judged(ctx, twin, special.analysis, special.node, special.whole) is not None)
