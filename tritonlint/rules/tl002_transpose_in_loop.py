@@ -32,11 +32,14 @@ from tritonlint.analysis.triton_names import (
     DOTS,
     EFFECTS,
     FIRST_OPERAND_KEYWORDS,
+    IDEMPOTENT_ATOMICS,
     INDEX_CALLS,
     LOADS,
+    NON_IDEMPOTENT_ATOMICS,
     REDUCTIONS,
     RESHAPE_OR_REDUCE_METHODS,
     RESHAPES,
+    STORES,
     TL,
 )
 from tritonlint.analysis.triton_versions import table
@@ -265,12 +268,12 @@ def used_in_registers(model: ModuleModel, flow: FunctionFlow, node: ast.expr, lo
         name = model.qualify(call.func) if isinstance(call, ast.Call) else None
         if name in DOTS:
             return parent.arg in FIRST_OPERAND_KEYWORDS
-        return name != f"{TL}.store"
+        return not (isinstance(call, ast.Call) and _writes_memory(model, call))
     if isinstance(parent, ast.Call):
         name = model.qualify(parent.func)
         if name in DOTS:
             return bool(parent.args) and parent.args[0] is node
-        return not (name == f"{TL}.store" or transpose_operand(model, parent) is node)
+        return not (_writes_memory(model, parent) or transpose_operand(model, parent) is node)
     if isinstance(parent, ast.Attribute):  # x.T, or x.trans() / x.permute(1, 0): transposed back
         if parent.attr in ("dtype", "shape"):
             return False
@@ -280,6 +283,15 @@ def used_in_registers(model: ModuleModel, flow: FunctionFlow, node: ast.expr, lo
     if uses is not None:
         return depth < 4 and any(used_in_registers(model, flow, use, loop, depth + 1) for use in uses)
     return not isinstance(parent, (ast.Return, ast.Tuple, ast.List))
+
+
+def _writes_memory(model: ModuleModel, call: ast.Call) -> bool:
+    """A store in any form: `tl.store`, a descriptor's `store` (`desc.store(offs, x)`, also `store_reduce=`), an
+    atomic (its value takes the pointer tile's layout). Each converts the value's layout anyway."""
+    name = model.qualify(call.func)
+    if name is None:
+        return isinstance(call.func, ast.Attribute) and call.func.attr == "store"
+    return name in STORES or name in NON_IDEMPOTENT_ATOMICS or name in IDEMPOTENT_ATOMICS
 
 
 def _assigned_uses(flow: FunctionFlow, node: ast.expr, parent: ast.AST | None, loop: Loop) -> list[ast.expr] | None:
