@@ -379,6 +379,27 @@ def passed_at_every_launch(model: ModuleModel, kernel: JitFunction, name: str,
     return value if len(found) == 1 else None
 
 
+def one_block_at_every_launch(model: ModuleModel, kernel: JitFunction, block: str, count: str,
+                              project: Project | None = None) -> bool:
+    """Every launch of `kernel` (`kernel_launches`) passes for `block` the value it passes for `count`, or
+    `triton.next_power_of_2` of it (`BLOCK_D=triton.next_power_of_2(d_head)` beside `d_head`), read through single
+    local assignments: one block covers the count, so `range(0, count, block)` runs once. There is at least one
+    such launch."""
+    launches = kernel_launches(model, kernel, project)
+    for host, launch in launches:
+        values = bind_launch(host, launch, kernel).values
+        if block not in values or count not in values:
+            return False
+        scope = HostScope.of(host, launch.scope)
+        width = _root(scope, values[block])
+        if isinstance(width, ast.Call) and len(width.args) == 1 and not width.keywords \
+                and host.qualify(width.func) == "triton.next_power_of_2":
+            width = _root(scope, width.args[0])
+        if ast.unparse(width) != ast.unparse(_root(scope, values[count])):
+            return False
+    return bool(launches)
+
+
 def whole_blocks_at_every_launch(model: ModuleModel, kernel: JitFunction, block: str, count: str,
                                  project: Project | None = None) -> bool:
     """Every launch of `kernel` (`kernel_launches`) passes for `count` a product with a factor that the integer it

@@ -35,8 +35,9 @@ from tritonlint.analysis.flow import (
     flow_of,
     varies_in,
 )
-from tritonlint.analysis.indexing import Indices, load_pointer
+from tritonlint.analysis.indexing import Indices, load_pointer, range_arguments
 from tritonlint.analysis.jit_globals import refused_in_kernel
+from tritonlint.analysis.launches import one_block_at_every_launch
 from tritonlint.analysis.kernel import calls_dot, jit_callers, launches_of, mentions_dot, with_helpers
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.analysis.names import last_name
@@ -296,6 +297,8 @@ def raw_2d_tile_load(ctx: MatchContext) -> Verdict | None:
     if index.rank != 2 or index.axes != frozenset({0, 1}) or not index.regular:
         return None
     loop = loops[0]
+    if _runs_once(ctx, function, loop):
+        return None  # nothing streamed by this loop; the loop around it holds the tile through it
     if no_contiguous_axis(flow, pointer, indices):
         return None  # interleaved components: no box of a descriptor holds the tile
     if not varies_in(flow, pointer, loop) or not feeds_dot(ctx.model, flow, call, loop) \
@@ -320,6 +323,20 @@ def raw_2d_tile_load(ctx: MatchContext) -> Verdict | None:
     return Verdict(vars={"tile": tile, "loop": describe_loop(loop), "target": f"sm_{ctx.target}"},
                    data={"layout": layout, "call": call, "loop": loop, "outer": loops[1:]},
                    related=[ctx.file.span_of(t) for t in twins], notes=notes)
+
+
+def _runs_once(ctx: MatchContext, function: JitFunction, loop: Loop) -> bool:
+    """`for d in range(0, d_head, BLOCK_D)` where every launch passes `BLOCK_D=triton.next_power_of_2(d_head)`
+    beside `d_head` (or the same value): one block covers the count, so the loop runs once (a course attention's
+    head-dimension loop)."""
+    args = range_arguments(ctx.model, loop.iter) if isinstance(loop, ast.For) else None
+    if not args or len(args) != 3 or not (isinstance(args[0], ast.Constant) and args[0].value == 0) \
+            or not all(isinstance(arg, ast.Name) for arg in args[1:]):
+        return False
+    count, block = args[1].id, args[2].id  # type: ignore[attr-defined]
+    if block not in function.constexprs or count not in {param.name for param in function.params}:
+        return False
+    return one_block_at_every_launch(ctx.model, function, block, count, ctx.project)
 
 
 def _representative(loads: list[ast.Call]) -> ast.Call:
