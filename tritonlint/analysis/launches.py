@@ -385,19 +385,28 @@ def one_block_at_every_launch(model: ModuleModel, kernel: JitFunction, block: st
     `triton.next_power_of_2` of it (`BLOCK_D=triton.next_power_of_2(d_head)` beside `d_head`), read through single
     local assignments: one block covers the count, so `range(0, count, block)` runs once. There is at least one
     such launch."""
-    launches = kernel_launches(model, kernel, project)
-    for host, launch in launches:
-        values = bind_launch(host, launch, kernel).values
-        if block not in values or count not in values:
-            return False
-        scope = HostScope.of(host, launch.scope)
+    bound = _binding_both(model, kernel, (block, count), project)
+    for host, _, scope, values in bound or ():
         width = _root(scope, values[block])
         if isinstance(width, ast.Call) and len(width.args) == 1 and not width.keywords \
                 and host.qualify(width.func) == "triton.next_power_of_2":
             width = _root(scope, width.args[0])
         if ast.unparse(width) != ast.unparse(_root(scope, values[count])):
             return False
-    return bool(launches)
+    return bool(bound)
+
+
+def _binding_both(model: ModuleModel, kernel: JitFunction, names: tuple[str, str], project: Project | None
+                  ) -> list[tuple[ModuleModel, LaunchSite, HostScope, dict[str, ast.expr]]] | None:
+    """Each launch of `kernel` with its module, host scope and bound values, where every launch passes both
+    parameters `names`; None where one does not."""
+    found = []
+    for host, launch in kernel_launches(model, kernel, project):
+        values = bind_launch(host, launch, kernel).values
+        if not all(name in values for name in names):
+            return None
+        found.append((host, launch, HostScope.of(host, launch.scope), values))
+    return found
 
 
 def whole_blocks_at_every_launch(model: ModuleModel, kernel: JitFunction, block: str, count: str,
@@ -407,12 +416,8 @@ def whole_blocks_at_every_launch(model: ModuleModel, kernel: JitFunction, block:
     blocks; or passes the block's own expression as a factor of the count, also as a dimension of the tensor whose
     `numel()` it passes (`data = data.reshape(rows, groups, group_size)`, `data.numel()` with `group_size`).
     There is at least one such launch."""
-    launches = kernel_launches(model, kernel, project)
-    for host, launch in launches:
-        values = bind_launch(host, launch, kernel).values
-        if block not in values or count not in values:
-            return False
-        scope = HostScope.of(host, launch.scope)
+    bound = _binding_both(model, kernel, (block, count), project)
+    for _, launch, scope, values in bound or ():
         evaluator = scope.evaluator()
         factors = _factors(_root(scope, values[count]))
         dividing = [divisor for multiple, divisor in _asserted_multiples(scope, launch.line)
@@ -431,7 +436,7 @@ def whole_blocks_at_every_launch(model: ModuleModel, kernel: JitFunction, block:
         if not any((f := evaluator.evaluate(factor)) is not None and f.value % width.value == 0
                    for factor in factors + dividing):
             return False
-    return bool(launches)
+    return bool(bound)
 
 
 def _asserted_multiples(scope: HostScope, line: int) -> list[tuple[ast.expr, ast.expr]]:
