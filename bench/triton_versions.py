@@ -80,6 +80,20 @@ for name in ("triton.set_allocator",):
 for name in ("make_tensor_descriptor", "make_block_ptr", "advance", "_experimental_descriptor_load",
              "_experimental_descriptor_store", "_experimental_make_tensor_descriptor", "libdevice"):
     record(f"tl.{name}", lambda name=name: need(has(tl, name), f"module 'triton.language' has no attribute '{name}'"))
+for name in ("experimental_device_tensormap_create1d", "experimental_device_tensormap_create2d",
+             "experimental_tensormap_fenceproxy_acquire"):
+    record(f"tl.extra.cuda.{name}", lambda name=name: need(
+        has(importlib.import_module("triton.language.extra.cuda"), name),
+        f"module 'triton.language.extra.cuda' has no attribute '{name}'"))
+
+def driver_defines(name):  # the NVIDIA driver's utils are built for a GPU: read its source on the CPU
+    import importlib.util
+    spec = importlib.util.find_spec("triton.backends.nvidia.driver")
+    need(spec is not None and spec.origin is not None and name in open(spec.origin).read(),
+         f"the NVIDIA driver's utils have no attribute '{name}'")
+
+for name in ("fill_1d_tma_descriptor", "fill_2d_tma_descriptor"):
+    record(f"driver.active.utils.{name}", lambda name=name: driver_defines(name))
 import inspect
 record("tl.dot docstring: allow_tf32 *Deprecated*",
        lambda: need("allow_tf32: *Deprecated" in (inspect.getdoc(tl.dot) or ""), "not marked deprecated"))
