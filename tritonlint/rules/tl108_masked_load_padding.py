@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,7 +144,40 @@ def _judged_per_flag(ctx: MatchContext, call: ast.Call) -> Verdict | None:
                                  f"constexpr is its own compilation, and the launches may pass this one); the fix is only shown.")
             verdict.applicability = "display-only"
             return verdict
+    for values, special_node in _combined_specializations(ctx):
+        twin = {_position(n): n for n in walk(special_node) if isinstance(n, ast.Call)}.get(_position(call))
+        if twin is None:
+            continue
+        analysis = PaddedLanes(ctx.model, flow_of(special_node), set(ctx.function.constexprs),  # type: ignore[union-attr]
+                               _analysis(ctx).launched)
+        verdict = _judged(ctx, twin, analysis, special_node, None)
+        if verdict is not None:
+            shown = " and ".join(f"`{flag}` = {value}" for flag, value in values)
+            verdict.notes.append(f"Shown for the kernel compiled with {shown} (each value of a constexpr is its own "
+                                 "compilation, and the launches may pass these); the fix is only shown.")
+            verdict.applicability = "display-only"
+            return verdict
     return None
+
+
+def _combined_specializations(ctx: MatchContext) -> list[tuple[tuple[tuple[str, bool], ...], ast.FunctionDef]]:
+    """Where two or three flags re-mask one value (`scores` under `if CAUSAL:` and under `if HAS_MASK:`), each
+    one compiled apart keeps the other's branch, which the analysis cannot follow: the kernel for each combination of the values the launches
+    may pass, every flag's branch resolved. Flags passed as a test of whole blocks are left to their own
+    compilations (see `_flag_specializations`)."""
+    specials = [s for s in _flag_specializations(ctx) if s.whole is None]
+    flags = sorted({s.flag for s in specials} - {s.flag for s in _flag_specializations(ctx) if s.whole is not None})
+    assert ctx.function is not None and ctx.function.node is not None
+    if not 2 <= len(flags) <= 3 or not set.intersection(*(_remasked_names(ctx, ctx.function.node, f) for f in flags)):
+        return []  # only flags that re-mask one value (`scores` under both `if CAUSAL:` and `if HAS_MASK:`)
+    choices = [[(flag, s.value) for s in specials if s.flag == flag] for flag in flags]
+    combined = []
+    for values in itertools.product(*choices):
+        node: ast.FunctionDef = copy.deepcopy(ctx.function.node)
+        for flag, value in values:
+            node = _Specialize(flag, value).visit(node)
+        combined.append((values, node))
+    return combined
 
 
 def _wanted(reach: Reach) -> str:
@@ -202,6 +236,23 @@ def _remasks(ctx: MatchContext, branch: ast.If) -> bool:
     return any(isinstance(n, (ast.Assign, ast.AugAssign)) and isinstance(n.value, ast.Call)
                and ctx.model.qualify(n.value.func) == WHERE  # `qk = tl.where(m, qk, -inf)`, `qk += tl.where(m, 0, -inf)`
                for statement in (*branch.body, *branch.orelse) for n in walk(statement))
+
+
+def _remasked_names(ctx: MatchContext, node: ast.AST, flag: str) -> set[str]:
+    """The names that the `if`s on `flag` re-mask: rebind to a `tl.where` of themselves (`scores =
+    tl.where(causal, scores, -inf)`) or add one to (`qk += tl.where(causal, 0, -inf)`), not a value built afresh
+    (`diag = tl.where(eye, g, 0.0)`)."""
+    def remasked(n: ast.AST) -> str | None:
+        if not isinstance(n, (ast.Assign, ast.AugAssign)) or not isinstance(n.value, ast.Call) \
+                or ctx.model.qualify(n.value.func) != WHERE:
+            return None
+        target = n.target if isinstance(n, ast.AugAssign) else n.targets[0] if len(n.targets) == 1 else None
+        if not isinstance(target, ast.Name):
+            return None
+        itself = any(isinstance(a, ast.Name) and a.id == target.id for a in n.value.args[1:])
+        return target.id if isinstance(n, ast.AugAssign) or itself else None
+    return {name for branch in walk(node) if isinstance(branch, ast.If) and _flag_of(branch.test) == flag
+            for statement in (*branch.body, *branch.orelse) for n in walk(statement) if (name := remasked(n))}
 
 
 def _flag_of(test: ast.expr) -> str | None:
