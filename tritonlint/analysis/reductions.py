@@ -28,7 +28,7 @@ from tritonlint.analysis.triton_names import TL, UNARY_MATH
 from tritonlint.walk import walk
 
 # Words of a launch switch that says whether there is padding (`EVEN_K`, `HAS_TAIL`, `USE_MASK`): see
-# _Evaluation._under_launch_switch.
+# _Evaluation._launch_switch.
 _PADDING_SWITCH = re.compile(r"even|divisible|pad|mask|bound|full|tail|rem|partial|last|check", re.IGNORECASE)
 
 # Value classes of a padded lane. FINITE is real data or a finite constant; UNDEF a missing `other`.

@@ -80,11 +80,6 @@ def _value_arg(call: ast.Call, position: int = 1) -> ast.expr | None:
     return next((k.value for k in call.keywords if k.arg in ("value", "val")), None)
 
 
-def _offsets_arg(call: ast.Call) -> ast.expr | None:
-    """The offsets of a descriptor's `load` or `store`, positional or by keyword (`desc.load(offsets=[m, k])`)."""
-    return call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "offsets"), None)
-
-
 def _counts_from_zero(iterable: ast.expr, model: ModuleModel) -> bool:
     """`range(n)`, `range(0, n)` or `range(0, n, step)` (also `tl.range`): a loop whose first pass has 0."""
     args = range_arguments(model, iterable)
@@ -562,7 +557,8 @@ class KernelEffects:
         if self.model.qualify(load.func) in LOADS:
             first, second = _pointer_arg(load), _pointer_arg(store)
         elif isinstance(load.func, ast.Attribute) and isinstance(store.func, ast.Attribute) and \
-                (load_at := _offsets_arg(load)) is not None and (store_at := _offsets_arg(store)) is not None:
+                (load_at := load_argument(load, 0, "offsets")) is not None \
+                and (store_at := load_argument(store, 0, "offsets")) is not None:
             first = ast.Tuple([load.func.value, load_at], ast.Load())  # desc.load(offs) / desc.store(offs, v)
             second = ast.Tuple([store.func.value, store_at], ast.Load())
         else:

@@ -37,8 +37,8 @@ from tritonlint.analysis.flow import (
 )
 from tritonlint.analysis.indexing import Indices, load_pointer, range_arguments
 from tritonlint.analysis.jit_globals import refused_in_kernel
-from tritonlint.analysis.launches import one_block_at_every_launch
 from tritonlint.analysis.kernel import calls_dot, jit_callers, launches_of, mentions_dot, with_helpers
+from tritonlint.analysis.launches import one_block_at_every_launch
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.analysis.names import last_name
 from tritonlint.analysis.triton_names import DESCRIPTOR_LOADS, DOT_OPERANDS, DOTS, KERNEL_DESCRIPTORS, LOADS, TL

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import copy
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -144,15 +145,13 @@ def _judged_per_flag(ctx: MatchContext, call: ast.Call) -> Verdict | None:
                                  f"constexpr is its own compilation, and the launches may pass this one); the fix is only shown.")
             verdict.applicability = "display-only"
             return verdict
-    for values, special_node in _combined_specializations(ctx):
-        twin = {_position(n): n for n in walk(special_node) if isinstance(n, ast.Call)}.get(_position(call))
+    for combination in _combined_specializations(ctx):
+        twin = combination.calls.get(_position(call))
         if twin is None:
             continue
-        analysis = PaddedLanes(ctx.model, flow_of(special_node), set(ctx.function.constexprs),  # type: ignore[union-attr]
-                               _analysis(ctx).launched)
-        verdict = _judged(ctx, twin, analysis, special_node, None)
+        verdict = _judged(ctx, twin, combination.analysis, combination.node, None)
         if verdict is not None:
-            shown = " and ".join(f"`{flag}` = {value}" for flag, value in values)
+            shown = " and ".join(f"`{flag}` = {value}" for flag, value in combination.values)
             verdict.notes.append(f"Shown for the kernel compiled with {shown} (each value of a constexpr is its own "
                                  "compilation, and the launches may pass these); the fix is only shown.")
             verdict.applicability = "display-only"
@@ -160,23 +159,39 @@ def _judged_per_flag(ctx: MatchContext, call: ast.Call) -> Verdict | None:
     return None
 
 
-def _combined_specializations(ctx: MatchContext) -> list[tuple[tuple[tuple[str, bool], ...], ast.FunctionDef]]:
+@dataclass
+class _Combination:
+    """The kernel as compiled for one value of each of several flags (see _combined_specializations)."""
+    values: tuple[tuple[str, bool], ...]
+    node: ast.FunctionDef
+    calls: dict[tuple[int, int, int | None], ast.Call]
+    analysis: PaddedLanes
+
+
+def _combined_specializations(ctx: MatchContext) -> list[_Combination]:
     """Where two or three flags re-mask one value (`scores` under `if CAUSAL:` and under `if HAS_MASK:`), each
-    one compiled apart keeps the other's branch, which the analysis cannot follow: the kernel for each combination of the values the launches
-    may pass, every flag's branch resolved. Flags passed as a test of whole blocks are left to their own
-    compilations (see `_flag_specializations`)."""
-    specials = [s for s in _flag_specializations(ctx) if s.whole is None]
-    flags = sorted({s.flag for s in specials} - {s.flag for s in _flag_specializations(ctx) if s.whole is not None})
-    assert ctx.function is not None and ctx.function.node is not None
-    if not 2 <= len(flags) <= 3 or not set.intersection(*(_remasked_names(ctx, ctx.function.node, f) for f in flags)):
-        return []  # only flags that re-mask one value (`scores` under both `if CAUSAL:` and `if HAS_MASK:`)
-    choices = [[(flag, s.value) for s in specials if s.flag == flag] for flag in flags]
+    one compiled apart keeps the other's branch, which the analysis cannot follow: the kernel for each
+    combination of the values the launches may pass, every flag's branch resolved; once per kernel. Flags
+    passed as a test of whole blocks are left to their own compilations (see `_flag_specializations`)."""
+    function = ctx.function
+    assert function is not None and function.node is not None
+    key = ("tl108-combined-specializations", id(function.node))
+    if key in ctx.model.memo:
+        found: list[_Combination] = ctx.model.memo[key]
+        return found
+    specials = _flag_specializations(ctx)
+    flags = sorted({s.flag for s in specials} - {s.flag for s in specials if s.whole is not None})
     combined = []
-    for values in itertools.product(*choices):
-        node: ast.FunctionDef = copy.deepcopy(ctx.function.node)
-        for flag, value in values:
-            node = _Specialize(flag, value).visit(node)
-        combined.append((values, node))
+    if 2 <= len(flags) <= 3 and set.intersection(*(_remasked_names(ctx, function.node, f) for f in flags)):
+        choices = [[(flag, s.value) for s in specials if s.flag == flag] for flag in flags]
+        for values in itertools.product(*choices):
+            node: ast.FunctionDef = copy.deepcopy(function.node)
+            for flag, value in values:
+                node = _Specialize(flag, value).visit(node)
+            combined.append(_Combination(values, node, {_position(n): n for n in walk(node) if isinstance(n, ast.Call)},
+                                         PaddedLanes(ctx.model, flow_of(node), set(function.constexprs),
+                                                     _analysis(ctx).launched)))
+    ctx.model.memo[key] = combined
     return combined
 
 
@@ -230,29 +245,32 @@ def _flag_specializations(ctx: MatchContext) -> list[Specialization]:
     return found
 
 
+def _where_assignments(ctx: MatchContext, branch: ast.If) -> Iterator[ast.Assign | ast.AugAssign]:
+    """The assignments of a `tl.where` in the `if`'s branches (`qk = tl.where(m, qk, -inf)`, `qk += tl.where(m, 0,
+    -inf)`)."""
+    return (n for statement in (*branch.body, *branch.orelse) for n in walk(statement)
+            if isinstance(n, (ast.Assign, ast.AugAssign)) and isinstance(n.value, ast.Call)
+            and ctx.model.qualify(n.value.func) == WHERE)
+
+
 def _remasks(ctx: MatchContext, branch: ast.If) -> bool:
     """The `if` rebinds a name to, or adds to it, a `tl.where` (a re-mask such as a causal mask): the branches that can decide
     what padded lanes hold; flags that only add work (`if USE_G:`) are not compiled apart."""
-    return any(isinstance(n, (ast.Assign, ast.AugAssign)) and isinstance(n.value, ast.Call)
-               and ctx.model.qualify(n.value.func) == WHERE  # `qk = tl.where(m, qk, -inf)`, `qk += tl.where(m, 0, -inf)`
-               for statement in (*branch.body, *branch.orelse) for n in walk(statement))
+    return any(_where_assignments(ctx, branch))
 
 
 def _remasked_names(ctx: MatchContext, node: ast.AST, flag: str) -> set[str]:
     """The names that the `if`s on `flag` re-mask: rebind to a `tl.where` of themselves (`scores =
     tl.where(causal, scores, -inf)`) or add one to (`qk += tl.where(causal, 0, -inf)`), not a value built afresh
     (`diag = tl.where(eye, g, 0.0)`)."""
-    def remasked(n: ast.AST) -> str | None:
-        if not isinstance(n, (ast.Assign, ast.AugAssign)) or not isinstance(n.value, ast.Call) \
-                or ctx.model.qualify(n.value.func) != WHERE:
-            return None
+    def remasked(n: ast.Assign | ast.AugAssign) -> str | None:
         target = n.target if isinstance(n, ast.AugAssign) else n.targets[0] if len(n.targets) == 1 else None
-        if not isinstance(target, ast.Name):
+        if not isinstance(target, ast.Name) or not isinstance(n.value, ast.Call):
             return None
         itself = any(isinstance(a, ast.Name) and a.id == target.id for a in n.value.args[1:])
         return target.id if isinstance(n, ast.AugAssign) or itself else None
     return {name for branch in walk(node) if isinstance(branch, ast.If) and _flag_of(branch.test) == flag
-            for statement in (*branch.body, *branch.orelse) for n in walk(statement) if (name := remasked(n))}
+            for n in _where_assignments(ctx, branch) if (name := remasked(n))}
 
 
 def _flag_of(test: ast.expr) -> str | None:
