@@ -68,6 +68,9 @@ CASES: dict[str, tuple[bytes, str | int]] = {
     "mixed_newlines": ((b"import triton\r\nimport triton.language as tl\r\r\n\n@triton.jit\r\ndef kernel(x_ptr):\n"
                         b"    for i in tl.static_range(32):\r        tl.store(x_ptr + i, tl.dot(tl.load(x_ptr), tl.load(x_ptr)))\n"), KERNEL_ROW),
     "tabs": (_kernel_bytes(indent="\t"), KERNEL_ROW),
+    # Parsed, but refused when Python builds the symbol table, as importing it would be: none of its kernels runs.
+    "duplicate_argument": (KERNEL.replace("def kernel(x_ptr", "def kernel(x_ptr, n, n").encode(),
+                           "TL000 SyntaxError: duplicate argument 'n' in function definition"),
     "inconsistent_tabs": (KERNEL.encode().replace(b"        tl.store", b"\ttl.store"), "TL000 SyntaxError"),
     "form_feed_and_u2028": (("\x0c\ns = 'a\u2028b'\n" + KERNEL.replace("(32):", "(32):  # noqa: TL001")).encode(),
                             "nothing"),  # the suppression lands on the right row despite both

@@ -13,9 +13,10 @@ _SYNTAX = Rule(
     id="TL000", name="syntax-error", severity="error", category="correctness",
     message="SyntaxError: {message}", matcher={}, where=[], fix=None, options={},
     doc={
-        "what": "Reports a Python file that does not parse, with the message and position of the Python "
-                "tritonlint runs under (the message names its version: a file written for a newer Python "
-                "may parse there and not here).",
+        "what": "Reports a Python file that does not parse, or that Python refuses when it builds the file's "
+                "symbol table on import (a function with two parameters of one name, a `nonlocal` with no "
+                "binding), with the message and position of the Python tritonlint runs under (the message "
+                "names its version: a file written for a newer Python may parse there and not here).",
         "why": "No rule can run on a file that does not parse, so its kernels go unchecked. Every linted "
                "file is parsed, whether or not it mentions Triton, as ruff does; `select` and `ignore` do "
                "not turn TL000 off, and it fails the run whatever `fail-level` says.",

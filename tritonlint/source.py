@@ -168,8 +168,13 @@ class SyntaxProblem:
 
 
 def check_syntax(text: str, filename: str) -> tuple[ast.Module | None, SyntaxProblem | None]:
-    """Parse with Python's own parser; any failure becomes a SyntaxProblem, never an exception."""
-    return _parsed(lambda: ast.parse(text, filename=filename), text)
+    """Parse with Python's own parser, then build the symbol table as importing the file would (a duplicate
+    argument, a `nonlocal` with no binding: errors the parser alone accepts); any failure becomes a
+    SyntaxProblem, never an exception."""
+    tree, problem = _parsed(lambda: ast.parse(text, filename=filename), text)
+    if problem is None:
+        problem = syntax_problem(text, filename)
+    return (None, problem) if problem is not None else (tree, None)
 
 
 def syntax_problem(text: str, filename: str) -> SyntaxProblem | None:
