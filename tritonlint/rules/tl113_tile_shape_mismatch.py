@@ -32,6 +32,7 @@ MIN_K = 16  # NVIDIA backend: min_dot_size (1, 1, 16) for 16- and 32-bit inputs
 # The first line of the CompilationError each case raises (triton 3.6), and the fixture that reproduces it.
 ERRORS: dict[str, tuple[str, str | None]] = {
     "inner": ("input and other must have equal reduction dimensions", "TL113-dot-inner-mismatch"),
+    "rank": ("input and other must have equal ranks >= 2", None),
     "acc": ("accumulator shape is incompatible", "TL113-dot-acc-mismatch"),
     "k": (f"Input shapes should have M >= 1, N >= 1 and K >= {MIN_K}", "TL113-dot-k-below-16"),
     "broadcast": ("Cannot make_shape_compatible: incompatible dimensions", "TL113-broadcast-mismatch"),
@@ -184,8 +185,12 @@ def _dot(node: ast.Call, maps: list[ShapeMap], k_applies: bool) -> Verdict | Non
         return None
     inner, accumulator, small, k_known = [], [], [], 0
     sixteen = False
+    ranked: list[tuple[Tile, Tile]] = []  # scenarios where both operands' ranks are known: the wrong ones first
     for shapes in maps:
         a, b = shapes.tile(a_node), shapes.tile(b_node)
+        if a.shape and b.shape:  # a scalar `()` may be a shape the analysis could not follow: never judged
+            wrong = not len(a.shape) == len(b.shape) in (2, 3)
+            ranked.insert(0 if wrong else len(ranked), (a, b))
         ranks = {len(t.shape) for t in (a, b) if t.shape is not None}
         if len(ranks) != 1 or not ranks <= {2, 3}:
             continue  # neither operand known, or ranks that another check of Triton's rejects
@@ -211,6 +216,11 @@ def _dot(node: ast.Call, maps: list[ShapeMap], k_applies: bool) -> Verdict | Non
             if k < MIN_K:
                 small.append((a, b, k))
                 sixteen = sixteen or is_sixteen_bit(a.dtype) or is_sixteen_bit(b.dtype)
+    if ranked and all(not len(a.shape) == len(b.shape) in (2, 3) for a, b in ranked):  # type: ignore[arg-type]
+        a, b = ranked[0]
+        problem = (f"tl.dot operands must both be 2-D or both 3-D: {_named(a_node, a)} is "
+                   f"{len(a.shape)}-D, {_named(b_node, b)} is {len(b.shape)}-D")  # type: ignore[arg-type]
+        return _verdict("rank", problem, _scenario_note(len(ranked), len(maps), a, b))
     if inner:
         a, b = inner[0]
         problem = (f"tl.dot inner dimensions differ: {_named(a_node, a)} has K={a.shape[-1]}, "  # type: ignore[index]
