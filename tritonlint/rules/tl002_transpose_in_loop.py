@@ -272,7 +272,7 @@ def used_in_registers(model: ModuleModel, flow: FunctionFlow, node: ast.expr, lo
     if isinstance(parent, ast.Call):
         name = model.qualify(parent.func)
         if name in DOTS:
-            return bool(parent.args) and parent.args[0] is node
+            return bool(parent.args) and parent.args[0] is node and not _discarded(flow, parent)
         return not (_writes_memory(model, parent) or transpose_operand(model, parent) is node)
     if isinstance(parent, ast.Attribute):  # x.T, or x.trans() / x.permute(1, 0): transposed back
         if parent.attr in ("dtype", "shape"):
@@ -283,6 +283,20 @@ def used_in_registers(model: ModuleModel, flow: FunctionFlow, node: ast.expr, lo
     if uses is not None:
         return depth < 4 and any(used_in_registers(model, flow, use, loop, depth + 1) for use in uses)
     return not isinstance(parent, (ast.Return, ast.Tuple, ast.List))
+
+
+def _discarded(flow: FunctionFlow, value: ast.expr) -> bool:
+    """A value that, through arithmetic and casts, only reaches a local name nothing reads (`dK = tl.dot(dsT,
+    q) * scale` whose atomic is commented out): the compiler drops it, and the transpose that fed it."""
+    parent = flow.parents.get(id(value))
+    while isinstance(parent, (ast.BinOp, ast.UnaryOp)) or isinstance(parent, ast.Attribute) and parent.attr == "to" \
+            or isinstance(parent, ast.Call) and parent.func is value:  # `x.to(dtype)`: the attribute, then the call
+        value, parent = parent, flow.parents.get(id(parent))
+    if not (isinstance(parent, ast.Assign) and parent.value is value and len(parent.targets) == 1
+            and isinstance(parent.targets[0], ast.Name)):
+        return False
+    definition = flow.definition_at(parent, parent.targets[0].id)
+    return definition is not None and not flow.uses_of(definition)
 
 
 def _writes_memory(model: ModuleModel, call: ast.Call) -> bool:
