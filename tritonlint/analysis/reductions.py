@@ -489,6 +489,7 @@ class PaddedLanes:
                 if not self._elementwise(parent, child):
                     result.other_ends.append(parent)
                     return None
+                padded = self._aligned(padded, [a for a in parent.args if a is not child])
             elif isinstance(parent, ast.stmt):
                 if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name) \
                         and parent.value is child:
@@ -512,8 +513,23 @@ class PaddedLanes:
             elif not isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.IfExp)):
                 result.other_ends.append(parent)  # comparisons, subscripts (a new shape), tuples, ...
                 return None
+            elif isinstance(parent, ast.BinOp):
+                padded = self._aligned(padded, [parent.right if parent.left is child else parent.left])
             child, parent = parent, self.flow.parents.get(id(parent))
         return None
+
+    def _aligned(self, padded: PaddedAxes | None, others: list[ast.expr]) -> PaddedAxes | None:
+        """The padded axes of `padded`'s value as broadcast against `others`, the other operands of an elementwise
+        operation: Triton aligns trailing dimensions, so the lanes of a row statistic (`tl.max(x, axis=0)`, 1-D)
+        meet the columns of a 2-D `x`, not its rows."""
+        if padded is None or not padded.axes:
+            return padded
+        ranks = [self.value_rank(other) for other in others]
+        known = [rank for rank in ranks if rank is not None]
+        if len(known) < len(ranks) or max(known, default=0) <= padded.rank:
+            return padded
+        shift = max(known) - padded.rank
+        return PaddedAxes(padded.rank + shift, frozenset(a + shift for a in padded.axes), live=padded.live)
 
     def _elementwise(self, call: ast.Call, child: ast.AST) -> bool:
         """Whether the call maps each lane of `child` to the same lane of its result."""
@@ -646,6 +662,9 @@ class PaddedLanes:
             return True  # one value for every lane, a row's `mean` loaded from a buffer of the forward's statistics
         if theirs is None and pointer is not None and ours is not None and not self._reads_through(pointer, ours):
             return True  # unmasked, at addresses the mask's indices do not move: a channel's `k_mean[None, :]`
+        if theirs is not None and (axes := self.load_axes(other)) is not None and axes.rank == 1 and axes.axes \
+                and any(r.call is reach.call and not r.covered for r in self.forward(other).reductions):
+            return True  # a 1-D load broadcast along the reduced axis (`q[:, None] * k[None, :]`): one value per row
         if reach.across is None or theirs is None or ours is None:
             return False
         conjuncts = self._conjuncts(theirs)
