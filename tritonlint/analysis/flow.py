@@ -274,9 +274,12 @@ def reads_call(flow: FunctionFlow, expr: ast.expr, wanted: Callable[[ast.Call], 
     return False
 
 
-def varies_in(flow: FunctionFlow, expr: ast.expr, loop: Loop, depth: int = 0) -> bool:
+def varies_in(flow: FunctionFlow, expr: ast.expr, loop: Loop, depth: int = 0,
+              unrolled: Callable[[Loop], bool] | None = None) -> bool:
     """Whether `expr` may change from one iteration of `loop` to the next: it loads, or reads a name that
-    the loop redefines from something that changes (a copy of a value computed before the loop does not)."""
+    the loop redefines from something that changes (a copy of a value computed before the loop does not).
+    With `unrolled`, the index of a loop inside `loop` that it holds unrolled (`tl.static_range`) is fixed in
+    each unrolled copy: the same constants on every iteration of `loop`."""
     for node in walk(expr):
         if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)) and \
                 (ast.unparse(node.func).endswith("load") or ast.unparse(node.func).endswith("gather")):
@@ -286,9 +289,12 @@ def varies_in(flow: FunctionFlow, expr: ast.expr, loop: Loop, depth: int = 0) ->
         for definition in flow.reaching(node):
             if definition.kind == "param" or definition.stmt is None or not flow.inside(definition.stmt, loop):
                 continue
+            if definition.kind == "loop" and unrolled is not None and definition.stmt is not loop \
+                    and isinstance(definition.stmt, ast.For) and unrolled(definition.stmt):
+                continue
             if definition.kind != "assign" or depth >= 8:
                 return True  # the loop index, an accumulation, an unpacking: changes
-            if varies_in(flow, definition.value, loop, depth + 1):  # type: ignore[arg-type]
+            if varies_in(flow, definition.value, loop, depth + 1, unrolled):  # type: ignore[arg-type]
                 return True
     return False
 

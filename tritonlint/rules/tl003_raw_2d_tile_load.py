@@ -297,6 +297,10 @@ def raw_2d_tile_load(ctx: MatchContext) -> Verdict | None:
     if index.rank != 2 or index.axes != frozenset({0, 1}) or not index.regular:
         return None
     loop = loops[0]
+    runtime = next((lp for lp in loops if not _unrolled(ctx.model, lp)), None)
+    if runtime is not None and runtime is not loop \
+            and not varies_in(flow, pointer, runtime, unrolled=lambda lp: _unrolled(ctx.model, lp)):
+        return None  # moved only by an unrolled `tl.static_range`: fixed tiles, re-read at one address per pass
     if _runs_once(ctx, function, loop):
         return None  # nothing streamed by this loop; the loop around it holds the tile through it
     if no_contiguous_axis(flow, pointer, indices):
@@ -323,6 +327,11 @@ def raw_2d_tile_load(ctx: MatchContext) -> Verdict | None:
     return Verdict(vars={"tile": tile, "loop": describe_loop(loop), "target": f"sm_{ctx.target}"},
                    data={"layout": layout, "call": call, "loop": loop, "outer": loops[1:]},
                    related=[ctx.file.span_of(t) for t in twins], notes=notes)
+
+
+def _unrolled(model: ModuleModel, loop: Loop) -> bool:
+    return isinstance(loop, ast.For) and isinstance(loop.iter, ast.Call) \
+        and model.qualify(loop.iter.func) == f"{TL}.static_range"
 
 
 def _runs_once(ctx: MatchContext, function: JitFunction, loop: Loop) -> bool:
