@@ -80,6 +80,9 @@ for name in ("triton.set_allocator",):
 for name in ("make_tensor_descriptor", "make_block_ptr", "advance", "_experimental_descriptor_load",
              "_experimental_descriptor_store", "_experimental_make_tensor_descriptor", "libdevice"):
     record(f"tl.{name}", lambda name=name: need(has(tl, name), f"module 'triton.language' has no attribute '{name}'"))
+for name in ("min", "max"):  # tl.math's two-operand min and max (2.1 to 2.3), not moved to libdevice
+    record(f"tl.math.{name}", lambda name=name: need(has(tl, f"math.{name}"),
+                                                     f"module 'triton.language.math' has no attribute '{name}'"))
 for name in ("experimental_device_tensormap_create1d", "experimental_device_tensormap_create2d",
              "experimental_tensormap_fenceproxy_acquire"):
     record(f"tl.extra.cuda.{name}", lambda name=name: need(
