@@ -32,7 +32,7 @@ MIN_K = 16  # NVIDIA backend: min_dot_size (1, 1, 16) for 16- and 32-bit inputs
 # The first line of the CompilationError each case raises (triton 3.6), and the fixture that reproduces it.
 ERRORS: dict[str, tuple[str, str | None]] = {
     "inner": ("input and other must have equal reduction dimensions", "TL113-dot-inner-mismatch"),
-    "rank": ("input and other must have equal ranks >= 2", None),
+    "rank": ("input and other must have equal ranks >= 2", "TL113-dot-rank"),
     "acc": ("accumulator shape is incompatible", "TL113-dot-acc-mismatch"),
     "k": (f"Input shapes should have M >= 1, N >= 1 and K >= {MIN_K}", "TL113-dot-k-below-16"),
     "broadcast": ("Cannot make_shape_compatible: incompatible dimensions", "TL113-broadcast-mismatch"),
