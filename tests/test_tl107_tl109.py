@@ -236,6 +236,39 @@ def test_tl109_a_state_only_read_exempts_nothing(tmp_path):
     assert _tl109_rows(tmp_path, read_only) == [("pkg/ops.py", 8)]
 
 
+# A kernel of another module is judged on what its module says of it (JitFunction.shape_inputs, in the summary):
+# a sequence length used only in masks is a problem size there too; one used as a tile size is not (round R444s).
+SEQUENCE_KERNEL = textwrap.dedent('''
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def scale(x_ptr, seq_len: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < seq_len) * 2, mask=offs < seq_len)
+    ''')
+SEQUENCE_LAUNCH = textwrap.dedent('''
+    import triton
+    from pkg.kernels import scale
+
+    def run(x):
+        batch, seq_len = x.shape
+        scale[(triton.cdiv(seq_len, 128),)](x, seq_len=seq_len, BLOCK=128)
+    ''')
+
+
+@pytest.mark.parametrize("kernel, rows", [(SEQUENCE_KERNEL, [("pkg/ops.py", 7)]),
+                                          (SEQUENCE_KERNEL.replace("tl.arange(0, BLOCK)", "tl.arange(0, seq_len)"), [])])
+def test_tl107_judges_a_kernel_of_another_module_by_its_own_body(tmp_path, kernel, rows):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg/__init__.py").write_text("")
+    (tmp_path / "pkg/kernels.py").write_text(kernel)
+    (tmp_path / "pkg/ops.py").write_text(SEQUENCE_LAUNCH)
+    result = run_cli(".", "--select", "TL107", "--output-format", "json", "--no-cache", cwd=tmp_path)
+    assert result.returncode in (0, 1), result.stderr
+    assert [(f["filename"], f["location"]["row"]) for f in json.loads(result.stdout)] == rows
+
+
 # TL107 in two levels: a finding is reported by default only where the launch names the value a token or
 # sequence count (or flattens it to rows); what only shows it varying (an element count, a grid or an
 # allocation over a received tensor, a row count by name) and the rest only with `constexpr-size-unbacked`,

@@ -63,7 +63,7 @@ def _launch_problem(ctx: MatchContext, launch: LaunchSite, kernel: JitFunction) 
         return None
     if any(exemption.applies(ctx.model, launch) for exemption in EXEMPTIONS):
         return None
-    tiles = set(kernel.shape_inputs) if kernel.node is not None else set(kernel.constexprs)
+    tiles = set(kernel.shape_inputs)  # read when its module is modeled: a kernel of another module has them too
     tuned = kernel.autotune.tuned_meta if kernel.autotune else set()
     heuristics = set(kernel.heuristics)
     host = HostScope.of(ctx.model, launch.scope)
