@@ -828,6 +828,34 @@ def scenario_shapes(model: ModuleModel, function: JitFunction) -> list[ShapeMap]
     return model.memo[key]  # type: ignore[no-any-return]
 
 
+def wrong_dot_ranks(maps: list[ShapeMap], a_node: ast.expr, b_node: ast.expr) -> list[tuple[Tile, Tile]]:
+    """A tl.dot's operand tiles in each scenario where both ranks are known, when Triton refuses every one of
+    them (it takes two 2-D or two 3-D operands: a vector times a matrix is refused); empty otherwise. A scalar
+    `()` may be a shape the analysis could not follow: never judged."""
+    ranked = [(a, b) for shapes in maps if (a := shapes.tile(a_node)).shape and (b := shapes.tile(b_node)).shape]
+    return ranked if all(not len(a.shape) == len(b.shape) in (2, 3) for a, b in ranked) else []  # type: ignore[arg-type]
+
+
+def refuses_a_dot(model: ModuleModel, function: JitFunction) -> bool:
+    """Triton refuses a tl.dot of the function in every scenario it is compiled in (`wrong_dot_ranks`): the
+    kernel does not compile (TL113 reports it), so advice on its layout is moot. Memoized per function."""
+    key = ("refuses-a-dot", id(function))
+    if key not in model.memo:
+        model.memo[key] = function.node is not None and any(
+            wrong_dot_ranks([m for m in scenario_shapes(model, function) if m.reached(stmt)], a, b)
+            for stmt in walk(function.node) if isinstance(stmt, ast.stmt)
+            for node in ast.iter_child_nodes(stmt) if not isinstance(node, ast.stmt)
+            for call in walk(node) if isinstance(call, ast.Call) and model.qualify(call.func) == f"{TL}.dot"
+            and (a := _operand(call, 0, "input")) is not None and (b := _operand(call, 1, "other")) is not None)
+    return bool(model.memo[key])
+
+
+def _operand(call: ast.Call, index: int, keyword: str) -> ast.expr | None:
+    if len(call.args) > index:
+        return call.args[index]
+    return next((k.value for k in call.keywords if k.arg == keyword), None)
+
+
 def _scenario_key(scenario: dict[str, Binding] | None) -> tuple[Any, ...] | None:
     if scenario is None:
         return None

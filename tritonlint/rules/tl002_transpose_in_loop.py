@@ -25,6 +25,7 @@ from tritonlint.analysis.flow import (
 from tritonlint.analysis.jit_globals import refused_in_kernel
 from tritonlint.analysis.kernel import calls_dot, mentions_dot, runs_dot
 from tritonlint.analysis.model import ModuleModel
+from tritonlint.analysis.tiles import refuses_a_dot
 from tritonlint.analysis.triton_names import (
     CASTS,
     CONSTANT_CALLS,
@@ -345,8 +346,8 @@ def transposes_computed_tile(ctx: MatchContext) -> Verdict | None:
         return None  # hoisted out of an inner loop of tl.dot products, the transpose is paid once for all of them
     if not used_in_registers(ctx.model, flow, node, loop):  # type: ignore[arg-type]
         return None
-    if refused_in_kernel(ctx.model, function.node, table().newest):
-        return None  # no current Triton compiles the kernel (TL103 reports it): a layout change is moot
+    if refused_in_kernel(ctx.model, function.node, table().newest) or refuses_a_dot(ctx.model, function):
+        return None  # no current Triton compiles the kernel (TL103 or TL113 reports it): a layout change is moot
     value, source = _describe_value(flow, operand, origin)
     variables = {"value": value, "origin": source, "loop": describe_loop(loop)}
     if _only_first_operand(ctx.model, flow, node, loop):  # type: ignore[arg-type]

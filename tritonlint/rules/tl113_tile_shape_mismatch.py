@@ -23,6 +23,7 @@ from tritonlint.analysis.tiles import (
     is_sixteen_bit,
     scenario_shapes,
     shape_sources,
+    wrong_dot_ranks,
 )
 from tritonlint.analysis.triton_names import TL
 from tritonlint.context import MatchContext, ParamSpec, Verdict, condition
@@ -183,14 +184,16 @@ def _dot(node: ast.Call, maps: list[ShapeMap], k_applies: bool) -> Verdict | Non
     acc_node = _arg(node, 2, "acc")
     if a_node is None or b_node is None:
         return None
+    ranked = wrong_dot_ranks(maps, a_node, b_node)
+    if ranked:
+        a, b = ranked[0]
+        problem = (f"tl.dot operands must both be 2-D or both 3-D: {_named(a_node, a)} is "
+                   f"{len(a.shape)}-D, {_named(b_node, b)} is {len(b.shape)}-D")  # type: ignore[arg-type]
+        return _verdict("rank", problem, _scenario_note(len(ranked), len(maps), a, b))
     inner, accumulator, small, k_known = [], [], [], 0
     sixteen = False
-    ranked: list[tuple[Tile, Tile]] = []  # scenarios where both operands' ranks are known: the wrong ones first
     for shapes in maps:
         a, b = shapes.tile(a_node), shapes.tile(b_node)
-        if a.shape and b.shape:  # a scalar `()` may be a shape the analysis could not follow: never judged
-            wrong = not len(a.shape) == len(b.shape) in (2, 3)
-            ranked.insert(0 if wrong else len(ranked), (a, b))
         ranks = {len(t.shape) for t in (a, b) if t.shape is not None}
         if len(ranks) != 1 or not ranks <= {2, 3}:
             continue  # neither operand known, or ranks that another check of Triton's rejects
@@ -216,11 +219,6 @@ def _dot(node: ast.Call, maps: list[ShapeMap], k_applies: bool) -> Verdict | Non
             if k < MIN_K:
                 small.append((a, b, k))
                 sixteen = sixteen or is_sixteen_bit(a.dtype) or is_sixteen_bit(b.dtype)
-    if ranked and all(not len(a.shape) == len(b.shape) in (2, 3) for a, b in ranked):  # type: ignore[arg-type]
-        a, b = ranked[0]
-        problem = (f"tl.dot operands must both be 2-D or both 3-D: {_named(a_node, a)} is "
-                   f"{len(a.shape)}-D, {_named(b_node, b)} is {len(b.shape)}-D")  # type: ignore[arg-type]
-        return _verdict("rank", problem, _scenario_note(len(ranked), len(maps), a, b))
     if inner:
         a, b = inner[0]
         problem = (f"tl.dot inner dimensions differ: {_named(a_node, a)} has K={a.shape[-1]}, "  # type: ignore[index]
