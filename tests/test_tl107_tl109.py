@@ -269,6 +269,30 @@ def test_tl107_judges_a_kernel_of_another_module_by_its_own_body(tmp_path, kerne
     assert [(f["filename"], f["location"]["row"]) for f in json.loads(result.stdout)] == rows
 
 
+# Strides spread from a copy of the tensor whose shape the launching function unpacks (`q_c = q.contiguous()`,
+# `*q_c.stride()`): the spread has that rank, so the arguments after it bind to their parameters (round R450s).
+SPREAD_COPY = textwrap.dedent('''
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def fwd(q_ptr, o_ptr, s_b, s_n, s_d, o_b, o_n, o_d, n_queries: tl.constexpr, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(o_ptr + offs * o_n, tl.load(q_ptr + offs * s_n, mask=offs < n_queries), mask=offs < n_queries)
+
+    def run(q):
+        batch, n_queries, _ = q.shape
+        q_c = q.contiguous()
+        out = torch.empty_like(q_c)
+        fwd[(triton.cdiv(n_queries, 64), batch)](q_c, out, *q_c.stride(), *out.stride(), n_queries, BLOCK=64)
+    ''')
+
+
+def test_tl107_binds_arguments_after_strides_spread_from_a_copy(rules):
+    found = [d for d in lint_code(SPREAD_COPY, rules, select=["TL107"]).diagnostics if d.code == "TL107"]
+    assert [d.location.row for d in found] == [14]
+
+
 # TL107 in two levels: a finding is reported by default only where the launch names the value a token or
 # sequence count (or flattens it to rows); what only shows it varying (an element count, a grid or an
 # allocation over a received tensor, a row count by name) and the rest only with `constexpr-size-unbacked`,

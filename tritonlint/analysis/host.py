@@ -151,14 +151,17 @@ class HostScope:
         defaults.update((a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
         return defaults.get(name)
 
-    def unpacked_rank(self, tensor: str) -> int | None:
-        """The number of names the function unpacks the tensor's shape into (`C_out, C_in, KH, KW = w.shape`)."""
+    def unpacked_rank(self, tensor: str, depth: int = 0) -> int | None:
+        """The number of names the function unpacks the tensor's shape into (`C_out, C_in, KH, KW = w.shape`), or
+        the shape of the tensor a local copy is made from (`q_c = q.contiguous()`, `o = torch.empty_like(q_c)`)."""
         for node in own_nodes(self.node) if self.node is not None else []:
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple) \
                     and not any(isinstance(e, ast.Starred) for e in node.targets[0].elts) \
                     and ast.unparse(node.value) in (f"{tensor}.shape", f"{tensor}.size()"):
                 return len(node.targets[0].elts)
-        return None
+        source = _same_shape_source(self.value_of(tensor) if tensor.isidentifier() and self.node is not None
+                                    and tensor in self.values else None)
+        return self.unpacked_rank(source, depth + 1) if source is not None and depth < 4 else None
 
     def values_of(self, name: str) -> list[ast.expr] | None:
         """Every value a name of this function is assigned, when all its bindings are plain assignments."""
@@ -400,3 +403,18 @@ def _merge(edits: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
         else:
             merged.append((start, end, content))
     return merged
+
+
+_SAME_SHAPE_METHODS = frozenset({"contiguous", "to", "float", "half", "bfloat16", "clone", "detach"})
+_SAME_SHAPE_FACTORIES = frozenset({"empty_like", "zeros_like", "ones_like", "full_like", "randn_like", "rand_like"})
+
+
+def _same_shape_source(value: ast.expr | None) -> str | None:
+    """The name of the tensor `value` copies the shape of: `q.contiguous()`, `q.to(dtype)`, `torch.empty_like(q)`."""
+    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Attribute):
+        return None
+    if value.func.attr in _SAME_SHAPE_METHODS and isinstance(value.func.value, ast.Name):
+        return value.func.value.id
+    if value.func.attr in _SAME_SHAPE_FACTORIES and value.args and isinstance(value.args[0], ast.Name):
+        return value.args[0].id
+    return None
