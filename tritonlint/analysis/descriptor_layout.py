@@ -280,11 +280,22 @@ def _offsets(flow: FunctionFlow, node: ast.AST, depth: int = 0) -> bool:
 
 def _scaled(flow: FunctionFlow, node: ast.AST) -> bool:
     """A product of offsets and a number other than 0 and 1 (`offs_k[None, :] * 4`, `tl.arange(0, B) * 2`,
-    `p_offs * 3` of `p_offs = p_start + tl.arange(0, BLOCK_P)`)."""
+    `p_offs * 3` of `p_offs = p_start + tl.arange(0, BLOCK_P)`, `cin[:, None] * (3 * 3)`)."""
     return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and any(
-        isinstance(side, ast.Constant) and isinstance(side.value, (int, float)) and side.value not in (0, 1)
-        and _offsets(flow, other)
+        _number(side) not in (None, 0, 1) and _offsets(flow, other)
         for side, other in ((node.left, node.right), (node.right, node.left)))
+
+
+def _number(node: ast.expr, depth: int = 0) -> float | None:
+    """A number literal, or sums and products of them (`3 * 3`, a kernel's taps)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)) and depth < 4:
+        left, right = _number(node.left, depth + 1), _number(node.right, depth + 1)
+        if left is not None and right is not None:
+            return left + right if isinstance(node.op, ast.Add) else left - right if isinstance(node.op, ast.Sub) \
+                else left * right
+    return None
 
 
 def _steps(flow: FunctionFlow, term: ast.expr, depth: int = 0) -> bool:
