@@ -216,14 +216,19 @@ STATE_LAUNCH = textwrap.dedent('''
     ''')
 
 
-def _tl109_rows(tmp_path, kernels: str) -> list[tuple[str, int]]:
+def _package_rows(tmp_path, rule: str, kernels: str, launch: str) -> list[tuple[str, int]]:
+    """The rows `rule` reports in a package whose `kernels.py` defines the kernels and `ops.py` launches them."""
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg/__init__.py").write_text("")
     (tmp_path / "pkg/kernels.py").write_text(kernels)
-    (tmp_path / "pkg/ops.py").write_text(STATE_LAUNCH)
-    result = run_cli(".", "--select", "TL109", "--output-format", "json", "--no-cache", cwd=tmp_path)
+    (tmp_path / "pkg/ops.py").write_text(launch)
+    result = run_cli(".", "--select", rule, "--output-format", "json", "--no-cache", cwd=tmp_path)
     assert result.returncode in (0, 1), result.stderr
     return [(f["filename"], f["location"]["row"]) for f in json.loads(result.stdout)]
+
+
+def _tl109_rows(tmp_path, kernels: str) -> list[tuple[str, int]]:
+    return _package_rows(tmp_path, "TL109", kernels, STATE_LAUNCH)
 
 
 def test_tl109_a_state_updated_in_place_exempts_a_kernel_of_another_module(tmp_path):
@@ -260,13 +265,7 @@ SEQUENCE_LAUNCH = textwrap.dedent('''
 @pytest.mark.parametrize("kernel, rows", [(SEQUENCE_KERNEL, [("pkg/ops.py", 7)]),
                                           (SEQUENCE_KERNEL.replace("tl.arange(0, BLOCK)", "tl.arange(0, seq_len)"), [])])
 def test_tl107_judges_a_kernel_of_another_module_by_its_own_body(tmp_path, kernel, rows):
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg/__init__.py").write_text("")
-    (tmp_path / "pkg/kernels.py").write_text(kernel)
-    (tmp_path / "pkg/ops.py").write_text(SEQUENCE_LAUNCH)
-    result = run_cli(".", "--select", "TL107", "--output-format", "json", "--no-cache", cwd=tmp_path)
-    assert result.returncode in (0, 1), result.stderr
-    assert [(f["filename"], f["location"]["row"]) for f in json.loads(result.stdout)] == rows
+    assert _package_rows(tmp_path, "TL107", kernel, SEQUENCE_LAUNCH) == rows
 
 
 # Strides spread from a copy of the tensor whose shape the launching function unpacks (`q_c = q.contiguous()`,
