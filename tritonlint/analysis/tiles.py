@@ -27,6 +27,7 @@ from typing import Any
 from tritonlint.analysis.consteval import Binding, Value
 from tritonlint.analysis.kernel import launches_of, scenarios
 from tritonlint.analysis.model import JitFunction, ModuleModel
+from tritonlint.analysis.reductions import load_argument
 from tritonlint.analysis.scope import LocalScope
 from tritonlint.analysis.triton_names import (
     TILE_ELEMENTWISE,
@@ -846,14 +847,8 @@ def refuses_a_dot(model: ModuleModel, function: JitFunction) -> bool:
             for stmt in walk(function.node) if isinstance(stmt, ast.stmt)
             for node in ast.iter_child_nodes(stmt) if not isinstance(node, ast.stmt)
             for call in walk(node) if isinstance(call, ast.Call) and model.qualify(call.func) == f"{TL}.dot"
-            and (a := _operand(call, 0, "input")) is not None and (b := _operand(call, 1, "other")) is not None)
+            and (a := load_argument(call, 0, "input")) is not None and (b := load_argument(call, 1, "other")) is not None)
     return bool(model.memo[key])
-
-
-def _operand(call: ast.Call, index: int, keyword: str) -> ast.expr | None:
-    if len(call.args) > index:
-        return call.args[index]
-    return next((k.value for k in call.keywords if k.arg == keyword), None)
 
 
 def _scenario_key(scenario: dict[str, Binding] | None) -> tuple[Any, ...] | None:
