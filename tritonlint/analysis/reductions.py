@@ -510,6 +510,9 @@ class PaddedLanes:
                     and self.model.qualify(above.func) == WHERE and above.args[:1] == [parent]:
                 child, parent = parent, above  # `tl.where(x > eps, x, eps)`: the condition only picks that value
                 continue
+            elif isinstance(parent, ast.Tuple) and (unpacked := self._unpacked_into(parent, child)) is not None:
+                definition = self.flow.definition_at(*unpacked)
+                return (definition, padded) if definition is not None else None  # `k, v = tl.load(a), tl.load(b)`
             elif not isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.IfExp)):
                 result.other_ends.append(parent)  # comparisons, subscripts (a new shape), tuples, ...
                 return None
@@ -517,6 +520,16 @@ class PaddedLanes:
                 padded = self._aligned(padded, [parent.right if parent.left is child else parent.left])
             child, parent = parent, self.flow.parents.get(id(parent))
         return None
+
+    def _unpacked_into(self, pair: ast.Tuple, item: ast.AST) -> tuple[ast.Assign, str] | None:
+        """The statement and the name an item of a tuple display is bound to where the statement unpacks the
+        display into as many names (`k, v = tl.load(a), tl.load(b)`: the flow binds each name to its item)."""
+        stmt = self.flow.parents.get(id(pair))
+        if not (isinstance(stmt, ast.Assign) and stmt.value is pair and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Tuple) and len(stmt.targets[0].elts) == len(pair.elts)):
+            return None
+        target = next((t for t, e in zip(stmt.targets[0].elts, pair.elts) if e is item), None)
+        return (stmt, target.id) if isinstance(target, ast.Name) else None
 
     def _aligned(self, padded: PaddedAxes | None, others: list[ast.expr]) -> PaddedAxes | None:
         """The padded axes of `padded`'s value as broadcast against `others`, the other operands of an elementwise
