@@ -837,18 +837,40 @@ def wrong_dot_ranks(maps: list[ShapeMap], a_node: ast.expr, b_node: ast.expr) ->
     return ranked if all(not len(a.shape) == len(b.shape) in (2, 3) for a, b in ranked) else []  # type: ignore[arg-type]
 
 
-def refuses_a_dot(model: ModuleModel, function: JitFunction) -> bool:
-    """Triton refuses a tl.dot of the function in every scenario it is compiled in (`wrong_dot_ranks`): the
-    kernel does not compile (TL113 reports it), so advice on its layout is moot. Memoized per function."""
-    key = ("refuses-a-dot", id(function))
+def block_through_scalar(shapes: ShapeMap, pointer: ast.expr, others: list[ast.expr]) -> tuple[Tile, ast.expr, Tile] | None:
+    """In one scenario, a block among a load's or store's mask, `other` or value where the pointer is one scalar,
+    which Triton refuses: the pointer's tile, the block and its tile; else None."""
+    target = shapes.tile(pointer)
+    if target.shape != () or target.kind != "tile":
+        return None
+    return next(((target, expr, tile) for expr in others if (tile := shapes.tile(expr)).shape), None)
+
+
+def refuses_a_tile(model: ModuleModel, function: JitFunction) -> bool:
+    """Triton refuses a tile operation of the function in every scenario it is compiled in: a tl.dot whose operands
+    are not both 2-D or both 3-D (`wrong_dot_ranks`), or a block mask, `other` or value through one scalar pointer
+    (`block_through_scalar`). The kernel does not compile (TL113 reports it), so advice on its layout is moot.
+    Memoized per function."""
+    key = ("refuses-a-tile", id(function))
     if key not in model.memo:
         model.memo[key] = function.node is not None and any(
-            wrong_dot_ranks([m for m in scenario_shapes(model, function) if m.reached(stmt)], a, b)
+            _refused(model, call, [m for m in scenario_shapes(model, function) if m.reached(stmt)])
             for stmt in walk(function.node) if isinstance(stmt, ast.stmt)
             for node in ast.iter_child_nodes(stmt) if not isinstance(node, ast.stmt)
-            for call in walk(node) if isinstance(call, ast.Call) and model.qualify(call.func) == f"{TL}.dot"
-            and (a := load_argument(call, 0, "input")) is not None and (b := load_argument(call, 1, "other")) is not None)
+            for call in walk(node) if isinstance(call, ast.Call))
     return bool(model.memo[key])
+
+
+def _refused(model: ModuleModel, call: ast.Call, maps: list[ShapeMap]) -> bool:
+    name = model.qualify(call.func)
+    if name == f"{TL}.dot":
+        a, b = load_argument(call, 0, "input"), load_argument(call, 1, "other")
+        return a is not None and b is not None and bool(wrong_dot_ranks(maps, a, b))
+    if name not in (f"{TL}.load", f"{TL}.store") or (pointer := load_argument(call, 0, "pointer")) is None:
+        return False
+    roles = ("mask", "other") if name == f"{TL}.load" else ("value", "mask")
+    others = [e for i, role in enumerate(roles, 1) if (e := load_argument(call, i, role)) is not None]
+    return bool(maps) and all(block_through_scalar(shapes, pointer, others) is not None for shapes in maps)
 
 
 def _scenario_key(scenario: dict[str, Binding] | None) -> tuple[Any, ...] | None:

@@ -25,7 +25,7 @@ from tritonlint.analysis.flow import (
 from tritonlint.analysis.jit_globals import refused_in_kernel
 from tritonlint.analysis.kernel import calls_dot, mentions_dot, runs_dot
 from tritonlint.analysis.model import ModuleModel
-from tritonlint.analysis.tiles import refuses_a_dot
+from tritonlint.analysis.tiles import refuses_a_tile
 from tritonlint.analysis.triton_names import (
     CASTS,
     CONSTANT_CALLS,
@@ -346,7 +346,7 @@ def transposes_computed_tile(ctx: MatchContext) -> Verdict | None:
         return None  # hoisted out of an inner loop of tl.dot products, the transpose is paid once for all of them
     if not used_in_registers(ctx.model, flow, node, loop):  # type: ignore[arg-type]
         return None
-    if refused_in_kernel(ctx.model, function.node, table().newest) or refuses_a_dot(ctx.model, function):
+    if refused_in_kernel(ctx.model, function.node, table().newest) or refuses_a_tile(ctx.model, function):
         return None  # no current Triton compiles the kernel (TL103 or TL113 reports it): a layout change is moot
     value, source = _describe_value(flow, operand, origin)
     variables = {"value": value, "origin": source, "loop": describe_loop(loop)}

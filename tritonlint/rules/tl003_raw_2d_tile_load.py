@@ -41,7 +41,7 @@ from tritonlint.analysis.kernel import calls_dot, jit_callers, launches_of, ment
 from tritonlint.analysis.launches import one_block_at_every_launch
 from tritonlint.analysis.model import JitFunction, LaunchSite, ModuleModel
 from tritonlint.analysis.names import last_name
-from tritonlint.analysis.tiles import refuses_a_dot
+from tritonlint.analysis.tiles import refuses_a_tile
 from tritonlint.analysis.triton_names import DESCRIPTOR_LOADS, DOT_OPERANDS, DOTS, KERNEL_DESCRIPTORS, LOADS, TL
 from tritonlint.analysis.triton_versions import removed_use, table
 from tritonlint.context import Exemption, MatchContext, RawEdits, Verdict, condition, fixer
@@ -309,7 +309,7 @@ def raw_2d_tile_load(ctx: MatchContext) -> Verdict | None:
     if not varies_in(flow, pointer, loop) or not feeds_dot(ctx.model, flow, call, loop) \
             or has_descriptor_path(ctx.model, flow, call) or launched_as_fallback(ctx.model, function) \
             or _removed_by_descriptors(ctx.model, function) or _callers_removed_by_descriptors(ctx.model, function) \
-            or refuses_a_dot(ctx.model, function) \
+            or refuses_a_tile(ctx.model, function) \
             or any(exemption.applies(ctx.model, function) for exemption in EXEMPTIONS):
         return None
     twins = _same_pointer_loads(ctx.model, flow, call, loop)

@@ -18,6 +18,7 @@ from tritonlint.analysis.model import JitFunction
 from tritonlint.analysis.tiles import (
     ShapeMap,
     Tile,
+    block_through_scalar,
     can_broadcast,
     format_shape,
     is_sixteen_bit,
@@ -270,17 +271,14 @@ def _scalar_pointer(node: ast.Call, operands: list[tuple[str, ast.expr]], maps: 
     """tl.load through one scalar pointer with a block mask or other: Triton loads no block through a scalar."""
     if not operands or operands[0][0] != "pointer":
         return None
-    pointer = operands[0][1]
+    pointer, roles = operands[0][1], {id(expr): role for role, expr in operands[1:]}
     for shapes in maps:
-        target = shapes.tile(pointer)
-        if target.shape != () or target.kind != "tile":
-            continue
-        for role, expr in operands[1:]:
-            tile = shapes.tile(expr)
-            if tile.shape:
-                # the pointer is in the frame and the shapes note: named here, the headline ran past its limit
-                problem = f"`tl.load` {role} {_named(expr, tile)} is a block, but the pointer is one scalar"
-                return _verdict(f"load-{role}", problem, _scenario_note(1, len(maps), target, tile))
+        found = block_through_scalar(shapes, pointer, [expr for _, expr in operands[1:]])
+        if found is not None:
+            target, expr, tile = found
+            # the pointer is in the frame and the shapes note: named here, the headline ran past its limit
+            problem = f"`tl.load` {roles[id(expr)]} {_named(expr, tile)} is a block, but the pointer is one scalar"
+            return _verdict(f"load-{roles[id(expr)]}", problem, _scenario_note(1, len(maps), target, tile))
     return None
 
 
