@@ -9,7 +9,7 @@ import ast
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from tritonlint.analysis.consteval import literal_value
+from tritonlint.analysis.consteval import Evaluator, literal_value
 from tritonlint.analysis.flow import FunctionFlow, Loop
 from tritonlint.analysis.indexing import (
     PASS_THROUGH,
@@ -286,16 +286,15 @@ def _scaled(flow: FunctionFlow, node: ast.AST) -> bool:
         for side, other in ((node.left, node.right), (node.right, node.left)))
 
 
-def _number(node: ast.expr, depth: int = 0) -> float | None:
-    """A number literal, or sums and products of them (`3 * 3`, a kernel's taps)."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+_LITERALS = Evaluator({}, lambda _: None)  # literal arithmetic only: no names, no calls it could qualify
+
+
+def _number(node: ast.expr) -> float | None:
+    """A number literal, or integer arithmetic on literals (`3 * 3`, a kernel's taps)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, float):
         return node.value
-    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)) and depth < 4:
-        left, right = _number(node.left, depth + 1), _number(node.right, depth + 1)
-        if left is not None and right is not None:
-            return left + right if isinstance(node.op, ast.Add) else left - right if isinstance(node.op, ast.Sub) \
-                else left * right
-    return None
+    value = _LITERALS.evaluate(node)
+    return value.value if value is not None else None
 
 
 def _steps(flow: FunctionFlow, term: ast.expr, depth: int = 0) -> bool:

@@ -134,6 +134,11 @@ class Autotune:
     configs_node: ast.expr | None = field(default=None, repr=False, compare=False)
 
     @property
+    def one_config(self) -> bool:
+        """Exactly one config, known statically: Triton runs it without benchmarking and never reads the key."""
+        return self.configs is not None and len(self.configs) < 2
+
+    @property
     def tuned_meta(self) -> set[str]:
         """Meta-parameters that some config sets."""
         return {name for cfg in self.configs or () for name in cfg.meta}

@@ -854,19 +854,22 @@ def refuses_a_tile(model: ModuleModel, function: JitFunction) -> bool:
     key = ("refuses-a-tile", id(function))
     if key not in model.memo:
         model.memo[key] = function.node is not None and any(
-            _refused(model, call, [m for m in scenario_shapes(model, function) if m.reached(stmt)])
+            _refused(name, call, [m for m in scenario_shapes(model, function) if m.reached(stmt)])
             for stmt in walk(function.node) if isinstance(stmt, ast.stmt)
             for node in ast.iter_child_nodes(stmt) if not isinstance(node, ast.stmt)
-            for call in walk(node) if isinstance(call, ast.Call))
+            for call in walk(node)
+            if isinstance(call, ast.Call) and (name := model.qualify(call.func)) in _REFUSED_CALLS)
     return bool(model.memo[key])
 
 
-def _refused(model: ModuleModel, call: ast.Call, maps: list[ShapeMap]) -> bool:
-    name = model.qualify(call.func)
+_REFUSED_CALLS = frozenset({f"{TL}.dot", f"{TL}.load", f"{TL}.store"})
+
+
+def _refused(name: str | None, call: ast.Call, maps: list[ShapeMap]) -> bool:
     if name == f"{TL}.dot":
         a, b = load_argument(call, 0, "input"), load_argument(call, 1, "other")
         return a is not None and b is not None and bool(wrong_dot_ranks(maps, a, b))
-    if name not in (f"{TL}.load", f"{TL}.store") or (pointer := load_argument(call, 0, "pointer")) is None:
+    if (pointer := load_argument(call, 0, "pointer")) is None:
         return False
     roles = ("mask", "other") if name == f"{TL}.load" else ("value", "mask")
     others = [e for i, role in enumerate(roles, 1) if (e := load_argument(call, i, role)) is not None]

@@ -1347,7 +1347,7 @@ def autotune_key_omissions(ctx: MatchContext, ignore: list[str] | None = None) -
     if kernel is None or kernel.autotune is None or kernel.autotune.key is None:
         return None
     autotune = kernel.autotune
-    if autotune.configs is not None and len(autotune.configs) < 2:
+    if autotune.one_config:
         return None  # nothing to tune
     launches = LaunchValues(ctx.model, kernel, ctx.project)
     # With configs that cannot be read, the block sizes are presumed tuned, except one that every launch passes:

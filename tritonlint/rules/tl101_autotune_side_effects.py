@@ -216,7 +216,7 @@ def autotune_side_effects(ctx: MatchContext) -> Verdict | None:
     if kernel is None or kernel.autotune is None or kernel.node is None:
         return None
     autotune = kernel.autotune
-    if autotune.configs is not None and len(autotune.configs) < 2:
+    if autotune.one_config:
         return None  # one config: no benchmarking
     if {"pre_hook", "post_hook"} & set(autotune.keywords) or len(call.args) > 3:  # type: ignore[union-attr]
         return None  # the author's own hooks replace reset_to_zero/restore_value; positional lists: rare

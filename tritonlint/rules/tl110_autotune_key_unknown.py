@@ -88,8 +88,8 @@ def autotune_key_unknown_entry(ctx: MatchContext) -> Verdict | None:
     kernel = _autotuned(ctx.model, call) if isinstance(call, ast.Call) else None
     if kernel is None or kernel.autotune is None or kernel.node is None:
         return None
-    if kernel.autotune.configs is not None and len(kernel.autotune.configs) < 2:
-        return None  # one config: the autotuner runs it without benchmarking and never reads the key
+    if kernel.autotune.one_config:
+        return None  # the autotuner runs its one config without benchmarking and never reads the key
     arguments = kernel.node.args
     if arguments.vararg or arguments.kwarg:
         return None
